@@ -1,0 +1,114 @@
+// Benchmark rows: a real-shaped table derived from the JHU CSSE COVID-19 time series
+// (/work/shared/data/tables/covid19-time-series-combined-2021-03-17.csv.gz, 115,080 rows x 6
+// columns, ODC-PDDL). To reach N rows the file is repeated; repetition k shifts every date by
+// k * 421 days (the span of the file plus one), so rows stay distinct and realistic. Five derived
+// columns make it 11 columns of mixed types (int, date, text, nullable text/int, float, bool,
+// timestamp).
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { parse } from 'csv-parse/sync';
+
+export const SOURCE = process.env.SVC_BENCH_SOURCE ?? '/work/shared/data/tables/covid19-time-series-combined-2021-03-17.csv.gz';
+const SHIFT_DAYS = 421;
+const DAY_MS = 86_400_000;
+
+export interface BenchRow {
+  row_id: number;
+  date: string;
+  country: string;
+  province: string | null;
+  confirmed: number;
+  recovered: number | null;
+  deaths: number;
+  fatality_rate: number | null;
+  active: number | null;
+  is_province: boolean;
+  updated_at: string;
+}
+
+/** Data store field declarations (the same types for the raw COPY table). */
+export const FIELDS: { id: keyof BenchRow; type: string }[] = [
+  { id: 'row_id', type: 'int4' },
+  { id: 'date', type: 'date' },
+  { id: 'country', type: 'text' },
+  { id: 'province', type: 'text' },
+  { id: 'confirmed', type: 'int4' },
+  { id: 'recovered', type: 'int4' },
+  { id: 'deaths', type: 'int4' },
+  { id: 'fatality_rate', type: 'float8' },
+  { id: 'active', type: 'int4' },
+  { id: 'is_province', type: 'bool' },
+  { id: 'updated_at', type: 'timestamp' },
+];
+
+interface SourceRow { day: number; country: string; province: string | null; confirmed: number; recovered: number | null; deaths: number }
+
+function readSource(): SourceRow[] {
+  const text = zlib.gunzipSync(fs.readFileSync(SOURCE)).toString('utf8');
+  const rows: string[][] = parse(text, { from_line: 2 });
+  const num = (s: string) => (s === '' ? null : Number(s));
+  return rows.map(([date, country, province, confirmed, recovered, deaths]) => ({
+    day: Date.parse(date + 'T00:00:00Z') / DAY_MS,
+    country,
+    province: province === '' ? null : province,
+    confirmed: num(confirmed) ?? 0,
+    recovered: num(recovered),
+    deaths: num(deaths) ?? 0,
+  }));
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+
+/** The first n rows of the repeated, date-shifted table. */
+export function generateRows(n: number): BenchRow[] {
+  const src = readSource();
+  const out: BenchRow[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = Math.floor(i / src.length);
+    const s = src[i % src.length];
+    const day = s.day + k * SHIFT_DAYS;
+    out[i] = {
+      row_id: i + 1,
+      date: iso(day * DAY_MS).slice(0, 10),
+      country: s.country,
+      province: s.province,
+      confirmed: s.confirmed,
+      recovered: s.recovered,
+      deaths: s.deaths,
+      fatality_rate: s.confirmed > 0 ? Math.round((s.deaths / s.confirmed) * 1e6) / 1e6 : null,
+      active: s.recovered === null ? null : s.confirmed - s.recovered - s.deaths,
+      is_province: s.province !== null,
+      updated_at: iso(day * DAY_MS + 23 * 3600_000 + (i % 3600) * 1000),
+    };
+  }
+  return out;
+}
+
+const csvText = (v: string) => (/[",\n\r]/.test(v) || v === '' ? '"' + v.replace(/"/g, '""') + '"' : v);
+
+/** The rows as COPY ... (FORMAT csv) input (NULL is an unquoted empty field). */
+export function toCsv(rows: BenchRow[]): Buffer {
+  const parts: string[] = [];
+  for (const r of rows) {
+    parts.push(FIELDS.map((f) => {
+      const v = r[f.id];
+      if (v === null) return '';
+      if (typeof v === 'string') return csvText(v);
+      return typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
+    }).join(',') + '\n');
+  }
+  return Buffer.from(parts.join(''));
+}
+
+/** JSON request bodies of `batch` records each: the first for datastore_create, the rest for datastore_upsert. */
+export function jsonBatches(rows: BenchRow[], batch: number, first: (records: BenchRow[]) => object, rest: (records: BenchRow[]) => object): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < rows.length; i += batch) {
+    const records = rows.slice(i, i + batch);
+    out.push(Buffer.from(JSON.stringify(i === 0 ? first(records) : rest(records))));
+  }
+  return out;
+}
+
+export const resultsDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');

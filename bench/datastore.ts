@@ -1,0 +1,390 @@
+// npm run bench -- datastore: the data store through the real app on a real port, next to the raw
+// database doing the same work, on PostgreSQL and on PGlite (one run each).
+//
+//   load    N rows as JSON records in batches of 10,000 over HTTP: datastore_upsert method=insert
+//           into a table without key, and method=upsert into a table with primary key row_id,
+//           against COPY FROM of the same rows (CSV) into a table with the same columns (and the
+//           same unique index for the upsert case).            goals: insert >= 50 %, upsert >= 25 %
+//   search  datastore_search, filter country=<one of 20>, sort date desc, 100 rows, include_total,
+//           16 connections (autocannon), against a minimal node:http endpoint running the same
+//           two statements (page + count) through the same driver.            goal: >= 70 %
+//   dump    GET /datastore/dump/{id} (CSV) against COPY (SELECT ...) TO STDOUT (CSV, HEADER);
+//           server RSS growth sampled from /proc.       goals: >= 50 %, RSS growth < 100 MB
+//
+// Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS),
+// SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
+// throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
+// SVC_BENCH_BATCH (default 10000).
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { PGlite } from '@electric-sql/pglite';
+import { FIELDS, SOURCE, generateRows, resultsDir, toCsv, type BenchRow } from './data.ts';
+import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+
+const benchDir = path.dirname(new URL(import.meta.url).pathname);
+const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const READ_ROLE = 'svc_bench_reader';
+const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
+const DURATION = Number(process.env.SVC_BENCH_DURATION ?? 10);
+const CONNECTIONS = 16;
+/** Concurrent load requests (default 1: one client sending batch after batch, as ckanapi does). */
+const LOAD_CONCURRENCY = Number(process.env.SVC_BENCH_LOAD_CONCURRENCY ?? 1);
+const MB = 1024 * 1024;
+
+type DbKind = 'postgres' | 'pglite';
+
+const qi = (s: string) => '"' + s.replace(/"/g, '""') + '"';
+const COLS = FIELDS.map((f) => qi(f.id)).join(', ');
+const TABLE_DDL = (name: string) => `CREATE TABLE ${qi(name)} ("_id" serial PRIMARY KEY, ${FIELDS.map((f) => `${qi(f.id)} ${f.type}`).join(', ')})`;
+
+function log(msg: string) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+function urlWith(url: string, db: string, user?: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + db;
+  if (user) {
+    u.username = user;
+    u.password = '';
+  }
+  return u.toString();
+}
+
+async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Samples a process's RSS every 25 ms until stopped; returns the peak. */
+function rssSampler(pid: number) {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => { try { peak = Math.max(peak, rssBytes(pid)); } catch { /* exited */ } }, 25);
+  return { stop: () => { clearInterval(timer); return peak; } };
+}
+
+async function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; msg: any }> {
+  const child = fork(path.join(benchDir, script), [], {
+    // SVC_BENCH_CPU_PROF=<dir>: V8 CPU profiles of the children (for finding why a goal is missed).
+    // SVC_BENCH_SERVER_FLAGS: extra node flags for the children (e.g. --max-old-space-size=192).
+    execArgv: ['--import', 'tsx', ...(process.env.SVC_BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), ...(process.env.SVC_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SVC_BENCH_CPU_PROF}`] : [])],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return { child, msg };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify(body),
+  });
+  const json: any = await res.json();
+  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+async function postRaw(port: number, token: string, action: string, body: Buffer): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: body as unknown as BodyInit,
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${action}: ${res.status} ${text.slice(0, 500)}`);
+}
+
+// --- raw baselines ------------------------------------------------------------------------------
+
+interface RawDb {
+  exec(sql: string): Promise<void>;
+  copyIn(sql: string, data: Buffer): Promise<void>;
+  copyOut(sql: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openRaw(kind: DbKind, target: string): Promise<RawDb> {
+  if (kind === 'postgres') {
+    const c = new pg.Client({ connectionString: target });
+    await c.connect();
+    return {
+      exec: async (sql) => { await c.query(sql); },
+      copyIn: async (sql, data) => {
+        const chunks: Buffer[] = [];
+        for (let i = 0; i < data.length; i += 1 << 16) chunks.push(data.subarray(i, i + (1 << 16)));
+        await pipeline(Readable.from(chunks), c.query(copyStreams.from(sql)));
+      },
+      copyOut: async (sql) => {
+        let bytes = 0;
+        await pipeline(c.query(copyStreams.to(sql)), new Writable({ write(chunk, _e, cb) { bytes += chunk.length; cb(); } }));
+        return bytes;
+      },
+      close: () => c.end(),
+    };
+  }
+  const db = await PGlite.create({ dataDir: target });
+  return {
+    exec: async (sql) => { await db.exec(sql); },
+    copyIn: async (sql, data) => { await db.query(sql.replace('STDIN', "'/dev/blob'"), [], { blob: new Blob([data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer]) }); },
+    copyOut: async (sql) => {
+      const r = await db.query(sql.replace('STDOUT', "'/dev/blob'"));
+      return r.blob?.size ?? 0;
+    },
+    close: () => db.close(),
+  };
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  return { value, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+}
+
+// --- the run for one database -----------------------------------------------------------------------
+
+interface Measure { app: number; raw: number; unit: string; ratio: number; goal: number; ok: boolean; [k: string]: unknown }
+
+const measure = (app: number, raw: number, unit: string, goal: number, extra: Record<string, unknown> = {}): Measure => {
+  const ratio = raw > 0 ? app / raw : 0;
+  return { app, raw, unit, ratio, goal, ok: ratio >= goal, ...extra };
+};
+
+async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown>> {
+  log(`${kind}: generating ${n} rows from ${path.basename(SOURCE)}`);
+  const rows = generateRows(n);
+  const csv = toCsv(rows);
+  const batches: Buffer[] = [];
+  for (let i = 0; i < rows.length; i += BATCH) batches.push(Buffer.from(JSON.stringify(rows.slice(i, i + BATCH))));
+  const countries = pickCountries(rows, 20);
+
+  const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${kind}-`));
+  const cleanups: (() => Promise<void>)[] = [async () => fs.rmSync(storage, { recursive: true, force: true })];
+  const out: Record<string, unknown> = { db: kind, rows: n, batch: BATCH, loadConcurrency: LOAD_CONCURRENCY, source: SOURCE, loadAverageBefore: os.loadavg().map((x) => Math.round(x * 100) / 100) };
+  try {
+    // Databases.
+    let rawTarget: string;
+    let dsTarget: string;
+    const appConfig: Record<string, unknown> = {
+      'svc.storage_path': storage, 'svc.log_level': 'warn', 'svc.plugins': ['datastore'], 'svc.auth.create_unowned_dataset': true,
+    };
+    if (kind === 'postgres') {
+      const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
+      for (const name of Object.values(names)) {
+        await adminQuery(`CREATE DATABASE ${name}`);
+        cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      }
+      await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+      const dsUrl = urlWith(ADMIN_URL, names.ds);
+      const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
+      await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+      Object.assign(appConfig, { 'svc.database_url': urlWith(ADMIN_URL, names.cat), 'svc.datastore.write_url': dsUrl, 'svc.datastore.read_url': readUrl });
+      rawTarget = urlWith(ADMIN_URL, names.raw);
+      dsTarget = readUrl;
+      out.server = (await (async () => {
+        const c = new pg.Client({ connectionString: ADMIN_URL });
+        await c.connect();
+        const v = (await c.query('SHOW server_version')).rows[0].server_version;
+        await c.end();
+        return `PostgreSQL ${v}`;
+      })());
+    } else {
+      rawTarget = path.join(storage, 'raw');
+      dsTarget = path.join(storage, 'datastore');
+      out.server = 'PGlite (embedded, data dir on disk)';
+    }
+
+    // 1. Raw COPY FROM: a plain table, and one with the unique index the upsert table gets.
+    log(`${kind}: raw COPY FROM`);
+    const raw = await openRaw(kind, rawTarget);
+    await raw.exec(TABLE_DDL('plain'));
+    await raw.exec(`${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id)`);
+    const copySql = (t: string) => `COPY ${t} (${COLS}) FROM STDIN (FORMAT csv)`;
+    const rawInsert = await timed(() => raw.copyIn(copySql('plain'), csv));
+    const rawKeyed = await timed(() => raw.copyIn(copySql('keyed'), csv));
+    await raw.close();
+
+    // 2. The app: load, search, dump.
+    log(`${kind}: starting the app`);
+    const { child: server, msg } = await startChild('server.ts', { SVC_BENCH_CONFIG: JSON.stringify(appConfig) });
+    const { port, token } = msg as { port: number; token: string };
+    let stopped = false;
+    cleanups.unshift(async () => { if (!stopped) await stopChild(server); });
+    await api(port, token, 'package_create', { name: `bench-${tag}`.replace(/_/g, '-'), title: 'Benchmark' });
+    const fields = FIELDS.map((f) => ({ id: f.id, type: f.type }));
+    const insertId = (await api(port, token, 'datastore_create', { resource: { package_id: `bench-${tag}`.replace(/_/g, '-'), name: 'covid insert' }, fields })).resource_id as string;
+    const keyedId = (await api(port, token, 'datastore_create', { resource: { package_id: `bench-${tag}`.replace(/_/g, '-'), name: 'covid upsert' }, fields, primary_key: ['row_id'] })).resource_id as string;
+    const body = (id: string, method: string, recs: Buffer) => Buffer.concat([Buffer.from(`{"resource_id":"${id}","method":"${method}","records":`), recs, Buffer.from('}')]);
+
+    const rssStart = rssBytes(server.pid!);
+    let sampler = rssSampler(server.pid!);
+    log(`${kind}: datastore_upsert insert, ${batches.length} batches`);
+    const load = async (id: string, method: string) => {
+      let next = 0;
+      await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, async () => {
+        while (next < batches.length) await postRaw(port, token, 'datastore_upsert', body(id, method, batches[next++]));
+      }));
+    };
+    const appInsert = await timed(() => load(insertId, 'insert'));
+    log(`${kind}: datastore_upsert upsert, ${batches.length} batches`);
+    const appUpsert = await timed(() => load(keyedId, 'upsert'));
+    const rssLoadPeak = sampler.stop();
+    const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
+    if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
+    out.load = {
+      insert: measure(n / appInsert.seconds, n / rawInsert.seconds, 'rows/s', 0.5, { appSeconds: appInsert.seconds, rawSeconds: rawInsert.seconds }),
+      upsert: measure(n / appUpsert.seconds, n / rawKeyed.seconds, 'rows/s', 0.25, { appSeconds: appUpsert.seconds, rawSeconds: rawKeyed.seconds }),
+      serverRssStartMB: rssStart / MB, serverRssPeakMB: rssLoadPeak / MB,
+    };
+
+    // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
+    await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
+    const searchBodies = countries.map((c) => JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }));
+    const sample = await api(port, token, 'datastore_search', JSON.parse(searchBodies[0]));
+    log(`${kind}: datastore_search under ${CONNECTIONS} connections (${DURATION}s)`);
+    const appSearch = await cannon(`http://127.0.0.1:${port}/api/3/action/datastore_search`, searchBodies);
+
+    log(`${kind}: dump`);
+    const rssBeforeDump = rssBytes(server.pid!);
+    sampler = rssSampler(server.pid!);
+    const appDump = await timed(async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/datastore/dump/${insertId}`, { headers: { authorization: token } });
+      if (res.status !== 200 || !res.body) throw new Error(`dump: ${res.status}`);
+      let bytes = 0;
+      for await (const chunk of res.body as any) bytes += chunk.length;
+      return bytes;
+    });
+    const rssDumpPeak = sampler.stop();
+    await stopChild(server);
+    stopped = true;
+
+    // 3. Raw search endpoint: the same two statements datastore_search runs, same driver.
+    const id = qi(insertId);
+    const page = `SELECT "_id" AS "f0", ${FIELDS.map((f, i) => `${selectExpr(f.id, f.type)} AS "f${i + 1}"`).join(', ')} FROM ${id} WHERE "country"::text = $1 ORDER BY "date" DESC LIMIT 100 OFFSET 0`;
+    const count = `SELECT count(*)::text AS n FROM ${id} WHERE "country"::text = $1`;
+    log(`${kind}: raw search endpoint`);
+    const { child: rawServer, msg: rawMsg } = await startChild('raw-server.ts', {
+      SVC_BENCH_RAW: JSON.stringify({ kind, url: kind === 'postgres' ? dsTarget : undefined, dataDir: kind === 'pglite' ? dsTarget : undefined, poolSize: 5, queries: [page, count] }),
+    });
+    let rawSearch;
+    try {
+      rawSearch = await cannon(`http://127.0.0.1:${rawMsg.port}/`, searchBodies);
+    } finally {
+      await stopChild(rawServer);
+    }
+
+    log(`${kind}: raw COPY TO`);
+    const rawOut = await openRaw(kind, kind === 'postgres' ? dsTarget : dsTarget);
+    const rawDump = await timed(() => rawOut.copyOut(`COPY (SELECT "_id", ${FIELDS.map((f) => selectExpr(f.id, f.type)).join(', ')} FROM ${id} ORDER BY "_id") TO STDOUT (FORMAT csv, HEADER)`));
+    await rawOut.close();
+
+    out.search = {
+      ...measure(appSearch.rps, rawSearch.rps, 'requests/s', 0.7),
+      appLatencyMs: appSearch.latency, rawLatencyMs: rawSearch.latency, appErrors: appSearch.errors, rawErrors: rawSearch.errors,
+      connections: CONNECTIONS, seconds: DURATION, total: sample.total, countries: countries.length,
+      sql: [page, count],
+    };
+    out.dump = {
+      ...measure(n / appDump.seconds, n / rawDump.seconds, 'rows/s', 0.5),
+      appSeconds: appDump.seconds, rawSeconds: rawDump.seconds, appBytes: appDump.value, rawBytes: rawDump.value,
+      serverRssBeforeMB: rssBeforeDump / MB, serverRssPeakMB: rssDumpPeak / MB, rssGrowthMB: (rssDumpPeak - rssBeforeDump) / MB,
+      rssGoalMB: 100, rssOk: (rssDumpPeak - rssBeforeDump) / MB < 100,
+    };
+  } finally {
+    for (const c of cleanups) await c().catch((e) => log(`cleanup: ${e}`));
+  }
+  return out;
+}
+
+/** How datastore_search selects a column (postgres.ts selectExpr for these types). */
+function selectExpr(id: string, type: string): string {
+  if (type === 'timestamp') return `to_char(${qi(id)}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
+  if (type === 'date') return `${qi(id)}::text`;
+  return qi(id);
+}
+
+/** The most frequent countries without provinces (one row per date and repetition). */
+function pickCountries(rows: BenchRow[], k: number): string[] {
+  const counts = new Map<string, number>();
+  const withProvince = new Set(rows.filter((r) => r.province !== null).map((r) => r.country));
+  for (const r of rows) if (!withProvince.has(r.country)) counts.set(r.country, (counts.get(r.country) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, k).map(([c]) => c);
+}
+
+async function cannon(url: string, bodies: string[]): Promise<{ rps: number; latency: { p50: number; p99: number; mean: number }; errors: number }> {
+  let i = 0;
+  const opts = {
+    url, connections: CONNECTIONS, method: 'POST' as const, headers: { 'content-type': 'application/json' },
+    requests: [{ setupRequest: (req: any) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
+  };
+  await autocannon({ ...opts, duration: 2 }); // warm-up
+  const r = await autocannon({ ...opts, duration: DURATION });
+  return { rps: r.requests.average, latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average }, errors: r.errors + r.non2xx };
+}
+
+// --- output -------------------------------------------------------------------------------------------
+
+const fmt = (v: number, d = 0) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const pct = (r: number) => `${Math.round(r * 100)} %`;
+
+function printTable(res: any) {
+  const lines: string[][] = [['measure', 'svc', 'raw database', 'ratio', 'goal', '']];
+  const row = (name: string, m: Measure, d = 0) => lines.push([name, `${fmt(m.app, d)} ${m.unit}`, `${fmt(m.raw, d)} ${m.unit}`, pct(m.ratio), `>= ${pct(m.goal)}`, m.ok ? 'ok' : 'MISSED']);
+  row('load: insert (JSON over HTTP vs COPY FROM)', res.load.insert);
+  row('load: upsert with primary key', res.load.upsert);
+  row(`search: 100-row page, ${res.search.connections} conns`, res.search, 1);
+  row('dump: CSV vs COPY TO STDOUT', res.dump);
+  lines.push(['dump: server RSS growth', `${fmt(res.dump.rssGrowthMB, 1)} MB`, '', '', '< 100 MB', res.dump.rssOk ? 'ok' : 'MISSED']);
+  const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
+  console.log(`\n${res.server}, ${fmt(res.rows)} rows (${res.batch} per request)`);
+  for (const [i, l] of lines.entries()) {
+    console.log(l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+  console.log(`search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`);
+}
+
+export async function run(_args: string[]): Promise<void> {
+  const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
+  const nPglite = Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n);
+  const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite').split(',').map((s) => s.trim()).filter(Boolean) as DbKind[];
+  fs.mkdirSync(resultsDir, { recursive: true });
+  for (const kind of dbs) {
+    const res = await benchOne(kind, kind === 'pglite' ? nPglite : n);
+    res.date = new Date().toISOString();
+    res.loadAverageAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
+    res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
+    res.machine = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`;
+    const file = path.join(resultsDir, `datastore-${kind}.json`);
+    fs.writeFileSync(file, JSON.stringify(res, null, 2) + '\n');
+    printTable(res);
+    console.log(`written ${path.relative(process.cwd(), file)}`);
+  }
+}

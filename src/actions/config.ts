@@ -1,0 +1,94 @@
+// Runtime configuration: config_option_list, config_option_show, config_option_update.
+// The editable set maps each key to its validator chain; plugins may add or remove keys.
+import type { Services } from './context.ts';
+import type { ActionDefinition } from './registry.ts';
+import { sysadminOnly } from '../auth/rules.ts';
+import { ConfigError, convertOption } from '../config/load.ts';
+import { optionDeclaration } from '../config/options.ts';
+import { ValidationError } from '../errors.ts';
+import { allSystemInfo, setSystemInfo } from '../model/system-info.ts';
+import { Invalid, validate, type Validator } from '../validation/validate.ts';
+import { ignoreMissing, notEmpty, unicodeString } from '../validation/validators.ts';
+
+const PREFIX = 'config:';
+
+/** Converts with the option's declaration (type and validate), reporting problems as field errors. */
+const declared: Validator = (v, f) => {
+  const decl = optionDeclaration(f.key);
+  if (!decl) return v;
+  try {
+    return convertOption(decl, v);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new Invalid(e.message.replace(/^invalid value for option \S+: /, 'Invalid value: '));
+    throw e;
+  }
+};
+
+const editable = new Map<string, Validator[]>();
+
+/** Adds a key to the editable set. Put ignoreMissing first so the key need not always be sent. */
+export function addEditableOption(key: string, validators: Validator[]): void {
+  editable.set(key, validators);
+}
+
+export function removeEditableOption(key: string): void {
+  editable.delete(key);
+}
+
+for (const key of ['svc.site_custom_css', 'svc.main_css', 'svc.site_title', 'svc.site_about', 'svc.site_url', 'svc.site_logo',
+  'svc.site_description', 'svc.site_intro_text', 'svc.homepage_style', 'svc.hola']) {
+  addEditableOption(key, [ignoreMissing, unicodeString, declared]);
+}
+
+/** Applies values saved by config_option_update to this process at start-up. */
+export async function loadPersistedOptions(services: Services): Promise<void> {
+  const saved = await allSystemInfo(services.db, PREFIX);
+  for (const [k, raw] of Object.entries(saved)) {
+    const key = k.slice(PREFIX.length);
+    if (editable.has(key)) services.config.set(key, JSON.parse(raw));
+  }
+}
+
+function notEditable(keys: string[]): ValidationError {
+  const list = keys.map((k) => `'${k}'`).join(', ');
+  return new ValidationError(Object.fromEntries(keys.map((k) => [k, [`Configuration option(s) ${list} can not be updated`]])),
+    `Configuration option(s) ${list} can not be updated`);
+}
+
+export const configActions: ActionDefinition<any, any>[] = [
+  {
+    name: 'config_option_list',
+    sideEffectFree: true,
+    auth: sysadminOnly,
+    help: 'Return the list of configuration options that can be changed at run time with config_option_update. Sysadmin only.\n\n:rtype: list',
+    handler: () => [...editable.keys()].sort(),
+  },
+  {
+    name: 'config_option_show',
+    sideEffectFree: true,
+    auth: sysadminOnly,
+    schema: { key: [notEmpty, unicodeString] },
+    help: 'Return the current value of a runtime-editable configuration option. Sysadmin only.\n\n:param key: the option name, e.g. svc.site_title\n:rtype: string',
+    handler: (ctx, p: { key: string }) => {
+      if (!editable.has(p.key)) throw notEditable([p.key]);
+      return ctx.config.get(p.key);
+    },
+  },
+  {
+    name: 'config_option_update',
+    sideEffectFree: false,
+    auth: sysadminOnly,
+    schema: { $extras: 'keep' },
+    help: 'Change runtime-editable configuration options. Send an object mapping option keys to values; the values are validated, saved in the database and take effect at once. Sysadmin only.\n\n:returns: the updated keys and their values\n:rtype: dictionary',
+    handler: async (ctx, input: Record<string, unknown>) => {
+      const unknown = Object.keys(input).filter((k) => !editable.has(k));
+      if (unknown.length) throw notEditable(unknown);
+      const schema = Object.fromEntries([...editable].filter(([k]) => k in input));
+      const { data, errors } = await validate(schema, input, ctx);
+      if (Object.keys(errors).length) throw new ValidationError(errors);
+      for (const [k, v] of Object.entries(data)) await setSystemInfo(ctx.db, PREFIX + k, JSON.stringify(v));
+      for (const [k, v] of Object.entries(data)) ctx.config.set(k, v);
+      return data;
+    },
+  },
+];

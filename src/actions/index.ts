@@ -1,0 +1,19 @@
+// All core actions. Each entity's actions live in their own file.
+import type { ActionDefinition } from './registry.ts';
+import { siteActions } from './site.ts';
+import { configActions } from './config.ts';
+import { userActions } from './user.ts';
+import { apiTokenActions } from './api-token.ts';
+import { packageActions } from './package.ts';
+import { resourceActions } from './resource.ts';
+import { relationshipActions } from './relationship.ts';
+import { licenseActions } from './license.ts';
+import { tagActions } from './tag.ts';
+
+import { groupActions, groupExtraActions } from './group.ts';
+import { organizationActions } from './organization.ts';
+import { memberActions } from './member.ts';
+import { collaboratorActions } from './collaborator.ts';
+export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
+  ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
+  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];

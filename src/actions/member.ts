@@ -1,0 +1,211 @@
+// Membership actions: member_create, member_delete, member_list, group_/organization_member_create
+// and _delete, member_roles_list. Who may do what is decided in src/auth/authz.ts.
+import type { ActionContext } from './context.ts';
+import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import {
+  canEditGroup, canManageMembers, canReadPackage, CAPACITIES, forgetCapacities, notAuthorized, requireUser, visiblePackagesCondition,
+} from '../auth/authz.ts';
+import { anyone } from '../auth/rules.ts';
+import { findGroup, type GroupRow } from '../model/groups.ts';
+import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import { findUser } from '../model/users.ts';
+import { findPackage } from '../model/packages.ts';
+import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
+import { Invalid, type Validator } from '../validation/validate.ts';
+import { kindOf, showAuth } from './group.ts';
+
+const OBJECT_TYPES = ['user', 'package', 'group'] as const;
+const LABELS: Record<string, string> = { admin: 'Admin', editor: 'Editor', member: 'Member' };
+
+const roleExists: Validator = (v) => {
+  if (!(CAPACITIES as readonly string[]).includes(v)) throw new Invalid('role does not exist.');
+  return v;
+};
+
+function memberDict(m: MemberRow): Record<string, unknown> {
+  return { capacity: m.capacity, group_id: m.group_id, id: m.id, state: m.state, table_id: m.table_id, table_name: m.table_name };
+}
+
+async function groupOrNotFound(ctx: ActionContext, id: string, message = 'Group was not found.'): Promise<GroupRow> {
+  const g = await findGroup(ctx.db, id);
+  if (!g) throw new NotFoundError(message);
+  return g;
+}
+
+/** The member object's id, or 404 ("User was not found." ...). */
+async function objectId(ctx: ActionContext, type: MemberTable, ref: string): Promise<string> {
+  let id: string | undefined;
+  if (type === 'user') {
+    const u = await findUser(ctx.db, ref);
+    id = u && u.state !== 'deleted' ? u.id : undefined;
+  } else if (type === 'package') {
+    const p = await findPackage(ctx.db, ref);
+    // A private dataset you may not see is refused as reading it would be (403, not 404).
+    if (p && !ctx.ignoreAuth && !(await canReadPackage(ctx, p))) throw notAuthorized(ctx, `read package ${p.id}`);
+    id = p?.id;
+  } else id = (await findGroup(ctx.db, ref))?.id;
+  if (!id) throw new NotFoundError(`${type[0].toUpperCase()}${type.slice(1)} was not found.`);
+  return id;
+}
+
+const memberAuth = (action: string): AuthFunction => async (ctx, p) => {
+  const group = await groupOrNotFound(ctx, p.id);
+  await objectId(ctx, p.object_type, p.object);
+  requireUser(ctx, action);
+  if (!(await canManageMembers(ctx, group, p.object_type))) throw notAuthorized(ctx, `edit ${kindOf(group.is_organization)} ${group.id}`);
+};
+
+/** Adds (or changes) a membership; shared by member_create and group_/organization_member_create. */
+async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTable, ref: string, capacity: string): Promise<Record<string, unknown>> {
+  const id = await objectId(ctx, type, ref);
+  if (type === 'user' && !(CAPACITIES as readonly string[]).includes(capacity)) throw new ValidationError({ capacity: ['role does not exist.'] });
+  if (type === 'package' && group.is_organization) {
+    throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
+  }
+  if (type === 'group') {
+    const child = (await findGroup(ctx.db, id))!;
+    if (child.is_organization !== group.is_organization) throw new ValidationError({ object: [`A ${kindOf(group.is_organization)} can only contain ${kindOf(group.is_organization)}s`] });
+    if (await isSelfOrAncestor(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
+    // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
+    if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
+  }
+  const m = await upsertMember(ctx.db, group.id, type, id, capacity);
+  forgetCapacities(ctx);
+  return memberDict(m);
+}
+
+async function memberRows(ctx: ActionContext, group: GroupRow, objectType?: string, capacity?: string): Promise<[string, string, string][]> {
+  const out: [string, string, string][] = [];
+  const rows = await listMembers(ctx.db, group.id, { objectType, capacity });
+  const pkgIds = rows.filter((r) => r.table_name === 'package').map((r) => r.table_id);
+  let visible = new Set<string>();
+  if (pkgIds.length) {
+    const params: unknown[] = [pkgIds];
+    const cond = await visiblePackagesCondition(ctx, params, 'p');
+    const r = await ctx.db.query<{ id: string }>(`SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND p.state <> 'deleted' AND ${cond}`, params);
+    visible = new Set(r.rows.map((x) => x.id));
+  }
+  for (const m of rows) {
+    if (m.table_name === 'package' && !visible.has(m.table_id)) continue;
+    if (m.table_name === 'user') {
+      const u = await findUser(ctx.db, m.table_id);
+      if (!u || u.state === 'deleted') continue;
+    }
+    out.push([m.table_id, m.table_name, LABELS[m.capacity] ?? m.capacity]);
+  }
+  // An organization's datasets are those it owns.
+  if (group.is_organization && (!objectType || objectType === 'package') && (!capacity || capacity === 'organization')) {
+    const params: unknown[] = [group.id];
+    const cond = await visiblePackagesCondition(ctx, params, 'p');
+    const r = await ctx.db.query<{ id: string }>(
+      `SELECT p.id FROM packages p WHERE p.owner_org = $1 AND p.state <> 'deleted' AND ${cond} ORDER BY p.metadata_created, p.id`,
+      params,
+    );
+    for (const x of r.rows) out.push([x.id, 'package', 'organization']);
+  }
+  return out;
+}
+
+const groupMemberAuth = (isOrg: boolean, verb: 'create' | 'delete'): AuthFunction => async (ctx, p) => {
+  const group = await groupOrNotFound(ctx, p.id, `${isOrg ? 'Organization' : 'Group'} not found`);
+  if (group.is_organization !== isOrg) throw new NotFoundError(`${isOrg ? 'Organization' : 'Group'} not found`);
+  requireUser(ctx, `${kindOf(isOrg)}_member_${verb}`);
+  if (!(await canEditGroup(ctx, group.id))) {
+    throw notAuthorized(ctx, verb === 'create' ? 'add members' : `delete ${kindOf(isOrg)} ${group.id} members`);
+  }
+};
+
+function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
+  const k = kindOf(isOrg);
+  return [
+    {
+      name: `${k}_member_create`,
+      sideEffectFree: false,
+      auth: groupMemberAuth(isOrg, 'create'),
+      schema: { id: [notEmpty, unicodeString], username: [notEmpty, unicodeString], role: [notEmpty, unicodeString, roleExists] },
+      help: `Make a user a member of ${isOrg ? 'an organization' : 'a group'}, or change their role. Admins of the ${k}.\n\n:param id: the ${k}'s id or name\n:param username: the user's name or id\n:param role: admin, editor or member\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary`,
+      handler: async (ctx, p) => {
+        const group = (await findGroup(ctx.db, p.id))!;
+        const u = await findUser(ctx.db, p.username);
+        if (!u || u.state === 'deleted') throw new ValidationError({ username: [`User ${p.username} does not exist.`] });
+        return createMember(ctx, group, 'user', u.id, p.role);
+      },
+    },
+    {
+      name: `${k}_member_delete`,
+      sideEffectFree: false,
+      auth: groupMemberAuth(isOrg, 'delete'),
+      schema: { id: [notEmpty, unicodeString], username: [ignoreMissing, unicodeString], user_id: [ignoreMissing, unicodeString] },
+      help: `Remove a user from ${isOrg ? 'an organization' : 'a group'}. Admins of the ${k}.\n\n:param id: the ${k}'s id or name\n:param username: the user's name or id (or user_id)`,
+      handler: async (ctx, p) => {
+        const ref = p.username ?? p.user_id;
+        if (!ref) throw new ValidationError({ username: ['Missing value'] });
+        const group = (await findGroup(ctx.db, p.id))!;
+        const u = await findUser(ctx.db, ref);
+        if (!u) throw new NotFoundError('User was not found.');
+        await removeMember(ctx.db, group.id, 'user', u.id);
+        forgetCapacities(ctx);
+        return null;
+      },
+    },
+  ];
+}
+
+export const memberActions: ActionDefinition<any, any>[] = [
+  {
+    name: 'member_create',
+    sideEffectFree: false,
+    auth: memberAuth('member_create'),
+    schema: {
+      id: [notEmpty, unicodeString],
+      object: [notEmpty, unicodeString],
+      object_type: [notEmpty, unicodeString, oneOf(OBJECT_TYPES)],
+      capacity: [notEmpty, unicodeString],
+    },
+    help: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member) and sub-groups: admins of the group; you must also be admin of a group you add as a sub-group. Datasets (capacity public) into a group: any member of the group.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group\n:param capacity: the capacity\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary',
+    handler: async (ctx, p) => createMember(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.object, p.capacity),
+  },
+  {
+    name: 'member_delete',
+    sideEffectFree: false,
+    auth: memberAuth('member_delete'),
+    schema: {
+      id: [notEmpty, unicodeString],
+      object: [notEmpty, unicodeString],
+      object_type: [notEmpty, unicodeString, oneOf(OBJECT_TYPES)],
+    },
+    help: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group',
+    handler: async (ctx, p) => {
+      const group = (await findGroup(ctx.db, p.id))!;
+      await removeMember(ctx.db, group.id, p.object_type, await objectId(ctx, p.object_type, p.object));
+      forgetCapacities(ctx);
+      return null;
+    },
+  },
+  {
+    name: 'member_list',
+    sideEffectFree: true,
+    auth: showAuth(undefined, 'members'),
+    schema: {
+      id: [notEmpty, unicodeString],
+      object_type: [ignoreMissing, unicodeString, oneOf(OBJECT_TYPES)],
+      capacity: [ignoreMissing, unicodeString],
+    },
+    help: "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).\n\n:param id: the group's id or name\n:param object_type: only user, package or group members (optional)\n:param capacity: only this capacity (admin, editor, member, public, organization; optional)\n:rtype: list",
+    handler: async (ctx, p) => memberRows(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.capacity),
+  },
+  {
+    name: 'member_roles_list',
+    sideEffectFree: true,
+    auth: anyone,
+    schema: { group_type: [defaultValue('organization'), unicodeString] },
+    help: "Return the roles a user can have: Admin, Editor and Member for organizations; Admin and Member for groups.\n\n:param group_type: organization or group (default organization)\n:returns: list of {text, value}\n:rtype: list",
+    handler: (_ctx, p) => {
+      const roles = [{ text: 'Admin', value: 'admin' }, { text: 'Editor', value: 'editor' }, { text: 'Member', value: 'member' }];
+      return p.group_type === 'group' ? roles.filter((r) => r.value !== 'editor') : roles;
+    },
+  },
+  ...groupMemberActions(false),
+  ...groupMemberActions(true),
+];

@@ -1,0 +1,138 @@
+// The action registry: every action is declared once (name, side-effect-free?, auth rule,
+// validation schema, help text, handler). Routes, help_show and auth checks all come from here.
+// Plugins add actions and auth functions to the same registry, or chain existing ones.
+import { AuthorizationError, NotFoundError } from '../errors.ts';
+import { validateOrThrow, type Schema } from '../validation/validate.ts';
+import type { ActionContext, Identity, Services } from './context.ts';
+
+/** Throws AuthorizationError when the caller may not do it. */
+export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
+
+export interface ActionDefinition<P = Record<string, any>, R = unknown> {
+  name: string;
+  /** Side-effect-free actions may be called with GET and run without a write transaction. */
+  sideEffectFree: boolean;
+  /** The auth rule; registered as the auth function of the same name. */
+  auth: AuthFunction;
+  /** Run the auth rule on the raw input before validation (CKAN's order for creates). */
+  authBeforeValidation?: boolean;
+  /** Parameter validators (CKAN messages); the handler receives the converted result. */
+  schema?: Schema;
+  help: string;
+  /** false: the handler manages its own transactions (long data store loads). */
+  transaction?: boolean;
+  handler: (ctx: ActionContext, params: P) => Promise<R> | R;
+}
+
+export type ActionChain = (next: ActionDefinition['handler']) => ActionDefinition['handler'];
+export type AuthChain = (next: AuthFunction) => AuthFunction;
+
+export class Registry {
+  private readonly actions = new Map<string, ActionDefinition<any, any>>();
+  private readonly auths = new Map<string, AuthFunction>();
+
+  define<P, R>(def: ActionDefinition<P, R>): void {
+    this.actions.set(def.name, def);
+    this.auths.set(def.name, def.auth);
+  }
+
+  defineAll(defs: ActionDefinition<any, any>[]): void {
+    defs.forEach((d) => this.define(d));
+  }
+
+  /** An auth function that is not an action's own (e.g. 'package_collaborator_manage'). */
+  defineAuth(name: string, fn: AuthFunction): void {
+    this.auths.set(name, fn);
+  }
+
+  /** Wraps an existing action's handler (plugins). */
+  chainAction(name: string, wrap: ActionChain): void {
+    const def = this.get(name);
+    this.actions.set(name, { ...def, handler: wrap(def.handler) });
+  }
+
+  chainAuth(name: string, wrap: AuthChain): void {
+    const fn = this.auths.get(name);
+    if (!fn) throw new Error(`no auth function ${name}`);
+    this.auths.set(name, wrap(fn));
+    const def = this.actions.get(name);
+    if (def) this.actions.set(name, { ...def, auth: this.auths.get(name)! });
+  }
+
+  remove(name: string): void {
+    this.actions.delete(name);
+  }
+
+  has(name: string): boolean {
+    return this.actions.has(name);
+  }
+
+  get(name: string): ActionDefinition<any, any> {
+    const def = this.actions.get(name);
+    if (!def) throw new NotFoundError(`action ${name}`);
+    return def;
+  }
+
+  names(): string[] {
+    return [...this.actions.keys()].sort();
+  }
+
+  authFunction(name: string): AuthFunction {
+    const fn = this.auths.get(name);
+    if (!fn) throw new Error(`no auth function ${name}`);
+    return fn;
+  }
+}
+
+/** Runs the named auth function; sysadmins pass every check (CKAN has no core exception). */
+export async function checkAccess(ctx: ActionContext, name: string, params: Record<string, any> = {}): Promise<void> {
+  if (ctx.identity.user?.state === 'deleted') throw new AuthorizationError();
+  if (ctx.ignoreAuth || ctx.identity.sysadmin) return;
+  await ctx.services.registry.authFunction(name)(ctx, params);
+}
+
+/** Whether the caller passes an auth function, without throwing. */
+export async function isAuthorized(ctx: ActionContext, name: string, params: Record<string, any> = {}): Promise<boolean> {
+  try {
+    await checkAccess(ctx, name, params);
+    return true;
+  } catch (e) {
+    if (e instanceof AuthorizationError) return false;
+    throw e;
+  }
+}
+
+export interface CallOptions {
+  identity: Identity;
+  files?: ActionContext['files'];
+  request?: ActionContext['request'];
+}
+
+/** Calls an action from outside (HTTP, CLI): one transaction for the whole call unless it is a read. */
+export async function callAction(services: Services, name: string, input: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
+  const def = services.registry.get(name);
+  const base = { services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false };
+  if (def.sideEffectFree || def.transaction === false) {
+    return runDefinition(makeContext({ ...base, db: services.db }), def, input);
+  }
+  return services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input));
+}
+
+function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {
+  const ctx: ActionContext = {
+    ...base,
+    call: (name, input, opts) => {
+      const def = ctx.services.registry.get(name);
+      const child = makeContext({ ...ctx, ignoreAuth: opts?.ignoreAuth ?? ctx.ignoreAuth, files: opts?.files ?? undefined });
+      return runDefinition(child, def, input);
+    },
+  };
+  return ctx;
+}
+
+async function runDefinition(ctx: ActionContext, def: ActionDefinition, input: Record<string, unknown>): Promise<unknown> {
+  if (def.authBeforeValidation) await checkAccess(ctx, def.name, input);
+  const params = def.schema ? await validateOrThrow(def.schema, input, ctx) : { ...input };
+  if (!def.authBeforeValidation) await checkAccess(ctx, def.name, params);
+  return def.handler(ctx, params);
+}

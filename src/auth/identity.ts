@@ -1,0 +1,47 @@
+// Who is calling: an API token (JWT) or a legacy API key, from Authorization or the api key header.
+import type { Identity, Services } from '../actions/context.ts';
+import { ANONYMOUS } from '../actions/context.ts';
+import { AuthorizationError } from '../errors.ts';
+import { findToken, touchToken } from '../model/api-tokens.ts';
+import { findUser, findUserByApikey } from '../model/users.ts';
+import { tokenSecret, verifyToken } from './tokens.ts';
+
+/** Reads the credential from the headers: `Authorization: <token>`, `Authorization: Bearer <token>`, or the key header. */
+export function credentialFrom(headers: Record<string, string | string[] | undefined>, keyHeader: string): string | undefined {
+  const pick = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.trim();
+  const auth = pick(headers.authorization);
+  if (auth) return auth.replace(/^Bearer\s+/i, '').trim() || undefined;
+  return pick(headers[keyHeader.toLowerCase()]) || undefined;
+}
+
+const REFUSED = 'the API token or key is invalid, revoked or expired';
+
+/** Resolves a credential to a caller; a credential that does not check out is refused, never treated as anonymous. */
+export async function resolveIdentity(services: Services, credential: string | undefined): Promise<Identity> {
+  if (!credential) return ANONYMOUS;
+  const { db, config } = services;
+  const check = await verifyToken(await tokenSecret(db, config), credential);
+  if (check.ok) {
+    const token = await findToken(db, check.jti);
+    if (!token) throw new AuthorizationError(REFUSED);
+    if (token.expires_at && new Date(token.expires_at + 'Z').getTime() <= Date.now()) throw new AuthorizationError(REFUSED);
+    const user = await findUser(db, token.user_id);
+    if (!user || user.state === 'deleted') throw new AuthorizationError(REFUSED);
+    await touchToken(db, token.id);
+    return { user, sysadmin: user.sysadmin, via: 'token', tokenId: token.id };
+  }
+  if (check.reason === 'not-a-jwt') {
+    const user = await findUserByApikey(db, credential);
+    if (user && user.state !== 'deleted') return { user, sysadmin: user.sysadmin, via: 'apikey' };
+  }
+  throw new AuthorizationError(REFUSED);
+}
+
+/** The identity of a named user for internal callers (CLI). */
+export async function identityOf(services: Services, name: string): Promise<Identity> {
+  const user = await findUser(services.db, name);
+  if (!user) throw new AuthorizationError(`no user ${name}`);
+  return { user, sysadmin: user.sysadmin, via: 'internal' };
+}
+
+export const SYSADMIN_INTERNAL: Identity = Object.freeze({ user: null, sysadmin: true, via: 'internal' });

@@ -1,0 +1,48 @@
+// API tokens are HS256 JWTs {jti, iat[, exp]}; the jti must still exist in api_tokens.
+import { randomBytes } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Config } from '../config/load.ts';
+import type { Queryable } from '../db/database.ts';
+import { getSystemInfo, setSystemInfo } from '../model/system-info.ts';
+
+const SECRET_KEY = 'api_token_secret';
+
+/** The signing secret: svc.secret, else one generated at first use and kept in the database. */
+export async function tokenSecret(db: Queryable, config: Config): Promise<Uint8Array> {
+  const configured = config.str('svc.secret');
+  if (configured) return new TextEncoder().encode(configured);
+  let stored = await getSystemInfo(db, SECRET_KEY);
+  if (!stored) {
+    stored = randomBytes(32).toString('base64url');
+    await db.query('INSERT INTO system_info (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [SECRET_KEY, stored]);
+    stored = (await getSystemInfo(db, SECRET_KEY))!;
+  }
+  return new TextEncoder().encode(stored);
+}
+
+export function newTokenId(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+export async function signToken(secret: Uint8Array, jti: string, expiresAt?: Date | null): Promise<string> {
+  const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setJti(jti).setIssuedAt();
+  if (expiresAt) jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
+  return jwt.sign(secret);
+}
+
+export type TokenCheck = { ok: true; jti: string } | { ok: false; reason: 'invalid' | 'expired' } | { ok: false; reason: 'not-a-jwt' };
+
+/** Verifies signature and expiry; does not look at the database. */
+export async function verifyToken(secret: Uint8Array, token: string): Promise<TokenCheck> {
+  if (token.split('.').length !== 3) return { ok: false, reason: 'not-a-jwt' };
+  try {
+    const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'] });
+    if (typeof payload.jti !== 'string') return { ok: false, reason: 'invalid' };
+    return { ok: true, jti: payload.jti };
+  } catch (e) {
+    if (e instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired' };
+    return { ok: false, reason: 'invalid' };
+  }
+}
+
+export { setSystemInfo };

@@ -1,0 +1,91 @@
+// Every configuration option is declared once here (or by a plugin through declareOption):
+// name, type, default, validation, whether it is a secret, and whether config_option_update may change it.
+
+export type OptionType = 'string' | 'int' | 'bool' | 'list' | 'float';
+
+export interface OptionDeclaration {
+  name: string;
+  type: OptionType;
+  default: unknown;
+  description: string;
+  secret?: boolean;
+  /** Editable at run time through config_option_update. */
+  runtimeEditable?: boolean;
+  /** Extra check after type conversion; returns an error message or undefined. */
+  validate?: (value: any) => string | undefined;
+}
+
+const declarations = new Map<string, OptionDeclaration>();
+
+export function declareOption(d: OptionDeclaration): void {
+  declarations.set(d.name, d);
+}
+
+export function optionDeclarations(): OptionDeclaration[] {
+  return [...declarations.values()];
+}
+
+export function optionDeclaration(name: string): OptionDeclaration | undefined {
+  return declarations.get(name);
+}
+
+const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
+const nonNegative = (v: number) => (v >= 0 ? undefined : 'must be zero or more');
+const port = (v: number) => (v > 0 && v < 65536 ? undefined : 'must be a port number (1-65535)');
+const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
+
+const core: OptionDeclaration[] = [
+  { name: 'svc.port', type: 'int', default: 5000, description: 'TCP port the server listens on', validate: port },
+  { name: 'svc.host', type: 'string', default: 'localhost', description: 'Address the server binds to' },
+  { name: 'svc.site_url', type: 'string', default: '', runtimeEditable: true, description: 'Public base URL of the site (defaults to http://HOST:PORT)' },
+  { name: 'svc.site_id', type: 'string', default: 'default', description: 'Identifier of this site' },
+  { name: 'svc.storage_path', type: 'string', default: './data', description: 'Folder for the embedded databases and uploaded files' },
+  { name: 'svc.database_url', type: 'string', default: '', secret: true, validate: postgresUrl, description: 'PostgreSQL URL of the catalog database; empty uses the embedded database' },
+  { name: 'svc.database_pool_size', type: 'int', default: 10, validate: positive, description: 'Connections per process to the catalog database (server mode)' },
+  { name: 'svc.plugins', type: 'list', default: ['datastore'], description: 'Plugins to load, space or comma separated' },
+  { name: 'svc.secret', type: 'string', default: '', secret: true, description: 'Secret for signing API tokens; generated once and kept in the database when empty' },
+  { name: 'svc.log_level', type: 'string', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)',
+    validate: (v: string) => (['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(v) ? undefined : 'must be one of fatal, error, warn, info, debug, trace, silent') },
+  { name: 'svc.max_body_size', type: 'int', default: 50, validate: positive, description: 'Largest accepted request body in MB (JSON and forms)' },
+  { name: 'svc.max_resource_size', type: 'int', default: 100, validate: positive, description: 'Largest accepted resource upload in MB' },
+  { name: 'apikey_header_name', type: 'string', default: 'X-SVC-API-Key', description: 'Name of the alternative header that carries an API token or key' },
+  { name: 'svc.hide_version', type: 'bool', default: false, description: 'Hide the version in status_show from non-sysadmins' },
+  { name: 'svc.locale_default', type: 'string', default: 'en', description: 'Default locale' },
+  { name: 'svc.error_emails_to', type: 'string', default: '', description: 'Address for error e-mails (reported by status_show)' },
+  // Runtime-editable site options (config_option_update).
+  { name: 'svc.site_title', type: 'string', default: 'svc', runtimeEditable: true, description: 'Site title' },
+  { name: 'svc.site_description', type: 'string', default: '', runtimeEditable: true, description: 'Site description' },
+  { name: 'svc.site_logo', type: 'string', default: '/base/images/svc-logo.png', runtimeEditable: true, description: 'Site logo URL' },
+  { name: 'svc.site_about', type: 'string', default: '', runtimeEditable: true, description: 'About page text (markdown)' },
+  { name: 'svc.site_intro_text', type: 'string', default: '', runtimeEditable: true, description: 'Home page intro text (markdown)' },
+  { name: 'svc.site_custom_css', type: 'string', default: '', runtimeEditable: true, description: 'Custom CSS added to every page' },
+  { name: 'svc.main_css', type: 'string', default: '/base/css/main.css', runtimeEditable: true, description: 'Main stylesheet' },
+  { name: 'svc.homepage_style', type: 'string', default: '1', runtimeEditable: true, description: 'Home page layout', validate: (v: string) => (/^[1-3]$/.test(v) ? undefined : 'must be 1, 2 or 3') },
+  { name: 'svc.hola', type: 'string', default: '', runtimeEditable: true, description: 'Free-form greeting option (spec default editable key)' },
+  { name: 'svc.datasets_per_page', type: 'int', default: 20, validate: positive, description: 'Datasets per page in dataset listings' },
+  // Authorization (CKAN defaults).
+  { name: 'svc.auth.anon_create_dataset', type: 'bool', default: false, description: 'Anonymous users may create datasets' },
+  { name: 'svc.auth.create_unowned_dataset', type: 'bool', default: false, description: 'Datasets may be created without an organization' },
+  { name: 'svc.auth.create_dataset_if_not_in_organization', type: 'bool', default: true, description: 'Users outside any organization may create (unowned) datasets' },
+  { name: 'svc.auth.user_create_groups', type: 'bool', default: true, description: 'Users may create groups' },
+  { name: 'svc.auth.user_create_organizations', type: 'bool', default: true, description: 'Users may create organizations' },
+  { name: 'svc.auth.user_delete_groups', type: 'bool', default: true, description: 'Group admins may delete groups' },
+  { name: 'svc.auth.user_delete_organizations', type: 'bool', default: true, description: 'Organization admins may delete organizations' },
+  { name: 'svc.auth.create_user_via_api', type: 'bool', default: false, description: 'Anyone may create users through user_create' },
+  { name: 'svc.auth.create_user_via_web', type: 'bool', default: false, description: 'Visitors may register on the web site' },
+  { name: 'svc.auth.roles_that_cascade_to_sub_groups', type: 'list', default: ['admin'], description: 'Capacities that cascade down the organization hierarchy' },
+  { name: 'svc.auth.public_user_details', type: 'bool', default: true, description: 'User details are visible to anonymous callers' },
+  { name: 'svc.auth.public_activity_stream_detail', type: 'bool', default: false, description: 'Activity detail is visible to everyone' },
+  { name: 'svc.auth.allow_dataset_collaborators', type: 'bool', default: false, description: 'Datasets may have collaborators' },
+  { name: 'svc.auth.allow_admin_collaborators', type: 'bool', default: false, description: 'Collaborators may have the admin capacity' },
+  { name: 'svc.auth.allow_collaborators_to_change_owner_org', type: 'bool', default: false, description: 'Collaborators may move a dataset to another organization' },
+  { name: 'svc.auth.create_default_api_keys', type: 'bool', default: false, description: 'New users get a legacy API key' },
+  { name: 'svc.auth.enable_cookie_auth_in_api', type: 'bool', default: true, description: 'Session cookies authenticate API calls' },
+  // Lists and limits.
+  { name: 'svc.group_and_organization_list_max', type: 'int', default: 1000, validate: positive, description: 'Largest group_list/organization_list page (names)' },
+  { name: 'svc.group_and_organization_list_all_fields_max', type: 'int', default: 25, validate: positive, description: 'Largest group_list/organization_list page with all_fields' },
+  { name: 'svc.search.rows_max', type: 'int', default: 1000, validate: positive, description: 'Largest package_search page' },
+  { name: 'svc.extra_resource_fields', type: 'list', default: [], description: 'Resource extra fields searchable by resource_search' },
+  { name: 'svc.user_list_limit', type: 'int', default: 20, validate: nonNegative, description: 'Default page size of user_list (0 = no limit)' },
+];
+core.forEach(declareOption);

@@ -1,0 +1,1026 @@
+// The PostgreSQL data store backend. One implementation for both drivers: PGlite (embedded; reads
+// switch to the read-only role with SET LOCAL ROLE) and pg (writes on write_url, reads on read_url).
+// Every identifier goes through quoteIdent, every value is bound; type names come from the catalog
+// (format_type) or from the validated parser in types.ts.
+//
+// Layout of a data store table: "_id" serial primary key, then the user's columns. Field info is
+// the column comment (JSON), the primary key list the table comment (JSON). Row counts are kept in
+// "_svc_counts" (maintained on every write) so an unfiltered search never counts the table.
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Connection, Database, Queryable } from '../db/database.ts';
+import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import type {
+  CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FieldInput, FunctionInput,
+  ReadQueryOptions, ReadQueryResult, ResourceInfo, SearchInput, SearchResult, UpsertInput,
+} from './backend.ts';
+import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
+
+export const COUNTS_TABLE = '_svc_counts';
+export const METADATA_VIEW = '_table_metadata';
+const SEARCH_TIMEOUT_MS = 60000;
+const DUMP_CHUNK = 10000;
+
+interface Column {
+  id: string;
+  typname: string;
+  /** format_type() text: safe to use in DDL and casts. */
+  ftype: string;
+  kind: Kind;
+  notnull: boolean;
+  info?: Record<string, unknown>;
+}
+
+interface Table {
+  name: string;
+  oid: number;
+  relkind: string;
+  /** All columns in table order, `_id` included. */
+  columns: Column[];
+  meta: { primary_key?: string[] };
+}
+
+interface WriteSession extends Connection {
+  copyIn(sql: string, chunks: Iterable<string>): Promise<number>;
+}
+
+type DbError = Error & { code?: string; where?: string; detail?: string; column?: string };
+const isDbError = (e: unknown): e is DbError => e instanceof Error && typeof (e as DbError).code === 'string' && /^[0-9A-Z]{5}$/.test((e as DbError).code!);
+
+/** The CKAN message for a uniqueness violation while writing records (sic: "indexbecause"). */
+const UNIQUE_MSG = 'Cannot insert records or create indexbecause of uniqueness constraint';
+
+export interface PostgresBackendOptions {
+  write: Database;
+  /** A separate read-only connection (server mode); when absent reads use `write` with readerRole. */
+  read?: Database;
+  /** Role switched to (SET LOCAL ROLE) for reads on the write database (embedded mode). */
+  readerRole?: string;
+  /** Close these databases in close(). */
+  owned?: Database[];
+}
+
+export class PostgresBackend implements DatastoreBackend {
+  readonly kind: 'pglite' | 'postgres';
+  private readonly write: Database;
+  private readonly read: Database;
+  private readonly readerRole?: string;
+  private readonly typeNames = new Map<number, string>();
+
+  constructor(private readonly opts: PostgresBackendOptions) {
+    this.write = opts.write;
+    this.read = opts.read ?? opts.write;
+    this.readerRole = opts.read ? undefined : opts.readerRole;
+    this.kind = opts.write.kind;
+  }
+
+  async init(): Promise<void> {
+    await this.write.exec(`
+      DO $$ BEGIN CREATE DOMAIN ${JSON_DOMAIN} AS jsonb; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+      CREATE TABLE IF NOT EXISTS ${COUNTS_TABLE} (id text PRIMARY KEY, n bigint NOT NULL DEFAULT 0);
+      CREATE OR REPLACE VIEW ${METADATA_VIEW} AS
+        SELECT DISTINCT
+          substr(md5(dependee.relname || COALESCE(dependent.relname, '')), 0, 17) AS "_id",
+          dependee.relname AS name,
+          dependee.oid AS oid,
+          dependent.relname AS alias_of
+        FROM pg_class AS dependee
+          LEFT OUTER JOIN pg_rewrite AS r ON r.ev_class = dependee.oid
+          LEFT OUTER JOIN pg_depend AS d ON d.objid = r.oid
+          LEFT OUTER JOIN pg_class AS dependent ON d.refobjid = dependent.oid
+        WHERE (dependee.oid != dependent.oid OR dependent.oid IS NULL)
+          AND (dependee.relkind = 'r'::"char" OR dependee.relkind = 'v'::"char")
+          AND dependee.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+          AND left(dependee.relname, 1) <> '_';`);
+    if (this.readerRole) {
+      const role = qi(this.readerRole);
+      await this.write.exec(`
+        DO $$ BEGIN CREATE ROLE ${role} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        GRANT USAGE ON SCHEMA public TO ${role};
+        GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role};
+        ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO ${role};`);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const db of this.opts.owned ?? []) await db.close().catch(() => undefined);
+  }
+
+  // --- sessions ---------------------------------------------------------------------------
+
+  /** One write transaction on the write database; dryRun rolls it back. */
+  private async writeTx<T>(fn: (s: WriteSession) => Promise<T>, dryRun = false): Promise<T> {
+    const run = async (conn: Connection, copyIn: WriteSession['copyIn']) => {
+      await conn.exec('BEGIN');
+      try {
+        const out = await fn({ ...conn, query: conn.query, exec: conn.exec, copyIn });
+        await conn.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
+        return out;
+      } catch (e) {
+        await conn.exec('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    };
+    if (this.write.kind === 'pglite') {
+      const raw = this.write.raw as PGlite;
+      return this.write.withConnection((conn) => run(conn, async (sql, chunks) => {
+        const parts: string[] = [];
+        for (const c of chunks) parts.push(c);
+        const r = await raw.query(sql, [], { blob: new Blob(parts) });
+        return r.affectedRows ?? 0;
+      }));
+    }
+    const withClient = this.write.withConnection as unknown as (f: (c: Connection, client: pg.PoolClient) => Promise<T>) => Promise<T>;
+    return withClient.call(this.write, (conn, client) => run(conn, async (sql, chunks) => {
+      const stream = client.query(copyFrom(sql));
+      await pipeline(Readable.from(chunks), stream);
+      return Number(stream.rowCount ?? 0);
+    }));
+  }
+
+  /** One read-only transaction as the read-only role. */
+  private async readTx<T>(fn: (q: Connection) => Promise<T>, timeoutMs = SEARCH_TIMEOUT_MS): Promise<T> {
+    return this.read.withConnection(async (conn) => {
+      await conn.exec('BEGIN READ ONLY');
+      try {
+        if (this.readerRole) await conn.exec(`SET LOCAL ROLE ${qi(this.readerRole)}`);
+        if (this.read.kind === 'postgres') await conn.exec(`SET LOCAL statement_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
+        await conn.exec(`SET LOCAL TimeZone = 'UTC'`);
+        const out = await fn(conn);
+        await conn.exec('COMMIT');
+        return out;
+      } catch (e) {
+        await conn.exec('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    });
+  }
+
+  // --- catalog lookups ------------------------------------------------------------------------
+
+  private async table(q: Queryable, name: string): Promise<Table | null> {
+    const rel = await q.query<{ oid: number; relkind: string; comment: string | null }>(
+      `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`, [name]);
+    const r = rel.rows[0];
+    if (!r) return null;
+    const cols = await q.query<{ id: string; typname: string; ftype: string; notnull: boolean; comment: string | null }>(
+      `SELECT a.attname AS id, t.typname::text AS typname, format_type(a.atttypid, a.atttypmod) AS ftype,
+              a.attnotnull AS notnull, col_description(a.attrelid, a.attnum) AS comment
+       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, [r.oid]);
+    return {
+      name, oid: Number(r.oid), relkind: r.relkind,
+      meta: parseJson(r.comment) ?? {},
+      columns: cols.rows.map((c) => ({
+        id: c.id, typname: c.typname, ftype: c.ftype, kind: kindOf(c.typname), notnull: c.notnull,
+        info: parseJson(c.comment) ?? undefined,
+      })),
+    };
+  }
+
+  private async requireTable(q: Queryable, name: string): Promise<Table> {
+    const t = await this.table(q, name);
+    if (!t || t.relkind !== 'r') throw new NotFoundError(`Resource "${name}" was not found.`);
+    return t;
+  }
+
+  private async aliasesOf(q: Queryable, oid: number): Promise<string[]> {
+    const r = await q.query<{ name: string }>(
+      `SELECT DISTINCT v.relname AS name FROM pg_class v
+       JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid
+       WHERE d.refobjid = $1 AND v.relkind = 'v' AND v.oid <> $1 ORDER BY 1`, [oid]);
+    return r.rows.map((x) => x.name);
+  }
+
+  private async aliasTarget(q: Queryable, name: string): Promise<string | null> {
+    const r = await q.query<{ target: string }>(
+      `SELECT DISTINCT t.relname AS target FROM pg_class v
+       JOIN pg_namespace n ON n.oid = v.relnamespace AND n.nspname = 'public'
+       JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid
+       JOIN pg_class t ON t.oid = d.refobjid AND t.relkind = 'r'
+       WHERE v.relname = $1 AND v.relkind = 'v' AND t.oid <> v.oid`, [name]);
+    return r.rows.length === 1 ? r.rows[0].target : null;
+  }
+
+  async resource_exists(id: string): Promise<boolean> {
+    return !!(await this.readTx((q) => this.table(q, id)));
+  }
+
+  async resource_id_from_alias(alias: string): Promise<{ exists: boolean; resource_id: string | null }> {
+    return this.readTx(async (q) => {
+      const t = await this.table(q, alias);
+      if (!t) return { exists: false, resource_id: null };
+      if (t.relkind === 'r') return { exists: true, resource_id: alias };
+      return { exists: true, resource_id: await this.aliasTarget(q, alias) };
+    });
+  }
+
+  async get_all_ids(): Promise<string[]> {
+    return this.readTx(async (q) => (await q.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'public' AND c.relkind = 'r' AND left(c.relname, 1) <> '_' ORDER BY 1`)).rows.map((r) => r.name));
+  }
+
+  async resource_fields(id: string): Promise<DatastoreField[]> {
+    return (await this.resource_info(id)).fields;
+  }
+
+  async resource_info(id: string): Promise<ResourceInfo> {
+    return this.readTx(async (q) => {
+      const t = await this.table(q, id);
+      if (!t) throw new NotFoundError(`Resource/Alias "${id}" was not found.`);
+      const base = t.relkind === 'v' ? (await this.aliasTarget(q, id)) ?? id : id;
+      const bt = base === id ? t : (await this.table(q, base)) ?? t;
+      const sizes = (await q.query<{ size: string; idx: string; db: string }>(
+        `SELECT pg_table_size($1::oid)::text AS size, pg_indexes_size($1::oid)::text AS idx, pg_database_size(current_database())::text AS db`,
+        [bt.oid])).rows[0];
+      const idx = (await q.query<{ name: string; uniq: boolean; cols: string[] }>(
+        `SELECT ic.relname AS name, i.indisunique AS uniq,
+                ARRAY(SELECT a.attname::text FROM unnest(i.indkey) k JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k) AS cols
+         FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = $1`, [bt.oid])).rows;
+      const count = await this.countRows(q, bt);
+      const tableType = { r: 'BASE TABLE', v: 'VIEW', m: 'MATERIALIZED VIEW', f: 'FOREIGN TABLE' }[t.relkind] ?? 'BASE TABLE';
+      const fields: DatastoreField[] = visibleColumns(t).filter((c) => c.id !== '_id').map((c) => {
+        const own = idx.filter((i) => i.cols.length === 1 && i.cols[0] === c.id);
+        const f: DatastoreField = { id: c.id, type: reportedType(c.typname) };
+        if (c.info) f.info = c.info;
+        f.schema = {
+          native_type: c.ftype === JSON_DOMAIN ? 'json' : c.ftype,
+          notnull: c.notnull,
+          index_name: own[0]?.name ?? null,
+          is_index: own.length > 0,
+          uniquekey: own.some((i) => i.uniq),
+        };
+        return f;
+      });
+      return {
+        meta: {
+          id: base, count, table_type: tableType, size: Number(sizes.size), db_size: Number(sizes.db), idx_size: Number(sizes.idx),
+          aliases: await this.aliasesOf(q, bt.oid),
+        },
+        fields,
+      };
+    });
+  }
+
+  private async countRows(q: Queryable, t: Table): Promise<number> {
+    if (t.relkind === 'r') {
+      const r = await q.query<{ n: string }>(`SELECT n::text AS n FROM ${COUNTS_TABLE} WHERE id = $1`, [t.name]);
+      if (r.rows[0]) return Number(r.rows[0].n);
+    }
+    return Number((await q.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${qi(t.name)}`)).rows[0].n);
+  }
+
+  // --- writes -----------------------------------------------------------------------------------
+
+  async create(input: CreateInput): Promise<CreateResult> {
+    return this.writeTx(async (s) => {
+      let t = await this.table(s, input.resource_id);
+      if (t && t.relkind !== 'r') throw new ValidationError({ resource_id: [`"${input.resource_id}" is an alias, not a resource`] });
+      const records = input.records ?? [];
+      checkRecordObjects(records);
+      const existing = new Set((t?.columns ?? []).map((c) => c.id));
+      // Types of new fields: declared, else guessed from the first record.
+      const first = records[0] ?? {};
+      const sent = (input.fields ?? []).map((f) => ({ ...f }));
+      const sentIds = new Set(sent.map((f) => f.id));
+      const typeErrors: string[] = [];
+      for (const f of sent) {
+        if (f.type === undefined || f.type === null || f.type === '') {
+          if (existing.has(f.id)) continue;
+          if (!(f.id in first)) {
+            typeErrors.push(`"${f.id}" type not guessable`);
+            continue;
+          }
+          f.type = guessType(first[f.id]);
+        }
+      }
+      // Undeclared keys of the first record become fields (on a new table, or when no fields were sent).
+      for (const k of Object.keys(first)) {
+        if (!sentIds.has(k) && !existing.has(k)) {
+          if (input.fields && input.fields.length) continue; // reported as extra keys below
+          sent.push({ id: k, type: guessType(first[k]) });
+          sentIds.add(k);
+        }
+      }
+      if (typeErrors.length) throw new ValidationError({ fields: typeErrors });
+      const defs: { id: string; ddl: string }[] = [];
+      for (const f of sent) {
+        if (existing.has(f.id)) continue;
+        const p = parseTypeName(String(f.type));
+        if (!p || !(await validType(s, p.base))) throw new ValidationError({ fields: [`"${f.type}" is not a valid field type`] });
+        defs.push({ id: f.id, ddl: p.ddl });
+      }
+      // Records may only use known fields.
+      const known = new Set([...existing, ...sentIds]);
+      records.forEach((r, i) => {
+        const extra = Object.keys(r).filter((k) => !known.has(k));
+        if (extra.length) throw new ValidationError({ records: [`row "${i + 1}" has extra keys "${extra.join(', ')}"`] });
+      });
+
+      let created = false;
+      let aliasesToRestore: string[] = [];
+      try {
+        if (!t) {
+          const cols = ['"_id" serial PRIMARY KEY', ...defs.map((d) => `${qi(d.id)} ${d.ddl}`)];
+          await s.exec(`CREATE TABLE ${qi(input.resource_id)} (${cols.join(', ')})`);
+          await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`, [input.resource_id]);
+          created = true;
+        } else {
+          const drops = input.delete_fields && input.fields
+            ? t.columns.filter((c) => !c.id.startsWith('_') && !sentIds.has(c.id)).map((c) => c.id) : [];
+          if (defs.length || drops.length) {
+            // Alias views freeze their column list: drop them now, recreate after the change.
+            aliasesToRestore = await this.aliasesOf(s, t.oid);
+            for (const a of aliasesToRestore) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
+            const parts = [...drops.map((d) => `DROP COLUMN ${qi(d)}`), ...defs.map((d) => `ADD COLUMN ${qi(d.id)} ${d.ddl}`)];
+            await s.exec(`ALTER TABLE ${qi(input.resource_id)} ${parts.join(', ')}`);
+          }
+        }
+      } catch (e) {
+        if (isDbError(e) && e.code !== '40001') throw new ValidationError({ fields: [e.message] });
+        throw e;
+      }
+      t = (await this.table(s, input.resource_id))!;
+      // Data dictionary: the info of each sent field, as the column comment.
+      for (const f of sent) {
+        if (f.info !== undefined && f.info !== null) {
+          await s.exec(`COMMENT ON COLUMN ${qi(t.name)}.${qi(f.id)} IS ${quoteLiteral(JSON.stringify(f.info))}`);
+        }
+      }
+      const columnIds = new Set(t.columns.map((c) => c.id));
+      const checkFields = (key: string, names: string[]) => {
+        const bad = names.filter((n) => !columnIds.has(n));
+        if (bad.length) throw new ValidationError({ [key]: [`fields "${bad.join(', ')}" do not exist`] });
+      };
+      const prefix = `ds_${t.oid}_`;
+      const ownIndexes = (await s.query<{ name: string }>(
+        `SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [t.name])).rows.map((r) => r.name);
+      try {
+        if (input.primary_key !== undefined) {
+          checkFields('primary_key', input.primary_key);
+          if (ownIndexes.includes(`${prefix}pk`)) await s.exec(`DROP INDEX ${qi(prefix + 'pk')}`);
+          if (input.primary_key.length) {
+            await s.exec(`CREATE UNIQUE INDEX ${qi(prefix + 'pk')} ON ${qi(t.name)} (${input.primary_key.map(qi).join(', ')})`);
+          }
+          t.meta = { ...t.meta, primary_key: input.primary_key };
+          await s.exec(`COMMENT ON TABLE ${qi(t.name)} IS ${quoteLiteral(JSON.stringify(t.meta))}`);
+        }
+        if (input.indexes !== undefined) {
+          for (const i of ownIndexes.filter((n) => n.startsWith(`${prefix}idx_`))) await s.exec(`DROP INDEX ${qi(i)}`);
+          let n = 0;
+          for (const spec of input.indexes) {
+            const cols = spec.split(',').map((x) => x.trim()).filter(Boolean);
+            checkFields('indexes', cols);
+            await s.exec(`CREATE INDEX ${qi(`${prefix}idx_${n++}`)} ON ${qi(t.name)} (${cols.map(qi).join(', ')})`);
+          }
+        }
+      } catch (e) {
+        if (isDbError(e) && e.code === '23505') throw new ValidationError({ constraints: [UNIQUE_MSG], info: { orig: [e.message], pgcode: e.code } });
+        throw e;
+      }
+      if (input.triggers !== undefined) {
+        const trg = (await s.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1 AND NOT tgisinternal`, [t.oid])).rows;
+        for (const x of trg.filter((r) => r.name.startsWith(`${prefix}trg_`))) await s.exec(`DROP TRIGGER ${qi(x.name)} ON ${qi(t.name)}`);
+        let n = 0;
+        for (const tr of input.triggers) {
+          try {
+            await s.exec(`CREATE TRIGGER ${qi(`${prefix}trg_${n++}`)} BEFORE INSERT OR UPDATE ON ${qi(t.name)} FOR EACH ROW EXECUTE PROCEDURE ${qi(tr.function)}()`);
+          } catch (e) {
+            if (isDbError(e)) throw new ValidationError({ triggers: [e.message] });
+            throw e;
+          }
+        }
+      }
+      // Aliases: replaced when sent; otherwise the ones dropped for a column change come back.
+      const aliasTarget = input.aliases ?? aliasesToRestore;
+      if (input.aliases !== undefined || aliasesToRestore.length) {
+        const current = await this.aliasesOf(s, t.oid);
+        for (const a of aliasTarget) {
+          const other = await this.table(s, a);
+          if (other && !current.includes(a)) throw new ValidationError({ aliases: [`The alias "${a}" already exists.`] });
+        }
+        for (const a of current) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
+        for (const a of aliasTarget) await s.exec(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(t.name)}`);
+      }
+      if (records.length) await this.insertRecords(s, t, records);
+      if (input.calculate_record_count) await this.recount(s, t.name);
+      return { fields: sent, created };
+    });
+  }
+
+  async upsert(input: UpsertInput): Promise<void> {
+    await this.writeTx(async (s) => {
+      const t = await this.requireTable(s, input.resource_id);
+      const records = input.records;
+      checkRecordObjects(records);
+      const cols = new Set(t.columns.map((c) => c.id));
+      const unknown = new Set<string>();
+      for (const r of records) for (const k of Object.keys(r)) if (!cols.has(k)) unknown.add(k);
+      if (unknown.size) throw new ValidationError({ fields: [`fields "${[...unknown].join(', ')}" do not exist`] });
+      if (input.method === 'insert') {
+        if (records.length) await this.insertRecords(s, t, records);
+      } else {
+        const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
+        for (const [i, r] of records.entries()) {
+          const key = pk ?? ['_id'];
+          const missing = key.filter((k) => !(k in r) || r[k] === null || r[k] === undefined);
+          if (missing.length === key.length && !pk) {
+            if (input.method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
+          } else if (missing.length) {
+            throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
+          }
+        }
+        await this.writeKeyed(s, t, records, input.method, pk);
+      }
+      if (input.calculate_record_count) await this.recount(s, t.name);
+    }, input.dry_run);
+  }
+
+  async delete(input: DeleteInput): Promise<number> {
+    return this.writeTx(async (s) => {
+      const t = await this.requireTable(s, input.resource_id);
+      if (input.filters === undefined) {
+        await s.exec(`DROP TABLE ${qi(t.name)} CASCADE`);
+        await s.query(`DELETE FROM ${COUNTS_TABLE} WHERE id = $1`, [t.name]);
+        return -1;
+      }
+      const params: unknown[] = [];
+      const where = filterConditions(t, input.filters, params, 'filters');
+      const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch((e) => {
+        throw isDbError(e) ? new ValidationError({ filters: [e.message] }) : e;
+      });
+      await addCount(s, t.name, -r.rowCount);
+      if (input.calculate_record_count) await this.recount(s, t.name);
+      return r.rowCount;
+    });
+  }
+
+  async run_triggers(id: string): Promise<number> {
+    return this.writeTx(async (s) => {
+      const t = await this.requireTable(s, id);
+      try {
+        return (await s.query(`UPDATE ${qi(t.name)} SET "_id" = "_id"`)).rowCount;
+      } catch (e) {
+        if (isDbError(e)) throw new ValidationError({ records: [e.message] });
+        throw e;
+      }
+    });
+  }
+
+  async create_function(input: FunctionInput): Promise<void> {
+    await this.writeTx(async (s) => {
+      try {
+        await s.exec(`CREATE ${input.or_replace ? 'OR REPLACE ' : ''}FUNCTION ${qi(input.name)}() RETURNS trigger LANGUAGE plpgsql AS ${quoteLiteral(input.definition)}`);
+      } catch (e) {
+        if (isDbError(e)) throw new ValidationError({ definition: [e.message] });
+        throw e;
+      }
+    });
+  }
+
+  async drop_function(name: string, ifExists = false): Promise<void> {
+    await this.writeTx(async (s) => {
+      try {
+        await s.exec(`DROP FUNCTION ${ifExists ? 'IF EXISTS ' : ''}${qi(name)}()`);
+      } catch (e) {
+        if (isDbError(e) && e.code === '42883') throw new NotFoundError(`function ${name} does not exist`);
+        if (isDbError(e)) throw new ValidationError({ name: [e.message] });
+        throw e;
+      }
+    });
+  }
+
+  private async recount(s: Queryable, name: string): Promise<void> {
+    await s.query(`ANALYZE ${qi(name)}`);
+    await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [name]);
+  }
+
+  /** Appends records in one statement: COPY on pg, INSERT ... SELECT FROM json_to_recordset on PGlite. */
+  private async insertRecords(s: WriteSession, t: Table, records: Record<string, unknown>[]): Promise<void> {
+    const cols = usedColumns(t, records);
+    if (!cols.length) {
+      const r = await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [records.length]).catch((e) => { throw recordError(e); });
+      await addCount(s, t.name, r.rowCount);
+      return;
+    }
+    let inserted: number;
+    if (this.kind === 'postgres' || process.env.SVC_DS_COPY !== '0') {
+      try {
+        inserted = await s.copyIn(copySql(t, cols, this.kind), copyChunks(records, cols));
+      } catch (e) {
+        throw recordError(e, cols);
+      }
+    } else {
+      await s.exec('SAVEPOINT ds_insert');
+      try {
+        prepareForJson(records, cols);
+        const r = await s.query(`INSERT INTO ${qi(t.name)} (${cols.map((c) => qi(c.id)).join(', ')})
+          SELECT ${cols.map((c) => qi(c.id)).join(', ')} FROM json_to_recordset($1::json) AS x(${columnDefs(cols)})`, [JSON.stringify(records)]);
+        inserted = r.rowCount;
+        await s.exec('RELEASE SAVEPOINT ds_insert');
+      } catch (e) {
+        if (!isDbError(e) || e.code === '23505') throw recordError(e);
+        // Find the row and field: COPY reports them ("COPY t, line N, column c").
+        await s.exec('ROLLBACK TO SAVEPOINT ds_insert');
+        try {
+          await s.copyIn(copySql(t, cols, this.kind), copyChunks(records, cols));
+        } catch (e2) {
+          throw recordError(e2, cols);
+        }
+        throw recordError(e);
+      }
+    }
+    await addCount(s, t.name, inserted);
+  }
+
+  /** update / upsert, one statement per group of records with the same keys. */
+  private async writeKeyed(s: WriteSession, t: Table, records: Record<string, unknown>[], method: 'upsert' | 'update', pk: string[] | null): Promise<void> {
+    // Without a primary key the key is _id: records with _id update, the others are inserted.
+    const plain: Record<string, unknown>[] = [];
+    const groups = new Map<string, { cols: Column[]; rows: Record<string, unknown>[]; first: number }>();
+    records.forEach((r, i) => {
+      if (!pk && (r._id === undefined || r._id === null)) {
+        plain.push(r);
+        return;
+      }
+      const sig = Object.keys(r).sort().join('\u0000');
+      let g = groups.get(sig);
+      if (!g) groups.set(sig, (g = { cols: usedColumns(t, [r]), rows: [], first: i }));
+      g.rows.push(r);
+    });
+    const key = pk ?? ['_id'];
+    const byId = new Map(t.columns.map((c) => [c.id, c]));
+    for (const g of groups.values()) {
+      // Later records win over earlier ones with the same key (as sequential writes would).
+      const seen = new Map<string, Record<string, unknown>>();
+      for (const r of g.rows) seen.set(JSON.stringify(key.map((k) => r[k])), r);
+      const rows = [...seen.values()];
+      prepareForJson(rows, g.cols);
+      const names = g.cols.map((c) => qi(c.id)).join(', ');
+      const nonKey = g.cols.filter((c) => !key.includes(c.id));
+      const keyCols = key.map((k) => byId.get(k)!);
+      if (method === 'update' || !pk) {
+        const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
+        const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
+        const r = await s.query<{ ord: string }>(`UPDATE ${qi(t.name)} AS t SET ${set}
+          FROM ROWS FROM (json_to_recordset($1::json) AS (${columnDefs(g.cols)})) WITH ORDINALITY AS x(${names}, "__ord")
+          WHERE ${cond} RETURNING x."__ord"::text AS ord`, [JSON.stringify(rows)]).catch((e) => { throw recordError(e); });
+        if (r.rowCount < rows.length) {
+          const done = new Set(r.rows.map((x) => Number(x.ord) - 1));
+          const miss = rows.findIndex((_, i) => !done.has(i));
+          const vals = key.map((k) => rows[miss][k]);
+          throw new ValidationError({ key: [`key "${JSON.stringify(vals)}" not found`] });
+        }
+      } else {
+        const conflict = nonKey.length
+          ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
+          : 'DO NOTHING';
+        const r = await s.query<{ inserted: number }>(`WITH w AS (
+            INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM json_to_recordset($1::json) AS x(${columnDefs(g.cols)})
+            ON CONFLICT (${key.map(qi).join(', ')}) ${conflict} RETURNING (xmax = 0) AS ins)
+          SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`, [JSON.stringify(rows)]).catch((e) => {
+          if (isDbError(e) && e.code === '42P10') return Promise.reject(new ValidationError({ table: ['unique key must be passed for update/upsert'] }));
+          throw recordError(e);
+        });
+        await addCount(s, t.name, Number(r.rows[0]?.inserted ?? 0));
+      }
+    }
+    if (plain.length) {
+      if (method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
+      await this.insertRecords(s, t, plain);
+    }
+  }
+
+  // --- reads ----------------------------------------------------------------------------------
+
+  async search(input: SearchInput): Promise<SearchResult> {
+    return this.readTx(async (q) => {
+      const t = await this.table(q, input.resource_id);
+      if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
+      const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
+      const plan = await buildSelect(q, t, input, textFormat);
+      const out: SearchResult = { fields: plan.fields, records: [] };
+      if (input.limit > 0) {
+        const p = [...plan.params, input.limit, input.offset ?? 0];
+        const r = await q.query<Record<string, unknown>>(
+          `${plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+        out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
+      } else {
+        out.records = textFormat ? '' : [];
+      }
+      if (input.include_total !== false) {
+        const unfiltered = !plan.filtered && !input.distinct;
+        if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
+          const base = t.relkind === 'v' ? (await this.aliasTarget(q, t.name)) ?? t.name : t.name;
+          const est = await q.query<{ n: number }>(
+            `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`, [base]);
+          const n = Number(est.rows[0]?.n ?? -1);
+          if (n >= 0 && n >= input.total_estimation_threshold) {
+            out.total = Math.round(n);
+            out.total_was_estimated = true;
+            return out;
+          }
+        }
+        if (unfiltered) {
+          const base = t.relkind === 'v' ? await this.aliasTarget(q, t.name) : t.name;
+          const bt = base && base !== t.name ? await this.table(q, base) : t;
+          out.total = await this.countRows(q, bt ?? t);
+        } else {
+          const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => { throw queryError(e); });
+          out.total = Number(r.rows[0].n);
+        }
+        out.total_was_estimated = false;
+      }
+      return out;
+    });
+  }
+
+  async *dump(input: SearchInput & { limit: number | null }): AsyncGenerator<DumpChunk> {
+    const text = input.records_format === 'csv' || input.records_format === 'tsv';
+    // Plan once (and check the table) in a short read transaction.
+    const { t, plan } = await this.readTx(async (q) => {
+      const t = await this.table(q, input.resource_id);
+      if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
+      return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, text, true) };
+    });
+    const shape = (rows: Record<string, unknown>[]): unknown[][] => (text
+      ? rows.map((r) => plan.fields.map((_, i) => r[`f${i}`] ?? null))
+      : formatRows(rows, plan, 'lists') as unknown[][]);
+    let yielded = false;
+    let remaining = input.limit ?? Infinity;
+    let offset = input.offset ?? 0;
+    const keyset = plan.defaultOrder && t.columns.some((c) => c.id === '_id');
+    if (this.read.kind === 'postgres') {
+      // A server-side cursor in one read-only transaction: constant memory, one snapshot.
+      const pool = this.read.raw as pg.Pool;
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN READ ONLY');
+        await client.query(`SET LOCAL TimeZone = 'UTC'`);
+        const lim = input.limit === null ? '' : ` LIMIT ${Math.max(0, Math.floor(input.limit))}`;
+        await client.query(`DECLARE ds_dump NO SCROLL CURSOR FOR ${plan.sql}${lim} OFFSET ${Math.max(0, Math.floor(offset))}`, plan.params);
+        for (;;) {
+          const r = await client.query(`FETCH ${DUMP_CHUNK} FROM ds_dump`);
+          if (!r.rows.length) break;
+          yielded = true;
+          yield { fields: plan.fields, rows: shape(r.rows) };
+          if (r.rows.length < DUMP_CHUNK) break;
+        }
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => { broken = true; });
+        throw queryError(e);
+      } finally {
+        client.release(broken);
+      }
+    } else {
+      // PGlite: pages in short transactions (the one connection is not held while the client reads).
+      let last: number | null = null;
+      while (remaining > 0) {
+        const n = Math.min(DUMP_CHUNK, remaining);
+        const rows = await this.readTx(async (q) => {
+          const p = [...plan.params];
+          let sql: string;
+          if (keyset && last !== null) {
+            p.push(last);
+            sql = `${plan.sqlKeyset(`$${p.length}`)} LIMIT ${n}`;
+          } else {
+            sql = `${plan.sql} LIMIT ${n} OFFSET ${offset}`;
+          }
+          return (await q.query<Record<string, unknown>>(sql, p).catch((e) => { throw queryError(e); })).rows;
+        });
+        if (!rows.length) break;
+        if (keyset) last = Number(rows[rows.length - 1].__k);
+        offset += rows.length;
+        remaining -= rows.length;
+        yielded = true;
+        yield { fields: plan.fields, rows: shape(rows) };
+        if (rows.length < n) break;
+      }
+    }
+    if (!yielded) yield { fields: plan.fields, rows: [] };
+  }
+
+  async search_sql(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
+    return this.readQuery(sql, opts);
+  }
+
+  async readQuery(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
+    const limit = Math.max(0, Math.floor(opts.rowLimit));
+    return this.readTx(async (q) => {
+      await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
+      const r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
+      await q.exec('CLOSE ds_read');
+      const truncated = r.rows.length > limit;
+      const fields = await Promise.all(r.fields.map(async (f) => ({ id: f.name, type: reportedType(await this.typeName(q, f.dataTypeID)) })));
+      const kinds = fields.map((f) => kindOf(f.type));
+      const records = r.rows.slice(0, limit).map((row) => {
+        const o: Record<string, unknown> = {};
+        fields.forEach((f, i) => { o[f.id] = readValue(row[f.id], kinds[i]); });
+        return o;
+      });
+      return { fields, records, truncated };
+    }, opts.timeoutMs ?? SEARCH_TIMEOUT_MS);
+  }
+
+  private async typeName(q: Queryable, oid: number): Promise<string> {
+    let n = this.typeNames.get(oid);
+    if (n === undefined) {
+      n = (await q.query<{ typname: string }>('SELECT typname::text AS typname FROM pg_type WHERE oid = $1', [oid])).rows[0]?.typname ?? 'text';
+      this.typeNames.set(oid, n);
+    }
+    return n;
+  }
+}
+
+// --- helpers ------------------------------------------------------------------------------------
+
+function parseJson(s: string | null | undefined): any {
+  if (!s) return null;
+  try {
+    const v = JSON.parse(s);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+async function validType(q: Queryable, base: string): Promise<boolean> {
+  try {
+    const r = await q.query<{ t: string | null; typtype: string | null }>(
+      `SELECT to_regtype($1)::text AS t, (SELECT typtype::text FROM pg_type WHERE oid = to_regtype($1)) AS typtype`, [base]);
+    return !!r.rows[0]?.t && r.rows[0].typtype !== 'p';
+  } catch {
+    return false;
+  }
+}
+
+function checkRecordObjects(records: unknown[]): void {
+  if (!Array.isArray(records)) throw new ValidationError({ records: ['records must be a list of objects'] });
+  records.forEach((r, i) => {
+    if (!r || typeof r !== 'object' || Array.isArray(r)) throw new ValidationError({ records: [`row "${i}" is not a json object`] });
+  });
+}
+
+/** Visible columns: `_id` first, then the user's (other `_` columns are hidden), except in `_table_metadata`. */
+function visibleColumns(t: Table): Column[] {
+  return t.columns.filter((c) => c.id === '_id' || !c.id.startsWith('_'));
+}
+
+/** Table columns that appear in any record, in table order. */
+function usedColumns(t: Table, records: Record<string, unknown>[]): Column[] {
+  const keys = new Set<string>();
+  for (const r of records) for (const k in r) keys.add(k);
+  return t.columns.filter((c) => keys.has(c.id));
+}
+
+function columnDefs(cols: Column[]): string {
+  return cols.map((c) => `${qi(c.id)} ${c.ftype}`).join(', ');
+}
+
+function copySql(t: Table, cols: Column[], kind: 'pglite' | 'postgres'): string {
+  return `COPY ${qi(t.name)} (${cols.map((c) => qi(c.id)).join(', ')}) FROM ${kind === 'pglite' ? "'/dev/blob'" : 'STDIN'}`;
+}
+
+/** The records as COPY text, in pieces of a few thousand rows. */
+function* copyChunks(records: Record<string, unknown>[], cols: Column[]): Generator<string> {
+  const ids = cols.map((c) => c.id);
+  const kinds = cols.map((c) => c.kind);
+  let buf: string[] = [];
+  for (const r of records) {
+    let line = '';
+    for (let i = 0; i < ids.length; i++) line += (i ? '\t' : '') + copyValue(r[ids[i]], kinds[i]);
+    buf.push(line + '\n');
+    if (buf.length >= 5000) {
+      yield buf.join('');
+      buf = [];
+    }
+  }
+  if (buf.length) yield buf.join('');
+}
+
+/** "" is NULL for non-text columns (reference §7.2); objects in text columns become their JSON. */
+function prepareForJson(records: Record<string, unknown>[], cols: Column[]): void {
+  const targets = cols.filter((c) => c.kind !== 'text' && c.kind !== 'json');
+  if (!targets.length) return;
+  for (const r of records) for (const c of targets) if (r[c.id] === '') r[c.id] = null;
+}
+
+async function addCount(s: Queryable, name: string, n: number): Promise<void> {
+  if (!n) return;
+  await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n`, [name, n]);
+}
+
+/** A database error while writing records -> Validation Error naming the row (0-based) and field. */
+function recordError(e: unknown, cols?: Column[]): unknown {
+  if (!isDbError(e)) return e;
+  if (e.code === '23505') return new ValidationError({ constraints: [UNIQUE_MSG], info: { orig: [e.message], pgcode: e.code } });
+  const m = /COPY .*?, line (\d+)(?:, column ([^:]+))?/.exec(e.where ?? '');
+  if (m) {
+    const field = m[2] ?? (cols && e.column) ?? undefined;
+    const msg = field && !e.message.includes(`"${field}"`) ? `${e.message} (field "${field}")` : e.message;
+    return new ValidationError({ records: [msg], records_row: Number(m[1]) - 1 });
+  }
+  return new ValidationError({ records: [e.message] });
+}
+
+function queryError(e: unknown): unknown {
+  if (!isDbError(e)) return e;
+  if (e.code === '57014') return new ValidationError({ query: ['Query took too long'] });
+  return new ValidationError({ query: [e.message] });
+}
+
+// --- search SQL -----------------------------------------------------------------------------------
+
+interface Plan {
+  sql: string;
+  /** The same query continuing after a given _id (dumps on PGlite). */
+  sqlKeyset: (param: string) => string;
+  countSql: string;
+  params: unknown[];
+  fields: DatastoreField[];
+  kinds: Kind[];
+  filtered: boolean;
+  defaultOrder: boolean;
+}
+
+const invalid = (key: string, value: string) => new ValidationError({ [key]: [`invalid value "${value}"`] });
+
+/** WHERE conditions for a filters object; values are bound. */
+function filterConditions(t: Table, filters: Record<string, unknown>, params: unknown[], key: string): string[] {
+  const byId = new Map(t.columns.map((c) => [c.id, c]));
+  const out: string[] = [];
+  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  for (const [k, v] of Object.entries(filters)) {
+    const c = byId.get(k);
+    if (!c) throw invalid(key, k);
+    const col = qi(c.id);
+    if (v === null) {
+      out.push(`${col} IS NULL`);
+    } else if (c.kind === 'array') {
+      out.push(`to_jsonb(${col}) = ${bind(JSON.stringify(v))}::jsonb`);
+    } else if (c.kind === 'json') {
+      if (Array.isArray(v)) out.push(`${col}::jsonb IN (SELECT e FROM jsonb_array_elements(${bind(JSON.stringify(v))}::jsonb) AS e)`);
+      else out.push(`${col}::jsonb = ${bind(JSON.stringify(v))}::jsonb`);
+    } else if (Array.isArray(v)) {
+      const cast = c.kind === 'text' ? '' : `::${c.ftype}`;
+      const col2 = c.kind === 'text' ? `${col}::text` : col;
+      out.push(`${col2} IN (SELECT v${cast} FROM json_array_elements_text(${bind(JSON.stringify(v.map((x) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : x))))}::json) AS v)`);
+    } else {
+      const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+      if (c.kind === 'text') out.push(`${col}::text = ${bind(s)}`);
+      else out.push(`${col} = CAST(${bind(s)} AS ${c.ftype})`);
+    }
+  }
+  return out;
+}
+
+const SORT_RE = /^\s*("(?:[^"]|"")+"|[^\s"]+)(?:\s+(asc|desc))?(?:\s+nulls\s+(first|last))?\s*$/i;
+
+async function buildSelect(q: Queryable, t: Table, input: SearchInput, textFormat: boolean, withKey = false): Promise<Plan> {
+  const params: unknown[] = [];
+  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const visible = visibleColumns(t);
+  const byId = new Map(visible.map((c) => [c.id, c]));
+  const userCols = visible.filter((c) => c.id !== '_id');
+
+  let selected: Column[];
+  if (input.fields && input.fields.length) {
+    selected = input.fields.map((f) => {
+      const c = byId.get(f);
+      if (!c) throw invalid('fields', f);
+      return c;
+    });
+  } else selected = visible;
+
+  const where = input.filters ? filterConditions(t, input.filters, params, 'filters') : [];
+
+  // Full text: q (string or per-field object) and full_text, computed from the row at query time.
+  const ranks: { name: string; expr: string }[] = [];
+  const hasText = input.q !== undefined && input.q !== '' || !!input.full_text;
+  let langP = '';
+  if (hasText) {
+    const lang = input.language ?? 'english';
+    const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
+    if (!ok.rows.length) throw invalid('language', lang);
+    langP = `${bind(lang)}::regconfig`;
+  }
+  const tsq = (text: string) => `${input.plain === false ? 'to_tsquery' : 'plainto_tsquery'}(${langP}, ${bind(text)})`;
+  const rowText = userCols.length ? `concat_ws(' ', ${userCols.map((c) => `${qi(c.id)}::text`).join(', ')})` : `''`;
+  const fullText = (text: string, name: string) => {
+    const query = tsq(text);
+    const vec = `to_tsvector(${langP}, ${rowText})`;
+    where.push(`${vec} @@ ${query}`);
+    ranks.push({ name, expr: `ts_rank(${vec}, ${query})` });
+  };
+  if (typeof input.q === 'string' && input.q !== '') fullText(input.q, 'rank');
+  else if (input.q && typeof input.q === 'object') {
+    for (const [k, v] of Object.entries(input.q)) {
+      const c = byId.get(k);
+      if (!c || c.id === '_id') throw invalid('q', k);
+      const query = tsq(String(v));
+      const vec = `to_tsvector(${langP}, ${qi(c.id)}::text)`;
+      where.push(`${vec} @@ ${query}`);
+      ranks.push({ name: `rank ${k}`, expr: `ts_rank(${vec}, ${query})` });
+    }
+  }
+  if (input.full_text) fullText(input.full_text, ranks.some((r) => r.name === 'rank') ? 'rank full_text' : 'rank');
+
+  // Sort.
+  const order: string[] = [];
+  for (const clause of input.sort ?? []) {
+    if (!clause.trim()) continue;
+    const m = SORT_RE.exec(clause);
+    const name = m ? (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]) : clause.trim();
+    const rank = ranks.find((r) => r.name === name);
+    if (!m || (!byId.has(name) && !rank)) throw invalid('sort', name);
+    const dir = m[2] ? ` ${m[2].toUpperCase()}` : '';
+    const nulls = m[3] ? ` NULLS ${m[3].toUpperCase()}` : '';
+    order.push(`${rank ? `(${rank.expr})` : qi(name)}${dir}${nulls}`);
+  }
+  let defaultOrder = false;
+  if (!order.length && !input.distinct) {
+    if (ranks.length) order.push(`${ranks[0].expr} DESC`);
+    if (byId.has('_id')) {
+      order.push('"_id"');
+      defaultOrder = !ranks.length;
+    }
+  }
+
+  const exprs = selected.map((c) => selectExpr(c, textFormat));
+  const select = [...exprs, ...ranks.map((r) => r.expr)].map((e, i) => `${e} AS "f${i}"`);
+  if (withKey && defaultOrder) select.push('"_id" AS "__k"');
+  const from = qi(t.name);
+  const whereSql = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const orderSql = order.length ? ` ORDER BY ${order.join(', ')}` : '';
+  const distinct = input.distinct ? 'DISTINCT ' : '';
+  const sql = `SELECT ${distinct}${select.join(', ')} FROM ${from}${whereSql}${orderSql}`;
+  const fields: DatastoreField[] = [
+    ...selected.map((c) => {
+      const f: DatastoreField = { id: c.id, type: c.id === '_id' && c.typname === 'int4' ? 'int' : reportedType(c.typname) };
+      if (c.info) f.info = c.info;
+      return f;
+    }),
+    ...ranks.map((r) => ({ id: r.name, type: 'float' })),
+  ];
+  const countSql = input.distinct
+    ? `SELECT count(*)::text AS n FROM (SELECT DISTINCT ${exprs.map((e, i) => `${e} AS "f${i}"`).join(', ')} FROM ${from}${whereSql}) AS d`
+    : `SELECT count(*)::text AS n FROM ${from}${whereSql}`;
+  return {
+    sql, countSql, params, fields,
+    sqlKeyset: (p) => `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
+    kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
+    filtered: where.length > 0,
+    defaultOrder,
+  };
+}
+
+function selectExpr(c: Column, textFormat: boolean): string {
+  const col = qi(c.id);
+  if (c.kind === 'timestamp') return `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
+  if (textFormat && c.kind === 'bool') return `CASE WHEN ${col} THEN 't' WHEN NOT ${col} THEN 'f' END`;
+  if (textFormat) return `${col}::text`;
+  if (c.kind === 'array') return `to_json(${col})`;
+  if (c.kind === 'json' && c.typname === JSON_DOMAIN) return `${col}::jsonb`;
+  if (c.kind === 'other') return `${col}::text`;
+  return col;
+}
+
+function formatRows(rows: Record<string, unknown>[], plan: Plan, format: string): unknown[] | string {
+  const n = plan.fields.length;
+  if (format === 'csv' || format === 'tsv') {
+    const d = format === 'csv' ? ',' : '\t';
+    let out = '';
+    for (const r of rows) {
+      const cells: string[] = [];
+      for (let i = 0; i < n; i++) cells.push(csvCell(r[`f${i}`], d));
+      out += cells.join(d) + '\n';
+    }
+    return out;
+  }
+  if (format === 'lists') {
+    return rows.map((r) => {
+      const a = new Array(n);
+      for (let i = 0; i < n; i++) a[i] = readValue(r[`f${i}`], plan.kinds[i]);
+      return a;
+    });
+  }
+  return rows.map((r) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) o[plan.fields[i].id] = readValue(r[`f${i}`], plan.kinds[i]);
+    return o;
+  });
+}
+
+function readValue(v: unknown, kind: Kind): unknown {
+  if (v instanceof Date) return v.toISOString().slice(0, 19);
+  return outValue(v, kind);
+}

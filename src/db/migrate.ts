@@ -1,0 +1,27 @@
+// Numbered SQL migrations (NNN_name.sql), applied once each in order, recorded in svc_migrations.
+// Plugins pass their own folder and a prefix so their migrations are tracked separately.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Database } from './database.ts';
+
+export const coreMigrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'core'): Promise<string[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS svc_migrations (
+    scope text NOT NULL, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT (now() at time zone 'utc'),
+    PRIMARY KEY (scope, name))`);
+  const done = new Set((await db.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name));
+  const files = fs.readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    if (done.has(file)) continue;
+    const sql = fs.readFileSync(path.join(dir, file), 'utf8');
+    await db.transaction(async (tx) => {
+      await tx.exec(sql);
+      await tx.query('INSERT INTO svc_migrations (scope, name) VALUES ($1, $2)', [scope, file]);
+    });
+    applied.push(file);
+  }
+  return applied;
+}

@@ -1,0 +1,14 @@
+// The one place where identifiers are quoted. Values are never concatenated: bind them ($1, $2, ...).
+
+/** Quotes an SQL identifier (table, column, view, function, role name). */
+export function quoteIdent(name: string): string {
+  if (typeof name !== 'string' || name.length === 0) throw new Error('empty identifier');
+  if (name.includes('\u0000')) throw new Error('identifier contains NUL');
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+/** Quotes an SQL string literal, for the few statements that cannot take parameters (DDL defaults, COMMENT). */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\u0000')) throw new Error('literal contains NUL');
+  return "'" + value.replace(/'/g, "''") + "'";
+}

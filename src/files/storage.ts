@@ -1,0 +1,51 @@
+// Uploaded resource files on disk: <svc.storage_path>/resources/<id[0:3]>/<id[3:6]>/<id[6:]>.
+// A file is written under a temporary name in the same folder and renamed into place, so an
+// interrupted upload never leaves a half file where a download would find it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/load.ts';
+import type { UploadedFile } from '../actions/context.ts';
+
+export function resourceFilePath(config: Config, resourceId: string): string {
+  const id = resourceId.replace(/[^A-Za-z0-9_-]/g, '_');
+  return path.join(config.str('svc.storage_path'), 'resources', id.slice(0, 3), id.slice(3, 6), id.slice(6) || '_');
+}
+
+/** Moves the received bytes into storage for the resource (replacing an older file). */
+export function storeResourceFile(config: Config, resourceId: string, file: UploadedFile): void {
+  const target = resourceFilePath(config, resourceId);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const tmp = `${target}.part-${randomUUID()}`;
+  try {
+    try {
+      fs.renameSync(file.path, tmp);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      fs.copyFileSync(file.path, tmp);
+    }
+    fs.renameSync(tmp, target);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+export function removeResourceFile(config: Config, resourceId: string): void {
+  fs.rmSync(resourceFilePath(config, resourceId), { force: true });
+}
+
+export function resourceFileExists(config: Config, resourceId: string): boolean {
+  return fs.existsSync(resourceFilePath(config, resourceId));
+}
+
+/** CKAN's munge_filename: a safe base name for the download URL. */
+export function mungeFilename(name: string): string {
+  const base = path.basename(name.replace(/\\/g, '/')).trim();
+  let out = base.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/ /g, '-').replace(/[^A-Za-z0-9_.-]/g, '').replace(/-+/g, '-');
+  if (out.length > 100) {
+    const dot = out.lastIndexOf('.');
+    const ext = dot > 0 && out.length - dot <= 16 ? out.slice(dot) : '';
+    out = out.slice(0, 100 - ext.length) + ext;
+  }
+  return out || 'upload';
+}

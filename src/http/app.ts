@@ -1,0 +1,138 @@
+// The Fastify app: routes HTTP to actions and turns results and errors into CKAN's envelope.
+// It knows nothing about datasets.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import path from 'node:path';
+import type { Identity, Services } from '../actions/context.ts';
+import { ANONYMOUS } from '../actions/context.ts';
+import { callAction } from '../actions/registry.ts';
+import { credentialFrom, resolveIdentity } from '../auth/identity.ts';
+import { ActionError, BadRequestError, InternalError } from '../errors.ts';
+import { discardFiles, requestData } from './request-data.ts';
+import { siteUrl } from './site-url.ts';
+
+export interface HttpExtension {
+  /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
+  register(app: FastifyInstance, services: Services): void | Promise<void>;
+}
+
+const httpExtensions: HttpExtension[] = [];
+/** Plugins and other layers add routes here before the app is built. */
+export function addHttpExtension(ext: HttpExtension): void {
+  if (!httpExtensions.includes(ext)) httpExtensions.push(ext);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actionName?: string;
+    identity?: Identity;
+  }
+}
+
+export function helpUrl(services: Services, name: string): string {
+  return `${siteUrl(services.config)}/api/3/action/help_show?name=${encodeURIComponent(name)}`;
+}
+
+export function envelopeError(e: unknown, services: Services): ActionError {
+  if (e instanceof ActionError) return e;
+  const code = (e as { code?: string; statusCode?: number })?.code;
+  const status = (e as { statusCode?: number })?.statusCode;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
+    return new BadRequestError(`Bad request - the request body is larger than the limit of ${services.config.int('svc.max_body_size')} MB`, 413);
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return new BadRequestError(`Bad request - ${(e as Error).message}`);
+  }
+  if (status && status >= 400 && status < 500) return new BadRequestError(`Bad request - ${(e as Error).message}`, status);
+  services.logger.error({ err: e }, 'unhandled error');
+  return new InternalError();
+}
+
+/** Who is calling; a bad credential is an Authorization Error (never silently anonymous). */
+export async function requestIdentity(services: Services, request: FastifyRequest): Promise<Identity> {
+  const credential = credentialFrom(request.headers, services.config.str('apikey_header_name'));
+  return credential ? resolveIdentity(services, credential) : ANONYMOUS;
+}
+
+function sendEnvelope(reply: FastifyReply, request: FastifyRequest, services: Services, name: string, status: number, body: Record<string, unknown>) {
+  const json = JSON.stringify({ help: helpUrl(services, name), ...body });
+  const callback = request.method === 'GET' ? new URLSearchParams(request.url.split('?')[1] ?? '').get('callback') : null;
+  if (callback && status === 200) {
+    // Only names a browser could call: no markup, no statement injection.
+    const safe = callback.replace(/[^\w$.[\]]/g, '');
+    return reply.code(200).type('application/javascript;charset=utf-8').send(`${safe}(${json});`);
+  }
+  return reply.code(status).type('application/json;charset=utf-8').send(json);
+}
+
+async function handleAction(services: Services, request: FastifyRequest, reply: FastifyReply) {
+  const name = (request.params as { name: string }).name;
+  request.actionName = name;
+  let files = {};
+  try {
+    if (!services.registry.has(name)) throw new BadRequestError(`Bad request - Action name not known: ${name}`);
+    const def = services.registry.get(name);
+    if (request.method === 'GET' && !def.sideEffectFree) {
+      throw new BadRequestError('Bad request - JSON Error: Invalid request. Please use POST method for your request');
+    }
+    const parsed = await requestData(request, {
+      sideEffectFree: def.sideEffectFree,
+      maxFileBytes: services.config.int('svc.max_resource_size') * 1024 * 1024,
+      tmpDir: path.join(services.config.str('svc.storage_path'), 'tmp'),
+    });
+    files = parsed.files;
+    // JSONP calls run as anonymous (CKAN): a page on another site must not act with the visitor's credentials.
+    const hasCallback = request.method === 'GET' && new URLSearchParams(request.url.split('?')[1] ?? '').has('callback');
+    const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request);
+    request.identity = identity;
+    const [pathPart, query = ''] = request.url.split('?');
+    const result = await callAction(services, name, parsed.data, {
+      identity,
+      files: parsed.files,
+      request: { method: request.method, path: pathPart, query },
+    });
+    return sendEnvelope(reply, request, services, name, 200, { success: true, result: result === undefined ? null : result });
+  } catch (e) {
+    const err = envelopeError(e, services);
+    return sendEnvelope(reply, request, services, name, err.status, { success: false, error: err.toJSON() });
+  } finally {
+    discardFiles(files);
+  }
+}
+
+export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
+  const app = Fastify({ logger: false, bodyLimit, routerOptions: { ignoreTrailingSlash: true } });
+  // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
+  await app.register(formbody, { bodyLimit });
+  await app.register(multipart, { limits: { fileSize: services.config.int('svc.max_resource_size') * 1024 * 1024, fieldSize: bodyLimit } });
+
+  app.addHook('onResponse', async (request, reply) => {
+    services.logger.info({
+      method: request.method,
+      url: request.routeOptions.url,
+      action: request.actionName,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      user: request.identity?.user?.id,
+    }, 'request');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const err = envelopeError(error, services);
+    const name = request.actionName ?? (request.params as { name?: string })?.name ?? 'unknown';
+    return sendEnvelope(reply, request, services, name, err.status, { success: false, error: err.toJSON() });
+  });
+
+  for (const prefix of ['/api/3/action/:name', '/api/action/:name']) {
+    app.route({ method: ['GET', 'POST'], url: prefix, handler: (req, reply) => handleAction(services, req, reply) });
+  }
+  app.get('/api', async () => ({ version: 3 }));
+  app.get('/api/3', async () => ({ version: 3 }));
+
+  for (const ext of httpExtensions) await ext.register(app, services);
+  return app;
+}

@@ -1,0 +1,101 @@
+// Downloads of uploaded resource files: GET /dataset/{id}/resource/{resource_id}/download[/{filename}].
+// Same bytes as uploaded, the resource's content type, the dataset's privacy (403/404), and
+// single byte ranges (206, 416).
+import fs from 'node:fs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ActionContext, Identity, Services } from '../actions/context.ts';
+import { canReadPackage } from '../auth/authz.ts';
+import { ActionError } from '../errors.ts';
+import { resourceFilePath } from '../files/storage.ts';
+import { resourceUrl } from '../model/package-dict.ts';
+import { findPackage } from '../model/packages.ts';
+import { findResource, guessMimetype } from '../model/resources.ts';
+import { addHttpExtension, requestIdentity } from './app.ts';
+
+function fail(reply: FastifyReply, status: number, message: string) {
+  return reply.code(status).type('text/plain; charset=utf-8').send(message);
+}
+
+/** A read-only context for authorization checks outside an action call. */
+function readContext(services: Services, identity: Identity): ActionContext {
+  const ctx: ActionContext = {
+    services, config: services.config, identity, db: services.db, ignoreAuth: false,
+    call: () => Promise.reject(new Error('no action calls from a download')),
+  };
+  return ctx;
+}
+
+/** Parses a single "bytes=" range; undefined = serve everything, 'unsatisfiable' = 416. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return undefined;
+  }
+  if (start >= size || size === 0) return 'unsatisfiable';
+  return { start, end };
+}
+
+async function download(services: Services, request: FastifyRequest, reply: FastifyReply) {
+  const { id, resource_id: resourceId } = request.params as { id: string; resource_id: string };
+  let identity: Identity;
+  try {
+    identity = await requestIdentity(services, request);
+  } catch (e) {
+    if (e instanceof ActionError) return fail(reply, e.status, e.message);
+    throw e;
+  }
+  const res = await findResource(services.db, resourceId);
+  if (!res || res.state !== 'active') return fail(reply, 404, 'Resource not found');
+  const pkg = await findPackage(services.db, res.package_id);
+  if (!pkg || (pkg.id !== id && pkg.name !== id)) return fail(reply, 404, 'Resource not found');
+  if (!(await canReadPackage(readContext(services, identity), pkg))) return fail(reply, 403, 'Not authorized to download resource');
+  if (res.url_type !== 'upload' || res.url.includes('/')) {
+    const url = resourceUrl(services.config, res);
+    if (!url) return fail(reply, 404, 'No download is available');
+    return reply.redirect(url, 302);
+  }
+  const file = resourceFilePath(services.config, res.id);
+  let size: number;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    return fail(reply, 404, 'Resource data not found');
+  }
+  const type = res.mimetype || guessMimetype(res.url) || 'application/octet-stream';
+  reply.header('Accept-Ranges', 'bytes');
+  reply.header('Content-Type', type);
+  const range = parseRange(request.headers.range, size);
+  if (range === 'unsatisfiable') {
+    reply.header('Content-Range', `bytes */${size}`);
+    return fail(reply.header('Content-Type', 'text/plain; charset=utf-8'), 416, 'Requested range not satisfiable');
+  }
+  if (range) {
+    reply.code(206);
+    reply.header('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+    reply.header('Content-Length', String(range.end - range.start + 1));
+    return reply.send(fs.createReadStream(file, { start: range.start, end: range.end }));
+  }
+  reply.header('Content-Length', String(size));
+  return reply.send(fs.createReadStream(file));
+}
+
+export const downloadsExtension = {
+  register(app: import('fastify').FastifyInstance, services: Services) {
+    const handler = (request: FastifyRequest, reply: FastifyReply) => download(services, request, reply);
+    app.get('/dataset/:id/resource/:resource_id/download', handler);
+    app.get('/dataset/:id/resource/:resource_id/download/:filename', handler);
+  },
+};
+
+addHttpExtension(downloadsExtension);

@@ -1,0 +1,117 @@
+// Turns an HTTP request into an action's input dict, following CKAN's rules (first match wins):
+// form body -> query string of a side-effect-free call -> JSON body -> {}.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
+import type { UploadedFile } from '../actions/context.ts';
+import { BadRequestError, ValidationError } from '../errors.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function decodeUtf8(buf: Buffer): string {
+  try {
+    return utf8.decode(buf);
+  } catch {
+    throw new BadRequestError('Bad request - JSON Error: the request body is not valid UTF-8');
+  }
+}
+
+export function parseJsonObject(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new BadRequestError(`Bad request - JSON Error: Error decoding JSON data. Error: ${(e as Error).message}`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadRequestError(`Bad request - JSON Error: Request data JSON decoded to ${JSON.stringify(value)} but it needs to be a dictionary.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Adds a value under key; a repeated key becomes a list. */
+function addValue(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (!(key in out)) out[key] = value;
+  else if (Array.isArray(out[key])) (out[key] as unknown[]).push(value);
+  else out[key] = [out[key], value];
+}
+
+/** `curl -d '{"id":"x"}'` sends the JSON as a form field name with an empty value: read it as JSON. */
+function formData(fields: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(fields);
+  if (keys.length === 1 && (fields[keys[0]] === '' || fields[keys[0]] === '1') && /^\s*[{[]/.test(keys[0])) {
+    return parseJsonObject(keys[0]);
+  }
+  return fields;
+}
+
+export function queryData(rawQuery: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(rawQuery)) addValue(out, k, v);
+  return out;
+}
+
+export interface RequestData {
+  data: Record<string, unknown>;
+  files: Record<string, UploadedFile>;
+}
+
+export interface ParseOptions {
+  sideEffectFree: boolean;
+  maxFileBytes: number;
+  tmpDir?: string;
+}
+
+export async function requestData(request: FastifyRequest, opts: ParseOptions): Promise<RequestData> {
+  const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+  const files: Record<string, UploadedFile> = {};
+  if (request.isMultipart()) {
+    const fields: Record<string, unknown> = {};
+    const tmpDir = opts.tmpDir ?? os.tmpdir();
+    fs.mkdirSync(tmpDir, { recursive: true });
+    try {
+      for await (const part of request.parts({ limits: { fileSize: opts.maxFileBytes } })) {
+        if (part.type === 'file') {
+          const target = path.join(tmpDir, `upload-${randomUUID()}`);
+          await pipeline(part.file, fs.createWriteStream(target));
+          if (part.file.truncated) {
+            fs.rmSync(target, { force: true });
+            throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
+          }
+          files[part.fieldname] = { fieldName: part.fieldname, filename: path.basename(part.filename || 'upload'), mimetype: part.mimetype, path: target, size: fs.statSync(target).size };
+        } else {
+          addValue(fields, part.fieldname, part.value);
+        }
+      }
+    } catch (e) {
+      discardFiles(files);
+      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+        throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
+      }
+      throw e;
+    }
+    const data = formData(fields);
+    for (const f of Object.values(files)) data[f.fieldName] = { filename: f.filename, size: f.size, mimetype: f.mimetype };
+    return { data, files };
+  }
+  const body = request.body;
+  if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
+    // application/x-www-form-urlencoded, already parsed (repeated keys are lists)
+    if (Object.keys(body).length) return { data: formData({ ...(body as Record<string, unknown>) }), files };
+  }
+  if (opts.sideEffectFree && rawQuery) {
+    const q = queryData(rawQuery);
+    delete q.callback;
+    if (Object.keys(q).length) return { data: q, files };
+  }
+  if (Buffer.isBuffer(body) && body.length) return { data: parseJsonObject(decodeUtf8(body)), files };
+  return { data: {}, files };
+}
+
+export function discardFiles(files: Record<string, UploadedFile>): void {
+  for (const f of Object.values(files)) fs.rmSync(f.path, { force: true });
+}

@@ -1,0 +1,26 @@
+// The datastore_active flag of a catalog resource, set by the data store after it creates or drops
+// the resource's table.
+import type { Queryable } from '../db/database.ts';
+
+/** Sets resources.datastore_active (and metadata_modified); returns false when there is no such resource. */
+export async function setDatastoreActiveFlag(db: Queryable, resourceId: string, flag: boolean): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE resources SET datastore_active = $2, metadata_modified = (now() at time zone 'utc')
+     WHERE id = $1 AND datastore_active IS DISTINCT FROM $2`, [resourceId, flag]);
+  if (r.rowCount) return true;
+  return (await db.query('SELECT 1 FROM resources WHERE id = $1', [resourceId])).rows.length > 0;
+}
+
+export interface DatastoreResourceRow {
+  id: string;
+  package_id: string;
+  url_type: string | null;
+  datastore_active: boolean;
+}
+
+/** The active catalog resource a data store table belongs to (null when missing or deleted). */
+export async function findDatastoreResource(db: Queryable, resourceId: string): Promise<DatastoreResourceRow | null> {
+  const r = await db.query<DatastoreResourceRow>(
+    `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`, [resourceId]);
+  return r.rows[0] ?? null;
+}

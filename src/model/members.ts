@@ -1,0 +1,133 @@
+// Memberships of users, datasets and groups in groups/organizations (the members table): the only
+// place that writes member SQL for users and groups (datasets in groups: see also packages.ts).
+// Removed memberships keep their row with state 'deleted', as CKAN does.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.ts';
+import { membershipsChanged } from '../auth/authz.ts';
+import type { UserRow } from './users.ts';
+import type { GroupRow } from './groups.ts';
+
+export type MemberTable = 'user' | 'package' | 'group';
+
+export interface MemberRow {
+  id: string;
+  group_id: string;
+  table_name: MemberTable;
+  table_id: string;
+  capacity: string;
+  state: string;
+  created: string;
+}
+
+export async function findMember(db: Queryable, groupId: string, table: MemberTable, tableId: string): Promise<MemberRow | undefined> {
+  return (await db.query<MemberRow>(
+    "SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active'",
+    [groupId, table, tableId],
+  )).rows[0];
+}
+
+/** Adds the object to the group with the capacity, or changes the capacity of an existing membership. */
+export async function upsertMember(db: Queryable, groupId: string, table: MemberTable, tableId: string, capacity: string): Promise<MemberRow> {
+  const existing = await findMember(db, groupId, table, tableId);
+  if (table !== 'package') membershipsChanged();
+  if (existing) {
+    if (existing.capacity === capacity) return existing;
+    return (await db.query<MemberRow>('UPDATE members SET capacity = $2 WHERE id = $1 RETURNING *', [existing.id, capacity])).rows[0];
+  }
+  return (await db.query<MemberRow>(
+    "INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active') RETURNING *",
+    [randomUUID(), groupId, table, tableId, capacity],
+  )).rows[0];
+}
+
+/** Ends a membership; false when there was none. */
+export async function removeMember(db: Queryable, groupId: string, table: MemberTable, tableId: string): Promise<boolean> {
+  if (table !== 'package') membershipsChanged();
+  const r = await db.query<{ id: string }>(
+    "UPDATE members SET state = 'deleted' WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active' RETURNING id",
+    [groupId, table, tableId],
+  );
+  return r.rows.length > 0;
+}
+
+/**
+ * Makes the group's members of one table exactly the given (id, capacity) pairs: others are
+ * removed, capacities changed, new ones added (group_create/group_update's users/groups/packages).
+ */
+export async function replaceMembers(db: Queryable, groupId: string, table: MemberTable, entries: { id: string; capacity: string }[]): Promise<void> {
+  const wanted = new Map(entries.map((e) => [e.id, e.capacity]));
+  const current = (await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND state = 'active'", [groupId, table])).rows;
+  for (const m of current) if (!wanted.has(m.table_id)) await removeMember(db, groupId, table, m.table_id);
+  for (const [id, capacity] of wanted) await upsertMember(db, groupId, table, id, capacity);
+  if (table !== 'package') membershipsChanged();
+}
+
+export interface MemberListQuery {
+  objectType?: string;
+  capacity?: string;
+}
+
+/** Active memberships of a group (member_list), oldest first. */
+export async function listMembers(db: Queryable, groupId: string, q: MemberListQuery = {}): Promise<MemberRow[]> {
+  const params: unknown[] = [groupId];
+  let where = "group_id = $1 AND state = 'active'";
+  if (q.objectType) {
+    params.push(q.objectType);
+    where += ` AND table_name = $${params.length}`;
+  }
+  if (q.capacity) {
+    params.push(q.capacity);
+    where += ` AND capacity = $${params.length}`;
+  }
+  return (await db.query<MemberRow>(`SELECT * FROM members WHERE ${where} ORDER BY created, id`, params)).rows;
+}
+
+/** The active user members of a group with their capacity, by name. */
+export async function userMembers(db: Queryable, groupId: string): Promise<(UserRow & { capacity: string })[]> {
+  return (await db.query(
+    `SELECT u.*, m.capacity FROM members m JOIN users u ON u.id = m.table_id
+     WHERE m.group_id = $1 AND m.table_name = 'user' AND m.state = 'active' AND u.state <> 'deleted'
+     ORDER BY u.name COLLATE "C"`,
+    [groupId],
+  )).rows;
+}
+
+export async function countUserMembers(db: Queryable, groupId: string): Promise<number> {
+  return (await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM members m JOIN users u ON u.id = m.table_id
+     WHERE m.group_id = $1 AND m.table_name = 'user' AND m.state = 'active' AND u.state <> 'deleted'`,
+    [groupId],
+  )).rows[0].n;
+}
+
+/** Active sub-groups (groups that are members of the group) with their capacity, by name. */
+export async function subGroups(db: Queryable, groupId: string): Promise<(GroupRow & { capacity: string })[]> {
+  return (await db.query(
+    `SELECT g.*, m.capacity FROM members m JOIN groups g ON g.id = m.table_id
+     WHERE m.group_id = $1 AND m.table_name = 'group' AND m.state = 'active' AND g.state = 'active'
+     ORDER BY g.name COLLATE "C"`,
+    [groupId],
+  )).rows;
+}
+
+/** Is candidate the group itself or one of its ancestors (so making candidate a sub-group would loop)? */
+export async function isSelfOrAncestor(db: Queryable, groupId: string, candidateId: string): Promise<boolean> {
+  if (groupId === candidateId) return true;
+  const r = await db.query(
+    `WITH RECURSIVE up AS (
+       SELECT group_id FROM members WHERE table_name = 'group' AND table_id = $1 AND state = 'active'
+       UNION
+       SELECT m.group_id FROM members m JOIN up ON m.table_id = up.group_id WHERE m.table_name = 'group' AND m.state = 'active'
+     ) SELECT 1 FROM up WHERE group_id = $2 LIMIT 1`,
+    [groupId, candidateId],
+  );
+  return r.rows.length > 0;
+}
+
+/** Group ids in which the user holds one of the capacities directly. */
+export async function userGroupIds(db: Queryable, userId: string, capacities: string[]): Promise<string[]> {
+  return (await db.query<{ group_id: string }>(
+    "SELECT group_id FROM members WHERE table_name = 'user' AND table_id = $1 AND state = 'active' AND capacity = ANY($2::text[])",
+    [userId, capacities],
+  )).rows.map((r) => r.group_id);
+}

@@ -1,0 +1,157 @@
+// The package dict as CKAN returns it (package_show, lists, search results), built for many
+// datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
+import type { ActionContext } from '../actions/context.ts';
+import { visiblePackagesCondition } from '../auth/authz.ts';
+import type { Queryable } from '../db/database.ts';
+import { siteUrl } from '../http/site-url.ts';
+import type { Config } from '../config/load.ts';
+import { findLicense, isOpenLicense } from './licenses.ts';
+import { extrasOf, groupsByIds, packageGroups, type GroupRef, type PackageRow } from './packages.ts';
+import { relationshipsOf } from './relationships.ts';
+import { resourcesOf, type ResourceRow } from './resources.ts';
+import { tagsOf } from './tags.ts';
+
+export interface PackageDictOptions {
+  includeTracking?: boolean;
+  includePluginData?: boolean;
+}
+
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function groupImageUrl(config: Config, url: string | null): string {
+  if (!url) return '';
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || url.startsWith('/')) return url;
+  return `${siteUrl(config)}/uploads/group/${url}`;
+}
+
+/** The public URL of a resource: uploads point at our download route. */
+export function resourceUrl(config: Config, r: Pick<ResourceRow, 'id' | 'package_id' | 'url' | 'url_type'>): string {
+  const url = r.url ?? '';
+  if (r.url_type === 'upload' && url && !url.includes('/')) return `${siteUrl(config)}/dataset/${r.package_id}/resource/${r.id}/download/${url}`;
+  if (r.url_type === 'datastore') return `${siteUrl(config)}/datastore/dump/${r.id}`;
+  if (url && !/^[a-z][a-z0-9+.-]*:/i.test(url)) return 'http://' + url.replace(/^\/+/, '');
+  return url;
+}
+
+export function resourceDict(config: Config, r: ResourceRow, opts: PackageDictOptions = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r.extras ?? {})) out[k] = v;
+  Object.assign(out, {
+    cache_last_updated: r.cache_last_updated,
+    cache_url: r.cache_url,
+    created: r.created,
+    datastore_active: r.datastore_active,
+    description: r.description ?? '',
+    format: r.format ?? '',
+    hash: r.hash ?? '',
+    id: r.id,
+    last_modified: r.last_modified,
+    metadata_modified: r.metadata_modified,
+    mimetype: r.mimetype,
+    mimetype_inner: r.mimetype_inner,
+    name: r.name,
+    package_id: r.package_id,
+    position: r.position,
+    resource_type: r.resource_type,
+    size: r.size === null || r.size === undefined ? null : Number(r.size),
+    state: r.state,
+    url: resourceUrl(config, r),
+    url_type: r.url_type,
+  });
+  if (opts.includeTracking) out.tracking_summary = { total: 0, recent: 0 };
+  return sortKeys(out);
+}
+
+function organizationDict(g: GroupRef | undefined): Record<string, unknown> | null {
+  if (!g) return null;
+  return {
+    id: g.id, name: g.name, title: g.title ?? '', type: g.type, description: g.description ?? '', image_url: g.image_url ?? '',
+    created: g.created, is_organization: g.is_organization, approval_status: g.approval_status, state: g.state,
+  };
+}
+
+/** Package dicts for the rows, in the same order (no visibility check: callers decide). */
+export async function buildPackageDicts(ctx: { db: Queryable; config: Config; identity: { sysadmin: boolean } }, rows: PackageRow[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+  if (!rows.length) return [];
+  const { db, config } = ctx;
+  const ids = rows.map((r) => r.id);
+  // one after the other: inside a write the queries share one connection
+  const extras = await extrasOf(db, ids);
+  const tags = await tagsOf(db, ids);
+  const groups = await packageGroups(db, ids);
+  const resources = await resourcesOf(db, ids);
+  const rels = await relationshipsOf(db, ids);
+  const orgs = await groupsByIds(db, [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))]);
+  const by = <T extends { package_id: string }>(list: T[]) => {
+    const m = new Map<string, T[]>();
+    for (const x of list) (m.get(x.package_id) ?? m.set(x.package_id, []).get(x.package_id)!).push(x);
+    return m;
+  };
+  const extrasBy = by(extras);
+  const tagsBy = by(tags);
+  const groupsBy = by(groups);
+  const resourcesBy = by(resources);
+  const orgById = new Map(orgs.map((g) => [g.id, g]));
+  return rows.map((p) => {
+    const license = findLicense(p.license_id);
+    const pkgTags = (tagsBy.get(p.id) ?? []).filter((t) => !t.vocabulary_id);
+    const relDict = (r: (typeof rels)[number]) => ({
+      id: r.id, type: r.type, comment: r.comment ?? '',
+      __extras: { subject_package_id: r.subject_package_id, object_package_id: r.object_package_id },
+    });
+    const pkgResources = (resourcesBy.get(p.id) ?? []).map((r) => resourceDict(config, r, opts));
+    const out: Record<string, unknown> = { ...(p.custom_fields ?? {}) };
+    Object.assign(out, {
+      author: p.author,
+      author_email: p.author_email,
+      creator_user_id: p.creator_user_id,
+      extras: (extrasBy.get(p.id) ?? []).map((e) => ({ key: e.key, value: e.value })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      groups: (groupsBy.get(p.id) ?? []).map((g) => ({
+        description: g.description ?? '', display_name: g.title || g.name, id: g.id, image_display_url: groupImageUrl(config, g.image_url), name: g.name, title: g.title ?? '',
+      })),
+      id: p.id,
+      isopen: isOpenLicense(license),
+      license_id: p.license_id,
+      license_title: license ? license.title : p.license_id,
+      maintainer: p.maintainer,
+      maintainer_email: p.maintainer_email,
+      metadata_created: p.metadata_created,
+      metadata_modified: p.metadata_modified,
+      name: p.name,
+      notes: p.notes,
+      num_resources: pkgResources.length,
+      num_tags: pkgTags.length,
+      organization: organizationDict(p.owner_org ? orgById.get(p.owner_org) : undefined),
+      owner_org: p.owner_org,
+      private: p.private,
+      relationships_as_object: rels.filter((r) => r.object_package_id === p.id).map(relDict),
+      relationships_as_subject: rels.filter((r) => r.subject_package_id === p.id).map(relDict),
+      resources: pkgResources,
+      state: p.state,
+      tags: pkgTags.map((t) => ({ display_name: t.name, id: t.id, name: t.name, state: t.state, vocabulary_id: t.vocabulary_id })),
+      title: p.title || p.name,
+      type: p.type,
+      url: p.url,
+      version: p.version,
+    });
+    if (license?.url) out.license_url = license.url;
+    if (opts.includeTracking) out.tracking_summary = { total: 0, recent: 0 };
+    if (opts.includePluginData && ctx.identity.sysadmin) out.plugin_data = p.plugin_data ?? {};
+    return sortKeys(out);
+  });
+}
+
+/**
+ * Package dicts for the given ids that the caller may see, in the order of ids (ids the caller
+ * may not see, or that do not exist, are left out). For group_show, user_show and lists.
+ */
+export async function packageDicts(ctx: ActionContext, ids: string[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+  if (!ids.length) return [];
+  const params: unknown[] = [ids];
+  const cond = await visiblePackagesCondition(ctx, params, 'p');
+  const rows = (await ctx.db.query<PackageRow>(`SELECT p.* FROM packages p WHERE p.id = ANY($1::text[]) AND ${cond}`, params)).rows;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return buildPackageDicts(ctx, ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r), opts);
+}

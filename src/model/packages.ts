@@ -1,0 +1,205 @@
+// Datasets (packages): the only place that writes package, extras, membership and collaborator SQL
+// for datasets.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.ts';
+import { ValidationError } from '../errors.ts';
+
+/** A concurrent write took the name between validation and the write: CKAN's message, not a 500. */
+function nameTaken(e: unknown): never {
+  const err = e as { code?: string; constraint?: string; message?: string };
+  if (err?.code === '23505' && (err.constraint === 'packages_name_key' || /packages_name_key/.test(err.message ?? ''))) {
+    throw new ValidationError({ name: ['That URL is already in use.'] });
+  }
+  throw e;
+}
+
+export interface PackageRow {
+  id: string;
+  name: string;
+  title: string | null;
+  version: string | null;
+  url: string | null;
+  notes: string | null;
+  license_id: string | null;
+  author: string | null;
+  author_email: string | null;
+  maintainer: string | null;
+  maintainer_email: string | null;
+  state: string;
+  type: string;
+  owner_org: string | null;
+  private: boolean;
+  creator_user_id: string | null;
+  metadata_created: string;
+  metadata_modified: string;
+  plugin_data: Record<string, unknown> | null;
+  custom_fields: Record<string, unknown> | null;
+}
+
+/** Text columns a package_update replaces (null when not sent). */
+export const PACKAGE_TEXT_FIELDS = ['title', 'version', 'url', 'notes', 'license_id', 'author', 'author_email', 'maintainer', 'maintainer_email'] as const;
+
+const NOW = "(now() at time zone 'utc')";
+
+/** By id, then by name (deleted datasets are found too). */
+export async function findPackage(db: Queryable, idOrName: string): Promise<PackageRow | undefined> {
+  const r = await db.query<PackageRow>('SELECT * FROM packages WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName]);
+  return r.rows[0];
+}
+
+export async function packagesByIds(db: Queryable, ids: string[]): Promise<PackageRow[]> {
+  if (!ids.length) return [];
+  return (await db.query<PackageRow>('SELECT * FROM packages WHERE id = ANY($1::text[])', [ids])).rows;
+}
+
+/** The dataset holding this name, other than a deleted one. */
+export async function packageNameHolder(db: Queryable, name: string): Promise<PackageRow | undefined> {
+  return (await db.query<PackageRow>("SELECT * FROM packages WHERE name = $1 AND state <> 'deleted'", [name])).rows[0];
+}
+
+/** A deleted dataset holding a name that is reused gets its id as name (CKAN). */
+export async function freeDeletedName(db: Queryable, name: string, exceptId?: string): Promise<void> {
+  await db.query("UPDATE packages SET name = id WHERE name = $1 AND state = 'deleted' AND id <> $2", [name, exceptId ?? '']);
+}
+
+export type PackageWrite = Partial<Omit<PackageRow, 'metadata_created' | 'metadata_modified'>>;
+
+export async function insertPackage(db: Queryable, p: PackageWrite & { name: string }): Promise<PackageRow> {
+  const row = {
+    id: p.id ?? randomUUID(), name: p.name, title: p.title ?? null, version: p.version ?? null, url: p.url ?? null, notes: p.notes ?? null,
+    license_id: p.license_id ?? null, author: p.author ?? null, author_email: p.author_email ?? null, maintainer: p.maintainer ?? null,
+    maintainer_email: p.maintainer_email ?? null, state: p.state ?? 'active', type: p.type ?? 'dataset', owner_org: p.owner_org ?? null,
+    private: p.private ?? false, creator_user_id: p.creator_user_id ?? null, plugin_data: p.plugin_data ?? null, custom_fields: p.custom_fields ?? null,
+  };
+  const cols = Object.keys(row);
+  const r = await db.query<PackageRow>(
+    `INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
+     VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW}) RETURNING *`,
+    Object.values(row).map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
+  ).catch(nameTaken);
+  return r.rows[0];
+}
+
+const UPDATABLE = new Set(['name', 'title', 'version', 'url', 'notes', 'license_id', 'author', 'author_email', 'maintainer', 'maintainer_email',
+  'state', 'type', 'owner_org', 'private', 'plugin_data', 'custom_fields']);
+
+/** Sets the given columns and metadata_modified. */
+export async function updatePackage(db: Queryable, id: string, changes: PackageWrite): Promise<PackageRow> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [k, v] of Object.entries(changes)) {
+    if (!UPDATABLE.has(k) || v === undefined) continue;
+    params.push(v !== null && typeof v === 'object' ? JSON.stringify(v) : v);
+    sets.push(`${k} = $${params.length}`);
+  }
+  sets.push(`metadata_modified = ${NOW}`);
+  const r = await db.query<PackageRow>(`UPDATE packages SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params).catch(nameTaken);
+  return r.rows[0];
+}
+
+/** Marks the dataset as modified now (resource writes). */
+export async function touchPackage(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE packages SET metadata_modified = ${NOW} WHERE id = $1`, [id]);
+}
+
+export async function setExtras(db: Queryable, packageId: string, extras: { key: string; value: string }[]): Promise<void> {
+  await db.query('DELETE FROM package_extras WHERE package_id = $1', [packageId]);
+  if (!extras.length) return;
+  await db.query(
+    'INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)',
+    [packageId, extras.map((e) => e.key), extras.map((e) => e.value)],
+  );
+}
+
+export async function extrasOf(db: Queryable, packageIds: string[]): Promise<{ package_id: string; key: string; value: string | null }[]> {
+  return (await db.query('SELECT package_id, key, value FROM package_extras WHERE package_id = ANY($1::text[]) ORDER BY key', [packageIds])).rows;
+}
+
+export interface GroupRef {
+  id: string;
+  name: string;
+  title: string | null;
+  description: string | null;
+  image_url: string | null;
+  is_organization: boolean;
+  type: string;
+  created: string;
+  approval_status: string;
+  state: string;
+}
+
+/** A group or organization by id or name (any state). */
+export async function findGroup(db: Queryable, idOrName: string): Promise<GroupRef | undefined> {
+  return (await db.query<GroupRef>('SELECT * FROM groups WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName])).rows[0];
+}
+
+export async function groupsByIds(db: Queryable, ids: string[]): Promise<GroupRef[]> {
+  if (!ids.length) return [];
+  return (await db.query<GroupRef>('SELECT * FROM groups WHERE id = ANY($1::text[])', [ids])).rows;
+}
+
+/** Active (non-organization) groups the datasets belong to. */
+export async function packageGroups(db: Queryable, packageIds: string[]): Promise<(GroupRef & { package_id: string })[]> {
+  return (await db.query(
+    `SELECT m.table_id AS package_id, g.* FROM members m JOIN groups g ON g.id = m.group_id
+     WHERE m.table_name = 'package' AND m.state = 'active' AND m.table_id = ANY($1::text[])
+       AND NOT g.is_organization AND g.state = 'active'
+     ORDER BY g.name`,
+    [packageIds],
+  )).rows;
+}
+
+export async function addPackageToGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {
+  const exists = await db.query("SELECT 1 FROM members WHERE group_id = $1 AND table_name = 'package' AND table_id = $2 AND state = 'active'", [groupId, packageId]);
+  if (exists.rows.length) return;
+  await db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'public', 'active')",
+    [randomUUID(), groupId, packageId]);
+}
+
+export async function removePackageFromGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {
+  await db.query("DELETE FROM members WHERE group_id = $1 AND table_name = 'package' AND table_id = $2", [groupId, packageId]);
+}
+
+/** package_delete: group memberships and collaborators go. */
+export async function removeMembershipsAndCollaborators(db: Queryable, packageId: string): Promise<void> {
+  await db.query("DELETE FROM members WHERE table_name = 'package' AND table_id = $1", [packageId]);
+  await db.query('DELETE FROM package_members WHERE package_id = $1', [packageId]);
+}
+
+/** Hard delete; resources, extras, tags links, relationships and collaborators cascade. Returns the resource ids. */
+export async function purgePackage(db: Queryable, packageId: string): Promise<void> {
+  await db.query("DELETE FROM members WHERE table_name = 'package' AND table_id = $1", [packageId]);
+  await db.query('DELETE FROM package_relationships WHERE subject_package_id = $1 OR object_package_id = $1', [packageId]);
+  await db.query('DELETE FROM packages WHERE id = $1', [packageId]);
+}
+
+/** Names of active public datasets, by name. */
+export async function activePublicNames(db: Queryable, limit?: number, offset = 0): Promise<string[]> {
+  const params: unknown[] = [offset];
+  let lim = '';
+  if (limit !== undefined) {
+    params.push(limit);
+    lim = ` LIMIT $2`;
+  }
+  const r = await db.query<{ name: string }>(`SELECT name FROM packages WHERE state = 'active' AND NOT private ORDER BY name${lim} OFFSET $1`, params);
+  return r.rows.map((x) => x.name);
+}
+
+// --- change notifications -------------------------------------------------------------------
+
+export type PackageChange = 'changed' | 'deleted' | 'purged';
+/** Called inside the write's transaction (db is that transaction) after a dataset or its resources changed. */
+export type PackageChangeListener = (db: Queryable, packageId: string, change: PackageChange) => Promise<void> | void;
+
+const changeListeners = new WeakMap<object, PackageChangeListener[]>();
+
+/** Registers a listener for one running service (e.g. a search index kept in the same transaction). */
+export function onPackageChange(services: object, listener: PackageChangeListener): void {
+  const list = changeListeners.get(services) ?? [];
+  list.push(listener);
+  changeListeners.set(services, list);
+}
+
+export async function notifyPackageChange(ctx: { services: object; db: Queryable }, packageId: string, change: PackageChange = 'changed'): Promise<void> {
+  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change);
+}

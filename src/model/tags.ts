@@ -1,0 +1,65 @@
+// Tags of datasets (free tags and vocabulary tags).
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/database.ts';
+
+export interface PackageTagRow {
+  package_id: string;
+  id: string;
+  name: string;
+  vocabulary_id: string | null;
+  state: string;
+}
+
+/** The tag's id, creating the tag when it does not exist. */
+export async function ensureTag(db: Queryable, name: string, vocabularyId: string | null): Promise<string> {
+  const found = await db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
+  if (found.rows[0]) return found.rows[0].id;
+  const id = randomUUID();
+  await db.query('INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3)', [id, name, vocabularyId]);
+  return id;
+}
+
+/** Replaces the dataset's tags. */
+export async function setPackageTags(db: Queryable, packageId: string, tags: { name: string; vocabulary_id?: string | null }[]): Promise<void> {
+  await db.query('DELETE FROM package_tags WHERE package_id = $1', [packageId]);
+  const seen = new Set<string>();
+  for (const t of tags) {
+    const id = await ensureTag(db, t.name, t.vocabulary_id ?? null);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active')", [packageId, id]);
+  }
+}
+
+export async function tagsOf(db: Queryable, packageIds: string[]): Promise<PackageTagRow[]> {
+  return (await db.query<PackageTagRow>(
+    `SELECT pt.package_id, t.id, t.name, t.vocabulary_id, pt.state FROM package_tags pt JOIN tags t ON t.id = pt.tag_id
+     WHERE pt.package_id = ANY($1::text[]) AND pt.state = 'active' ORDER BY t.name`,
+    [packageIds],
+  )).rows;
+}
+
+/** Deletes tags (of the given ids) that no dataset uses any more. */
+export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {
+  if (!tagIds.length) return;
+  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
+}
+
+/** Free tags in use by active datasets (or tags of a vocabulary), optionally containing query. */
+export async function listTags(db: Queryable, opts: { query?: string; vocabularyId?: string | null }): Promise<{ id: string; name: string; vocabulary_id: string | null }[]> {
+  const params: unknown[] = [opts.vocabularyId ?? ''];
+  let cond = "coalesce(t.vocabulary_id, '') = $1";
+  if (opts.query) {
+    params.push(`%${opts.query.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+    cond += ` AND t.name ILIKE $${params.length}`;
+  }
+  // Free tags: only those in use; vocabulary tags exist on their own.
+  const inUse = opts.vocabularyId
+    ? ''
+    : " AND EXISTS (SELECT 1 FROM package_tags pt JOIN packages p ON p.id = pt.package_id WHERE pt.tag_id = t.id AND pt.state = 'active' AND p.state = 'active')";
+  return (await db.query(`SELECT t.id, t.name, t.vocabulary_id FROM tags t WHERE ${cond}${inUse} ORDER BY t.name`, params)).rows;
+}
+
+export async function findVocabulary(db: Queryable, idOrName: string): Promise<{ id: string; name: string } | undefined> {
+  return (await db.query('SELECT id, name FROM vocabularies WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName])).rows[0];
+}

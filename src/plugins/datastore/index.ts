@@ -1,0 +1,60 @@
+// datastore: tabular data attached to resources (spec/datastore.md). Embedded mode keeps it in a
+// second PGlite database with a read-only role inside; server mode uses svc.datastore.write_url
+// (owner) and svc.datastore.read_url (read-only user). The backend is services.plugins.datastore.
+import type { Plugin } from '../plugin.ts';
+import { declareOption } from '../../config/options.ts';
+import { PostgresDatabase, type Database } from '../../db/database.ts';
+import { PostgresBackend } from '../../datastore/postgres.ts';
+import { addHttpExtension } from '../../http/app.ts';
+import { datastoreActions } from './actions.ts';
+import { dumpExtension } from './dump.ts';
+import { registerSearchSql, type SqlSearchBackend } from '../../datastore/search-sql.ts';
+
+const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
+const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
+
+declareOption({ name: 'svc.datastore.write_url', type: 'string', default: '', secret: true, validate: postgresUrl,
+  description: 'PostgreSQL URL of the data store database for the write user (its owner); empty uses an embedded database' });
+declareOption({ name: 'svc.datastore.read_url', type: 'string', default: '', secret: true, validate: postgresUrl,
+  description: 'PostgreSQL URL of the data store database for the read-only user (see svc datastore set-permissions)' });
+declareOption({ name: 'svc.datastore.search.rows_default', type: 'int', default: 100, validate: positive,
+  description: 'Default number of rows datastore_search returns' });
+declareOption({ name: 'svc.datastore.search.rows_max', type: 'int', default: 32000, validate: positive,
+  description: 'Most rows datastore_search and datastore_search_sql return' });
+declareOption({ name: 'svc.datastore.sqlsearch.enabled', type: 'bool', default: false,
+  description: 'Enable datastore_search_sql' });
+declareOption({ name: 'svc.datastore.sqlsearch.timeout', type: 'int', default: 60000, validate: positive,
+  description: 'Longest time a datastore_search_sql query may run, in milliseconds' });
+
+/** The read-only role inside the embedded data store database. */
+export const EMBEDDED_READER_ROLE = 'svc_datastore_reader';
+
+export const datastorePlugin: Plugin = {
+  name: 'datastore',
+  async setup(services) {
+    const writeUrl = services.config.str('svc.datastore.write_url');
+    const readUrl = services.config.str('svc.datastore.read_url');
+    let backend: PostgresBackend;
+    let sqlRead: Omit<SqlSearchBackend, 'kind'>;
+    if (writeUrl) {
+      const write = PostgresDatabase.open(writeUrl, { max: 5 });
+      const owned: Database[] = [write];
+      let read: Database | undefined;
+      if (readUrl) owned.push((read = PostgresDatabase.open(readUrl, { max: 5 })));
+      else services.logger.warn('svc.datastore.read_url is not set: data store reads use the write user in read-only transactions');
+      backend = new PostgresBackend({ write, read, owned });
+      sqlRead = { readDb: read ?? write };
+    } else {
+      const db = await services.openEmbedded('datastore');
+      backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db] });
+      sqlRead = { readDb: db, readRole: EMBEDDED_READER_ROLE };
+    }
+    services.onClose.push(() => backend.close());
+    await backend.init();
+    services.plugins.datastore = backend;
+    services.registry.defineAll(datastoreActions);
+    // datastore_search_sql exists only when svc.datastore.sqlsearch.enabled is set.
+    registerSearchSql(services, { kind: backend.kind, ...sqlRead });
+    addHttpExtension(dumpExtension);
+  },
+};

@@ -1,0 +1,9 @@
+// Built-in plugins, by the name used in svc.plugins. Importing a plugin declares its options.
+import type { Plugin } from './plugin.ts';
+import { expireApiTokenPlugin } from './expire_api_token/index.ts';
+import { datastorePlugin } from './datastore/index.ts';
+
+export const availablePlugins: Record<string, Plugin> = {
+  expire_api_token: expireApiTokenPlugin,
+  datastore: datastorePlugin,
+};

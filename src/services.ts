@@ -1,0 +1,69 @@
+// Builds everything a process needs from the configuration: databases (embedded or PostgreSQL),
+// migrations, the action registry with core actions and the enabled plugins.
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Services } from './actions/context.ts';
+import { Registry } from './actions/registry.ts';
+import { coreActions } from './actions/index.ts';
+import { ConfigError, type Config } from './config/load.ts';
+import { PGliteDatabase, PostgresDatabase, type Database } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { acquireDataDirLock } from './db/lock.ts';
+import { loadPersistedOptions } from './actions/config.ts';
+import { availablePlugins } from './plugins/index.ts';
+
+type EmbeddedOpener = (name: string) => Promise<PGliteDatabase>;
+
+/** Opens an embedded PGlite data dir under svc.storage_path; a data dir used by a running server is reported clearly. */
+export function embeddedOpener(config: Config): EmbeddedOpener {
+  return async (name) => {
+    const dir = path.join(config.str('svc.storage_path'), name);
+    acquireDataDirLock(dir);
+    return PGliteDatabase.open({ dataDir: dir });
+  };
+}
+
+/** Opens the catalog database: PostgreSQL at svc.database_url, else PGlite under svc.storage_path. */
+export async function openCatalogDatabase(config: Config, openEmbedded = embeddedOpener(config)): Promise<Database> {
+  const url = config.str('svc.database_url');
+  if (url) return PostgresDatabase.open(url, { max: config.int('svc.database_pool_size') });
+  return openEmbedded('catalog');
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+  /** An already open catalog database (tests). */
+  db?: Database;
+  /** Skip migrations (the database is known to be current). */
+  migrate?: boolean;
+  /** How embedded databases are opened (tests load a prepared template instead of creating one). */
+  openEmbedded?: EmbeddedOpener;
+}
+
+export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
+  const logger = opts.logger ?? pino({ level: config.str('svc.log_level') });
+  const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
+  const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
+  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded };
+  try {
+    if (opts.migrate !== false) await migrate(db);
+    services.registry.defineAll(coreActions);
+    await loadPersistedOptions(services);
+    const enabled = config.list('svc.plugins');
+    for (const name of enabled) {
+      const plugin = availablePlugins[name];
+      if (!plugin) throw new ConfigError(`unknown plugin "${name}" in svc.plugins (available: ${Object.keys(availablePlugins).join(', ')})`);
+      await plugin.setup(services);
+    }
+  } catch (e) {
+    await closeServices(services).catch(() => undefined);
+    throw e;
+  }
+  return services;
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  for (const fn of services.onClose.reverse()) await fn().catch(() => undefined);
+  services.onClose = [];
+  await services.db.close();
+}

@@ -1,0 +1,121 @@
+// CKAN-style validation: each field has a chain of validators. A validator returns the (converted)
+// value, throws Invalid to add a message and go on (messages accumulate, as in CKAN), or throws
+// Stop to end the chain for that field (missing values). Errors come out as {field: ["message"]},
+// with lists of per-item dicts for nested lists ({} for valid siblings).
+import { ValidationError } from '../errors.ts';
+
+export const MISSING: unique symbol = Symbol('missing');
+export type Missing = typeof MISSING;
+
+export class Invalid extends Error {}
+export class Stop extends Error {
+  constructor(readonly record?: string) {
+    super(record ?? 'stop');
+  }
+}
+
+export interface FieldContext {
+  /** Name of the field being validated. */
+  key: string;
+  /** The whole (top-level or item) dict being validated, values as converted so far. */
+  data: Record<string, unknown>;
+  /** Whatever the caller passes along (the action context). */
+  context: any;
+}
+
+export type Validator = (value: any, field: FieldContext) => unknown | Promise<unknown>;
+
+export interface ListOf {
+  listOf: Schema;
+  /** Validators run on the list as a whole before its items (e.g. ignoreMissing). */
+  before?: Validator[];
+}
+
+export type FieldSpec = Validator[] | ListOf;
+
+export interface Schema {
+  [field: string]: FieldSpec | ExtrasPolicy | Validator[] | undefined;
+  /** What to do with keys the schema does not name: keep them, drop them, or report them. */
+  $extras?: ExtrasPolicy;
+}
+export type ExtrasPolicy = 'keep' | 'drop' | 'reject';
+
+export interface ValidationResult {
+  data: Record<string, unknown>;
+  errors: Record<string, unknown>;
+}
+
+function isListOf(spec: unknown): spec is ListOf {
+  return !!spec && typeof spec === 'object' && !Array.isArray(spec) && 'listOf' in (spec as object);
+}
+
+async function runChain(chain: Validator[], value: unknown, field: FieldContext): Promise<{ value: unknown; messages: string[] }> {
+  const messages: string[] = [];
+  let v = value;
+  for (const validator of chain) {
+    try {
+      v = await validator(v, field);
+    } catch (e) {
+      if (e instanceof Stop) {
+        if (e.record) messages.push(e.record);
+        return { value: MISSING, messages };
+      }
+      if (e instanceof Invalid) {
+        messages.push(e.message);
+        continue;
+      }
+      throw e;
+    }
+  }
+  return { value: v, messages };
+}
+
+export async function validate(schema: Schema, input: Record<string, unknown>, context?: unknown): Promise<ValidationResult> {
+  const data: Record<string, unknown> = {};
+  const errors: Record<string, unknown> = {};
+  const policy = schema.$extras ?? 'drop';
+  for (const [key, value] of Object.entries(input)) {
+    if (key in schema || key === '$extras') continue;
+    if (policy === 'keep') data[key] = value;
+    else if (policy === 'reject') errors[key] = ['The input field ' + key + ' was not expected.'];
+  }
+  for (const [key, spec] of Object.entries(schema)) {
+    if (key === '$extras' || spec === undefined) continue;
+    const field: FieldContext = { key, data, context };
+    const raw = key in input && input[key] !== undefined ? input[key] : MISSING;
+    if (isListOf(spec)) {
+      let list: unknown = raw;
+      if (spec.before) {
+        const r = await runChain(spec.before, raw, field);
+        if (r.messages.length) errors[key] = r.messages;
+        if (r.value === MISSING || r.messages.length) continue;
+        list = r.value;
+      }
+      if (list === MISSING || list === null) continue;
+      if (!Array.isArray(list) || list.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) {
+        errors[key] = [`Only lists of dicts can be placed against subschema ('${key}',)`];
+        continue;
+      }
+      const items: Record<string, unknown>[] = [];
+      const itemErrors: Record<string, unknown>[] = [];
+      for (const item of list as Record<string, unknown>[]) {
+        const r = await validate(spec.listOf, item, context);
+        items.push(r.data);
+        itemErrors.push(r.errors);
+      }
+      data[key] = items;
+      if (itemErrors.some((e) => Object.keys(e).length)) errors[key] = itemErrors;
+      continue;
+    }
+    const r = await runChain(spec as Validator[], raw, field);
+    if (r.messages.length) errors[key] = r.messages;
+    if (r.value !== MISSING) data[key] = r.value;
+  }
+  return { data, errors };
+}
+
+export async function validateOrThrow<T = Record<string, any>>(schema: Schema, input: Record<string, unknown>, context?: unknown): Promise<T> {
+  const { data, errors } = await validate(schema, input, context);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  return data as T;
+}

@@ -1,0 +1,138 @@
+// The svc command line, run as a user would: a child process per command.
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { freshPostgresDatabase, onPostgres } from './helpers/app.ts';
+
+const bin = path.resolve('bin/svc.js');
+let storage: string;
+let env: NodeJS.ProcessEnv;
+let dropDb: (() => Promise<void>) | undefined;
+
+before(async () => {
+  storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  env = { PATH: process.env.PATH, HOME: process.env.HOME, SVC__STORAGE_PATH: storage, SVC__PLUGINS: 'expire_api_token', SVC__LOG_LEVEL: 'warn' };
+  if (onPostgres) {
+    const db = await freshPostgresDatabase();
+    env.SVC__DATABASE_URL = db.url;
+    dropDb = db.drop;
+  }
+});
+after(async () => {
+  await dropDb?.();
+  fs.rmSync(storage, { recursive: true, force: true });
+});
+
+function svc(...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { env, cwd: storage, encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('svc CLI', () => {
+  test('--help lists the commands', () => {
+    const r = svc('--help');
+    assert.equal(r.code, 0);
+    for (const c of ['serve', 'db', 'sysadmin', 'user', 'config']) assert.match(r.out, new RegExp(`\\b${c}\\b`));
+    assert.match(svc('user', 'token', 'add', '--help').out, /--expires-in/);
+  });
+
+  test('db init and db upgrade are idempotent', () => {
+    assert.equal(svc('db', 'init').code, 0);
+    const again = svc('db', 'upgrade');
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, /up to date/);
+  });
+
+  test('sysadmin add creates or promotes; list; remove', () => {
+    let r = svc('sysadmin', 'add', 'root', '--email', 'root@example.org', '--password', 'longenough');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /created sysadmin root/);
+    assert.equal(svc('user', 'add', 'jane', '--email', 'jane@example.org').code, 0);
+    r = svc('sysadmin', 'add', 'jane');
+    assert.match(r.out, /jane is now a sysadmin/);
+    r = svc('sysadmin', 'list');
+    assert.deepEqual(r.out.trim().split('\n').map((l) => l.split('\t')[0]), ['jane', 'root']);
+    assert.equal(svc('sysadmin', 'remove', 'jane').code, 0);
+    assert.deepEqual(svc('sysadmin', 'list').out.trim().split('\n').map((l) => l.split('\t')[0]), ['root']);
+  });
+
+  test('user add validates; list; remove', () => {
+    const bad = svc('user', 'add', 'x', '--email', 'nope');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /Must be at least 2 characters long/);
+    assert.match(bad.err, /not a valid format/);
+    assert.equal(svc('user', 'add', 'temp', '--email', 'temp@example.org').code, 0);
+    assert.match(svc('user', 'list').out, /^temp\t/m);
+    assert.equal(svc('user', 'remove', 'temp').code, 0);
+    assert.doesNotMatch(svc('user', 'list').out, /^temp\t/m);
+  });
+
+  test('user token add prints the token alone on the last line; list; revoke', () => {
+    const r = svc('user', 'token', 'add', 'root', 'ci', '--expires-in', '2', '--unit', 'hours');
+    assert.equal(r.code, 0, r.err);
+    const last = r.out.trim().split('\n').pop()!;
+    assert.match(last, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const list = svc('user', 'token', 'list', 'root').out.trim().split('\n');
+    const row = list.find((l) => l.split('\t')[1] === 'ci');
+    assert.ok(row);
+    const id = row!.split('\t')[0];
+    assert.equal(svc('user', 'token', 'revoke', id).code, 0);
+    assert.ok(!svc('user', 'token', 'list', 'root').out.includes('\tci\t'));
+    const bad = svc('user', 'token', 'add', 'nobody', 'x');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /no user nobody/);
+  });
+
+  test('a bad option value stops with a message naming it', () => {
+    const r = spawnSync(process.execPath, [bin, 'config', 'show'], { env: { ...env, SVC__PORT: 'eighty' }, encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /svc\.port/);
+    const shown = svc('config', 'show');
+    assert.match(shown.out, /^svc\.port = 5000$/m);
+  });
+
+  test('serve answers on the port; on PGlite a second process is told the data dir is in use', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/api/3/action/site_read`);
+      const body = await (await fetch(`http://127.0.0.1:${port}/api/3/action/site_read`)).json();
+      assert.equal(body.result, true);
+      if (!onPostgres) {
+        const r = svc('user', 'list');
+        assert.equal(r.code, 1);
+        assert.match(r.err, /in use by another svc process/);
+      } else {
+        assert.equal(svc('user', 'list').code, 0);
+      }
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url: string): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`server did not answer at ${url}`);
+}
