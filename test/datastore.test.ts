@@ -474,3 +474,35 @@ test('injection attempts reach SQL only as bound values or quoted identifiers', 
   const ro = await t.call('datastore_search', { resource_id: id, q: 'x', language: 'english' }, { token: editor.token });
   assert.equal(ro.status, 200);
 });
+
+test('a table goes with its resource: resource_delete, package_delete, dataset_purge', async () => {
+  const fields = [{ id: 'v', type: 'int' }];
+  const gone = async (id: string) => {
+    const r = await t.call('datastore_search', { resource_id: id }, { token: sys });
+    assert.equal(r.status, 404, JSON.stringify(r.body));
+    assert.equal(r.body.error?.__type, 'Not Found Error');
+  };
+  // resource_delete
+  const a = await newTable({ fields, records: [{ v: 1 }] });
+  await t.ok('resource_delete', { id: a }, { token: editor.token });
+  await gone(a);
+  // package_update leaving a resource out deletes it, and its table
+  await t.ok('package_create', { name: 'ds-doomed', owner_org: 'ds-org' }, { token: editor.token });
+  const mk = async () => (await t.ok('datastore_create', { resource: { package_id: 'ds-doomed' }, fields, records: [{ v: 2 }] }, { token: editor.token })).resource_id;
+  const kept = await mk();
+  const dropped = await mk();
+  const pkg = await t.ok('package_show', { id: 'ds-doomed' }, { token: editor.token });
+  await t.ok('package_update', { ...pkg, resources: pkg.resources.filter((r: any) => r.id === kept) }, { token: editor.token });
+  await gone(dropped);
+  assert.equal((await t.ok('datastore_search', { resource_id: kept }, { token: sys })).total, 1);
+  // package_delete
+  await t.ok('package_delete', { id: 'ds-doomed' }, { token: editor.token });
+  await gone(kept);
+  // dataset_purge
+  await t.ok('package_create', { name: 'ds-purged', owner_org: 'ds-org' }, { token: editor.token });
+  const p = (await t.ok('datastore_create', { resource: { package_id: 'ds-purged' }, fields, records: [{ v: 3 }] }, { token: editor.token })).resource_id;
+  await t.ok('dataset_purge', { id: 'ds-purged' }, { token: sys });
+  await gone(p);
+  const ids = (await t.ok('datastore_search', { resource_id: '_table_metadata', limit: 1000 }, { token: sys })).records.map((r: any) => r.name);
+  for (const id of [a, dropped, kept, p]) assert.ok(!ids.includes(id), `${id} still listed`);
+});

@@ -142,7 +142,10 @@ export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions)
   if (o.includeGroups) out.groups = (await subGroups(ctx.db, g.id)).map((s) => ({ name: s.name, capacity: s.capacity }));
   if (o.includeUsers) {
     const users = await userMembers(ctx.db, g.id);
-    out.users = await Promise.all(users.map(async (u) => sortKeys({ ...(await userDict(ctx, u, { self: false })), capacity: u.capacity })));
+    const dicts: Record<string, unknown>[] = [];
+    // One after another: the queries share the request's connection.
+    for (const u of users) dicts.push(sortKeys({ ...(await userDict(ctx, u, { self: false })), capacity: u.capacity }));
+    out.users = dicts;
   }
   if (o.includeMemberCount) out.member_count = await countUserMembers(ctx.db, g.id);
   out.num_followers = o.includeFollowers ? await followerCount(ctx, g) : 0;

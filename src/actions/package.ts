@@ -788,9 +788,10 @@ export const packageActions: ActionDefinition<any, any>[] = [
       const pkg = await targetPackage(ctx, p);
       const resources = await allResourcesOf(ctx.db, pkg.id);
       const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map((r) => r.tag_id);
+      // Listeners run before the rows go, so they can still see what belonged to the dataset.
+      await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
       await deleteUnusedTags(ctx.db, tagIds);
-      await notifyPackageChange(ctx, pkg.id, 'purged');
       for (const r of resources) removeResourceFile(ctx.config, r.id);
       return null;
     },

@@ -213,7 +213,10 @@ export const userActions: ActionDefinition<any, any>[] = [
         includeSiteUser: p.include_site_user || ctx.identity.sysadmin, siteUserName: ctx.config.str('svc.site_id'),
       });
       if (!p.all_fields) return rows.map((r) => r.name);
-      return Promise.all(rows.map((r) => userDict(ctx, r, { numberCreatedPackages: r.number_created_packages })));
+      const dicts = [];
+      // One after another: the queries share the request's connection.
+      for (const r of rows) dicts.push(await userDict(ctx, r, { numberCreatedPackages: r.number_created_packages }));
+      return dicts;
     },
   },
   {

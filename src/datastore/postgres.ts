@@ -720,7 +720,8 @@ export class PostgresBackend implements DatastoreBackend {
       const r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
       await q.exec('CLOSE ds_read');
       const truncated = r.rows.length > limit;
-      const fields = await Promise.all(r.fields.map(async (f) => ({ id: f.name, type: reportedType(await this.typeName(q, f.dataTypeID)) })));
+      const fields: { id: string; type: string }[] = [];
+      for (const f of r.fields) fields.push({ id: f.name, type: reportedType(await this.typeName(q, f.dataTypeID)) });
       const kinds = fields.map((f) => kindOf(f.type));
       const records = r.rows.slice(0, limit).map((row) => {
         const o: Record<string, unknown> = {};

@@ -24,3 +24,14 @@ export async function findDatastoreResource(db: Queryable, resourceId: string): 
     `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`, [resourceId]);
   return r.rows[0] ?? null;
 }
+
+/**
+ * Resources of a dataset whose data store table must go: the resource or the whole dataset was
+ * deleted, or (purging) every resource of the dataset.
+ */
+export async function datastoreTablesToDrop(db: Queryable, packageId: string, purging: boolean): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
+    `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
+     WHERE r.package_id = $1 AND r.datastore_active AND ($2 OR r.state <> 'active' OR p.state = 'deleted')`, [packageId, purging]);
+  return r.rows.map((x) => x.id);
+}

@@ -188,7 +188,7 @@ export async function activePublicNames(db: Queryable, limit?: number, offset = 
 // --- change notifications -------------------------------------------------------------------
 
 export type PackageChange = 'changed' | 'deleted' | 'purged';
-/** Called inside the write's transaction (db is that transaction) after a dataset or its resources changed. */
+/** Called inside the write's transaction (db is that transaction) after a dataset or its resources changed ('purged': just before its rows are removed). */
 export type PackageChangeListener = (db: Queryable, packageId: string, change: PackageChange) => Promise<void> | void;
 
 const changeListeners = new WeakMap<object, PackageChangeListener[]>();

@@ -8,6 +8,10 @@ import { PostgresBackend } from '../../datastore/postgres.ts';
 import { addHttpExtension } from '../../http/app.ts';
 import { datastoreActions } from './actions.ts';
 import { dumpExtension } from './dump.ts';
+import { onPackageChange } from '../../model/packages.ts';
+import { datastoreTablesToDrop, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
+import { NotFoundError } from '../../errors.ts';
+import './permissions.ts'; // adds `svc datastore set-permissions`
 import { registerSearchSql, type SqlSearchBackend } from '../../datastore/search-sql.ts';
 
 const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
@@ -52,6 +56,15 @@ export const datastorePlugin: Plugin = {
     services.onClose.push(() => backend.close());
     await backend.init();
     services.plugins.datastore = backend;
+    // A table cannot outlive its resource: deleting the resource or its dataset drops it.
+    onPackageChange(services, async (db, packageId, change) => {
+      for (const id of await datastoreTablesToDrop(db, packageId, change === 'purged')) {
+        await backend.delete({ resource_id: id }).catch((e) => {
+          if (!(e instanceof NotFoundError)) throw e;
+        });
+        await setDatastoreActiveFlag(db, id, false);
+      }
+    });
     services.registry.defineAll(datastoreActions);
     // datastore_search_sql exists only when svc.datastore.sqlsearch.enabled is set.
     registerSearchSql(services, { kind: backend.kind, ...sqlRead });

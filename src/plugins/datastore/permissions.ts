@@ -3,6 +3,8 @@
 // Modelled on CKAN's set_permissions.sql.
 import { quoteIdent as qi } from '../../db/sql.ts';
 import { METADATA_VIEW } from '../../datastore/postgres.ts';
+import { cliCommands } from '../../cli/extensions.ts';
+import { ConfigError } from '../../config/load.ts';
 
 function parts(url: string, option: string): { user: string; db: string } {
   let u: URL;
@@ -63,3 +65,20 @@ ALTER VIEW ${qi(METADATA_VIEW)} OWNER TO ${writer};
 GRANT SELECT ON ${qi(METADATA_VIEW)} TO ${reader};
 `;
 }
+
+cliCommands.push((program, tools) => {
+  const datastore = program.command('datastore').description('the data store');
+  datastore
+    .command('set-permissions')
+    .description('print the SQL a database superuser runs to give the read-only user of svc.datastore.read_url read access (pipe it to psql)')
+    .action(() => {
+      const cfg = tools.config();
+      const writeUrl = cfg.str('svc.datastore.write_url');
+      const readUrl = cfg.str('svc.datastore.read_url');
+      if (!writeUrl) {
+        throw new ConfigError('svc.datastore.write_url is not set: the embedded data store creates its read-only role itself and needs no permissions');
+      }
+      if (!readUrl) throw new ConfigError('svc.datastore.read_url is not set: give the URL of the read-only user');
+      process.stdout.write(setPermissionsSql(writeUrl, readUrl));
+    });
+});
