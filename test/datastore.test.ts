@@ -506,3 +506,37 @@ test('a table goes with its resource: resource_delete, package_delete, dataset_p
   const ids = (await t.ok('datastore_search', { resource_id: '_table_metadata', limit: 1000 }, { token: sys })).records.map((r: any) => r.name);
   for (const id of [a, dropped, kept, p]) assert.ok(!ids.includes(id), `${id} still listed`);
 });
+
+test('csv and tsv dumps quote like CSV and take filter values literally', async () => {
+  const hostile = ["it's", "back\\'slash", '$1', 'line\nbreak', 'quote"d', '', '\\.', 'tab\there'];
+  const id = await newTable({
+    fields: [{ id: 'v', type: 'text' }, { id: 'c$1 odd', type: 'text' }],
+    records: [...hostile.map((v) => ({ v, 'c$1 odd': v })), { v: null, 'c$1 odd': null }],
+  });
+  const dump = async (qs: string) => (await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?${qs}` })).body;
+  const csv = await dump('fields=v');
+  assert.equal(csv, 'v\r\n"it\'s"\nback\\\'slash\n$1\n"line\nbreak"\n"quote""d"\n""\n"\\."\ntab\there\n\n'.replace('"it\'s"', "it's"));
+  assert.equal(await dump('format=tsv&fields=v&limit=1&offset=7'), 'v\r\n"tab\there"\n');
+  for (const v of hostile) {
+    const filters = encodeURIComponent(JSON.stringify({ v, 'c$1 odd': [v, 'x'] }));
+    const body = await dump(`fields=${encodeURIComponent('c$1 odd')}&filters=${filters}`);
+    const rows = (await search({ resource_id: id, fields: 'c$1 odd', filters: { v, 'c$1 odd': [v, 'x'] }, records_format: 'csv' })).records;
+    assert.equal(body, 'c$1 odd\r\n' + rows, `filter value ${JSON.stringify(v)}`);
+    assert.notEqual(rows, '');
+  }
+  assert.equal((await search({ resource_id: id })).total, hostile.length + 1);
+});
+
+test('filtered totals: with the page, past the last page, with distinct and without total', async () => {
+  const id = await newTable({ fields: [{ id: 'k', type: 'text' }, { id: 'n', type: 'int' }], records: Array.from({ length: 30 }, (_, i) => ({ k: i % 3 ? 'a' : 'b', n: i % 5 })) });
+  const r1 = await search({ resource_id: id, filters: { k: 'a' }, limit: 5, sort: 'n desc' });
+  assert.equal(r1.total, 20);
+  assert.equal(r1.records.length, 5);
+  assert.equal(r1.records[0].n, 4);
+  assert.equal((await search({ resource_id: id, filters: { k: 'a' }, limit: 5, offset: 100 })).total, 20);
+  assert.equal((await search({ resource_id: id, filters: { k: 'zz' } })).total, 0);
+  assert.equal((await search({ resource_id: id, filters: { k: 'b' }, fields: 'k', distinct: true, limit: 1 })).total, 1);
+  const r2 = await search({ resource_id: id, filters: { k: 'a' }, include_total: false, limit: 2 });
+  assert.equal(r2.total, undefined);
+  assert.deepEqual(Object.keys(r2.records[0]).sort(), ['_id', 'k', 'n']);
+});

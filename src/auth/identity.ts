@@ -2,7 +2,7 @@
 import type { Identity, Services } from '../actions/context.ts';
 import { ANONYMOUS } from '../actions/context.ts';
 import { AuthorizationError } from '../errors.ts';
-import { findToken, touchToken } from '../model/api-tokens.ts';
+import { findTokenUser } from '../model/api-tokens.ts';
 import { findUser, findUserByApikey } from '../model/users.ts';
 import { tokenSecret, verifyToken } from './tokens.ts';
 
@@ -22,13 +22,9 @@ export async function resolveIdentity(services: Services, credential: string | u
   const { db, config } = services;
   const check = await verifyToken(await tokenSecret(db, config), credential);
   if (check.ok) {
-    const token = await findToken(db, check.jti);
-    if (!token) throw new AuthorizationError(REFUSED);
-    if (token.expires_at && new Date(token.expires_at + 'Z').getTime() <= Date.now()) throw new AuthorizationError(REFUSED);
-    const user = await findUser(db, token.user_id);
+    const user = await findTokenUser(db, check.jti);
     if (!user || user.state === 'deleted') throw new AuthorizationError(REFUSED);
-    await touchToken(db, token.id);
-    return { user, sysadmin: user.sysadmin, via: 'token', tokenId: token.id };
+    return { user, sysadmin: user.sysadmin, via: 'token', tokenId: check.jti };
   }
   if (check.reason === 'not-a-jwt') {
     const user = await findUserByApikey(db, credential);

@@ -7,17 +7,24 @@ import { getSystemInfo, setSystemInfo } from '../model/system-info.ts';
 
 const SECRET_KEY = 'api_token_secret';
 
+const storedSecrets = new WeakMap<Queryable, Uint8Array>();
+
 /** The signing secret: svc.secret, else one generated at first use and kept in the database. */
 export async function tokenSecret(db: Queryable, config: Config): Promise<Uint8Array> {
   const configured = config.str('svc.secret');
   if (configured) return new TextEncoder().encode(configured);
+  const known = storedSecrets.get(db);
+  if (known) return known;
   let stored = await getSystemInfo(db, SECRET_KEY);
   if (!stored) {
     stored = randomBytes(32).toString('base64url');
     await db.query('INSERT INTO system_info (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [SECRET_KEY, stored]);
     stored = (await getSystemInfo(db, SECRET_KEY))!;
   }
-  return new TextEncoder().encode(stored);
+  const secret = new TextEncoder().encode(stored);
+  // Once stored the secret never changes: read it once per database.
+  storedSecrets.set(db, secret);
+  return secret;
 }
 
 export function newTokenId(): string {

@@ -106,6 +106,8 @@ export interface DumpChunk {
   fields: DatastoreField[];
   /** Rows as value lists in field order, converted as for records_format=lists. */
   rows: unknown[][];
+  /** Rows already written in the requested text format (csv/tsv), instead of rows. */
+  text?: Buffer;
 }
 
 export interface FunctionInput {

@@ -8,9 +8,9 @@
 // "_svc_counts" (maintained on every write) so an unfiltered search never counts the table.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type pg from 'pg';
+import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { Connection, Database, Queryable } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -23,6 +23,9 @@ import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseType
 export const COUNTS_TABLE = '_svc_counts';
 export const METADATA_VIEW = '_table_metadata';
 const SEARCH_TIMEOUT_MS = 60000;
+
+/** Session settings of a PostgreSQL read pool (see readSession). */
+export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC' };
 const DUMP_CHUNK = 10000;
 
 interface Column {
@@ -145,11 +148,14 @@ export class PostgresBackend implements DatastoreBackend {
   /** One read-only transaction as the read-only role. */
   private async readTx<T>(fn: (q: Connection) => Promise<T>, timeoutMs = SEARCH_TIMEOUT_MS): Promise<T> {
     return this.read.withConnection(async (conn) => {
-      await conn.exec('BEGIN READ ONLY');
+      // One round trip to set the transaction up.
+      await conn.exec([
+        'BEGIN READ ONLY',
+        this.readerRole ? `SET LOCAL ROLE ${qi(this.readerRole)}` : '',
+        this.read.kind === 'postgres' ? `SET LOCAL statement_timeout = ${Math.max(0, Math.floor(timeoutMs))}` : '',
+        `SET LOCAL TimeZone = 'UTC'`,
+      ].filter(Boolean).join('; '));
       try {
-        if (this.readerRole) await conn.exec(`SET LOCAL ROLE ${qi(this.readerRole)}`);
-        if (this.read.kind === 'postgres') await conn.exec(`SET LOCAL statement_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
-        await conn.exec(`SET LOCAL TimeZone = 'UTC'`);
         const out = await fn(conn);
         await conn.exec('COMMIT');
         return out;
@@ -160,24 +166,37 @@ export class PostgresBackend implements DatastoreBackend {
     });
   }
 
+  /**
+   * Reads built by the backend itself (search, lookups). A separate PostgreSQL read pool already
+   * connects as the read-only user with the search timeout and UTC (readPoolOptions), so its
+   * statements need no transaction around them; otherwise a read-only transaction.
+   */
+  private async readSession<T>(fn: (q: Connection) => Promise<T>): Promise<T> {
+    if (this.read !== this.write && this.read.kind === 'postgres') return this.read.withConnection(fn);
+    return this.readTx(fn);
+  }
+
   // --- catalog lookups ------------------------------------------------------------------------
 
+  /** The table or view of that name with its columns (one round trip). */
   private async table(q: Queryable, name: string): Promise<Table | null> {
-    const rel = await q.query<{ oid: number; relkind: string; comment: string | null }>(
-      `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment
+    type ColumnRow = { id: string; typname: string; ftype: string; notnull: boolean; comment: string | null };
+    const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string }>(
+      `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
+              COALESCE((SELECT json_agg(json_build_object('id', a.attname, 'typname', t.typname::text,
+                          'ftype', format_type(a.atttypid, a.atttypmod), 'notnull', a.attnotnull,
+                          'comment', col_description(a.attrelid, a.attnum)) ORDER BY a.attnum)
+                        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS cols
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`, [name]);
     const r = rel.rows[0];
     if (!r) return null;
-    const cols = await q.query<{ id: string; typname: string; ftype: string; notnull: boolean; comment: string | null }>(
-      `SELECT a.attname AS id, t.typname::text AS typname, format_type(a.atttypid, a.atttypmod) AS ftype,
-              a.attnotnull AS notnull, col_description(a.attrelid, a.attnum) AS comment
-       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, [r.oid]);
+    const cols: ColumnRow[] = typeof r.cols === 'string' ? JSON.parse(r.cols) : r.cols;
     return {
       name, oid: Number(r.oid), relkind: r.relkind,
       meta: parseJson(r.comment) ?? {},
-      columns: cols.rows.map((c) => ({
+      columns: cols.map((c) => ({
         id: c.id, typname: c.typname, ftype: c.ftype, kind: kindOf(c.typname), notnull: c.notnull,
         info: parseJson(c.comment) ?? undefined,
       })),
@@ -209,15 +228,21 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async resource_exists(id: string): Promise<boolean> {
-    return !!(await this.readTx((q) => this.table(q, id)));
+    return (await this.resource_id_from_alias(id)).exists;
   }
 
   async resource_id_from_alias(alias: string): Promise<{ exists: boolean; resource_id: string | null }> {
-    return this.readTx(async (q) => {
-      const t = await this.table(q, alias);
-      if (!t) return { exists: false, resource_id: null };
-      if (t.relkind === 'r') return { exists: true, resource_id: alias };
-      return { exists: true, resource_id: await this.aliasTarget(q, alias) };
+    return this.readSession(async (q) => {
+      const r = await q.query<{ target: string | null }>(
+        `SELECT CASE WHEN c.relkind = 'r' THEN c.relname::text ELSE
+                  (SELECT CASE WHEN count(DISTINCT t.relname) = 1 THEN min(t.relname::text) END
+                   FROM pg_rewrite w JOIN pg_depend d ON d.objid = w.oid
+                   JOIN pg_class t ON t.oid = d.refobjid AND t.relkind = 'r'
+                   WHERE w.ev_class = c.oid AND t.oid <> c.oid) END AS target
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`, [alias]);
+      if (!r.rows.length) return { exists: false, resource_id: null };
+      return { exists: true, resource_id: r.rows[0].target };
     });
   }
 
@@ -601,22 +626,29 @@ export class PostgresBackend implements DatastoreBackend {
   // --- reads ----------------------------------------------------------------------------------
 
   async search(input: SearchInput): Promise<SearchResult> {
-    return this.readTx(async (q) => {
+    return this.readSession(async (q) => {
       const t = await this.table(q, input.resource_id);
       if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
       const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
       const plan = await buildSelect(q, t, input, textFormat);
       const out: SearchResult = { fields: plan.fields, records: [] };
+      const unfiltered = !plan.filtered && !input.distinct;
+      // A filtered count comes with the page (one scan) when the page has rows.
+      const totalWithPage = input.include_total !== false && !unfiltered ? plan.sqlWithTotal : null;
+      let counted: number | null = null;
       if (input.limit > 0) {
         const p = [...plan.params, input.limit, input.offset ?? 0];
         const r = await q.query<Record<string, unknown>>(
-          `${plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+          `${totalWithPage ?? plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+        if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
         out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
       } else {
         out.records = textFormat ? '' : [];
       }
-      if (input.include_total !== false) {
-        const unfiltered = !plan.filtered && !input.distinct;
+      if (counted !== null) {
+        out.total = counted;
+        out.total_was_estimated = false;
+      } else if (input.include_total !== false) {
         if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
           const base = t.relkind === 'v' ? (await this.aliasTarget(q, t.name)) ?? t.name : t.name;
           const est = await q.query<{ n: number }>(
@@ -645,7 +677,7 @@ export class PostgresBackend implements DatastoreBackend {
   async *dump(input: SearchInput & { limit: number | null }): AsyncGenerator<DumpChunk> {
     const text = input.records_format === 'csv' || input.records_format === 'tsv';
     // Plan once (and check the table) in a short read transaction.
-    const { t, plan } = await this.readTx(async (q) => {
+    const { t, plan } = await this.readSession(async (q) => {
       const t = await this.table(q, input.resource_id);
       if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
       return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, text, true) };
@@ -657,6 +689,10 @@ export class PostgresBackend implements DatastoreBackend {
     let remaining = input.limit ?? Infinity;
     let offset = input.offset ?? 0;
     const keyset = plan.defaultOrder && t.columns.some((c) => c.id === '_id');
+    if (this.read.kind === 'postgres' && text) {
+      yield* this.copyDump(plan, input);
+      return;
+    }
     if (this.read.kind === 'postgres') {
       // A server-side cursor in one read-only transaction: constant memory, one snapshot.
       const pool = this.read.raw as pg.Pool;
@@ -707,6 +743,35 @@ export class PostgresBackend implements DatastoreBackend {
       }
     }
     if (!yielded) yield { fields: plan.fields, rows: [] };
+  }
+
+  /**
+   * CSV/TSV dumps on PostgreSQL: COPY (query) TO STDOUT streams rows as fast as the server writes
+   * them, with backpressure. Its quoting is what csvCell writes (empty string quoted, NULL empty).
+   */
+  private async *copyDump(plan: Plan, input: SearchInput & { limit: number | null }): AsyncGenerator<DumpChunk> {
+    const client = await (this.read.raw as pg.Pool).connect();
+    let broken = true;
+    try {
+      // COPY takes no bound parameters: the values go in as literals, which needs standard strings.
+      await client.query(`BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL standard_conforming_strings = on; SET LOCAL statement_timeout = 0`);
+      const lim = input.limit === null ? '' : ` LIMIT ${Math.max(0, Math.floor(input.limit))}`;
+      const cols = plan.fields.map((_, i) => qi(`f${i}`)).join(', ');
+      const query = `SELECT ${cols} FROM (${inlineParams(plan.sql, plan.params)}${lim} OFFSET ${Math.max(0, Math.floor(input.offset ?? 0))}) AS d`;
+      const delimiter = input.records_format === 'tsv' ? "E'\\t'" : "','";
+      yield { fields: plan.fields, rows: [] };
+      const stream = client.query(copyTo(`COPY (${query}) TO STDOUT WITH (FORMAT csv, DELIMITER ${delimiter})`));
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) yield { fields: plan.fields, rows: [], text: chunk };
+      } catch (e) {
+        throw queryError(e);
+      }
+      await client.query('COMMIT');
+      broken = false;
+    } finally {
+      // A dump abandoned half-way (client gone) leaves COPY running: that connection is not reused.
+      client.release(broken);
+    }
   }
 
   async search_sql(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
@@ -845,6 +910,8 @@ interface Plan {
   sql: string;
   /** The same query continuing after a given _id (dumps on PGlite). */
   sqlKeyset: (param: string) => string;
+  /** sql with a "__total" column counting every matching row (null when it cannot be had so). */
+  sqlWithTotal: string | null;
   countSql: string;
   params: unknown[];
   fields: DatastoreField[];
@@ -975,8 +1042,10 @@ async function buildSelect(q: Queryable, t: Table, input: SearchInput, textForma
   const countSql = input.distinct
     ? `SELECT count(*)::text AS n FROM (SELECT DISTINCT ${exprs.map((e, i) => `${e} AS "f${i}"`).join(', ')} FROM ${from}${whereSql}) AS d`
     : `SELECT count(*)::text AS n FROM ${from}${whereSql}`;
+  // The page with the number of all matching rows, in one scan (not for DISTINCT: the window counts before it).
+  const sqlWithTotal = input.distinct ? null : `SELECT ${select.join(', ')}, count(*) OVER () AS "__total" FROM ${from}${whereSql}${orderSql}`;
   return {
-    sql, countSql, params, fields,
+    sql, sqlWithTotal, countSql, params, fields,
     sqlKeyset: (p) => `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
     kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
     filtered: where.length > 0,
@@ -1024,4 +1093,42 @@ function formatRows(rows: Record<string, unknown>[], plan: Plan, format: string)
 function readValue(v: unknown, kind: Kind): unknown {
   if (v instanceof Date) return v.toISOString().slice(0, 19);
   return outValue(v, kind);
+}
+
+/**
+ * The statement with its $n parameters written as literals, for COPY (which takes no parameters).
+ * Each value becomes the text the driver would have sent, as an untyped literal, so it is read
+ * exactly as the bound parameter was. Only SQL built here comes in: it holds "identifiers" and
+ * 'literals' (doubled quotes inside), and $n outside them are parameters.
+ */
+const { prepareValue } = (pg as unknown as { utils: { prepareValue: (v: unknown) => string | Buffer | null } }).utils;
+
+function inlineParams(sql: string, params: unknown[]): string {
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const ch = sql[i];
+    if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      for (;;) {
+        j = sql.indexOf(ch, j);
+        if (j < 0) throw new Error('unterminated quote in generated SQL');
+        if (sql[j + 1] === ch) j += 2;
+        else break;
+      }
+      out += sql.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const m = ch === '$' ? /^\$(\d+)/.exec(sql.slice(i, i + 12)) : null;
+    if (m) {
+      const v = prepareValue(params[Number(m[1]) - 1]);
+      out += v === null || v === undefined ? 'NULL' : quoteLiteral(typeof v === 'string' ? v : v.toString('utf8'));
+      i += m[0].length;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  return out;
 }

@@ -111,8 +111,13 @@ export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   constructor(readonly raw: pg.Pool) {}
 
-  static open(url: string, opts: { max?: number } = {}): PostgresDatabase {
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
+  /** statementTimeoutMs and timeZone become session settings of every connection of the pool. */
+  static open(url: string, opts: { max?: number; statementTimeoutMs?: number; timeZone?: string } = {}): PostgresDatabase {
+    const pool = new pg.Pool({
+      connectionString: url, max: opts.max ?? 10,
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+      ...(opts.timeZone ? { options: `-c TimeZone=${opts.timeZone}` } : {}),
+    });
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => undefined);
     return new PostgresDatabase(pool);

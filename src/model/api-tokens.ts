@@ -1,5 +1,6 @@
 // API tokens: the JWT carries only the id (jti); the row decides whether it is still valid.
 import type { Queryable } from '../db/database.ts';
+import type { UserRow } from './users.ts';
 
 export interface ApiTokenRow {
   id: string;
@@ -31,11 +32,19 @@ export async function deleteToken(db: Queryable, id: string): Promise<boolean> {
   return (await db.query('DELETE FROM api_tokens WHERE id = $1', [id])).rowCount > 0;
 }
 
-/** Records use at most once a minute, so reads do not turn every request into a write. */
-export async function touchToken(db: Queryable, id: string): Promise<void> {
-  await db.query(
-    `UPDATE api_tokens SET last_access = now() at time zone 'utc'
-     WHERE id = $1 AND (last_access IS NULL OR last_access < (now() at time zone 'utc') - interval '1 minute')`,
+/**
+ * The user of an unexpired token, in one round trip. Records the use at most once a minute, so
+ * reads do not turn every request into a write.
+ */
+export async function findTokenUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  const r = await db.query<UserRow>(
+    `WITH touch AS (
+       UPDATE api_tokens SET last_access = now() at time zone 'utc'
+       WHERE id = $1 AND (last_access IS NULL OR last_access < (now() at time zone 'utc') - interval '1 minute')
+         AND (expires_at IS NULL OR expires_at > now() at time zone 'utc'))
+     SELECT u.* FROM api_tokens t JOIN users u ON u.id = t.user_id
+     WHERE t.id = $1 AND (t.expires_at IS NULL OR t.expires_at > now() at time zone 'utc')`,
     [id],
   );
+  return r.rows[0];
 }

@@ -73,7 +73,7 @@ export const dumpExtension: HttpExtension = {
   },
 };
 
-async function* writeDump(format: string, bom: boolean, first: IteratorResult<DumpChunk>, rest: AsyncGenerator<DumpChunk>): AsyncGenerator<string> {
+async function* writeDump(format: string, bom: boolean, first: IteratorResult<DumpChunk>, rest: AsyncGenerator<DumpChunk>): AsyncGenerator<string | Buffer> {
   let fields: DatastoreField[] | null = first.done ? null : first.value.fields;
   async function* chunks(): AsyncGenerator<DumpChunk> {
     if (!first.done) yield first.value;
@@ -93,6 +93,10 @@ async function* writeDump(format: string, bom: boolean, first: IteratorResult<Du
       if (!header) {
         yield c.fields.map((f) => csvCell(f.id, d)).join(d) + '\r\n';
         header = true;
+      }
+      if (c.text) {
+        yield c.text;
+        continue;
       }
       let out = '';
       for (const row of c.rows) out += row.map((v) => csvCell(v, d)).join(d) + '\n';

@@ -4,7 +4,7 @@
 import type { Plugin } from '../plugin.ts';
 import { declareOption } from '../../config/options.ts';
 import { PostgresDatabase, type Database } from '../../db/database.ts';
-import { PostgresBackend } from '../../datastore/postgres.ts';
+import { PostgresBackend, readPoolOptions } from '../../datastore/postgres.ts';
 import { addHttpExtension } from '../../http/app.ts';
 import { datastoreActions } from './actions.ts';
 import { dumpExtension } from './dump.ts';
@@ -44,7 +44,7 @@ export const datastorePlugin: Plugin = {
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
       const owned: Database[] = [write];
       let read: Database | undefined;
-      if (readUrl) owned.push((read = PostgresDatabase.open(readUrl, { max: 5 })));
+      if (readUrl) owned.push((read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions })));
       else services.logger.warn('svc.datastore.read_url is not set: data store reads use the write user in read-only transactions');
       backend = new PostgresBackend({ write, read, owned });
       sqlRead = { readDb: read ?? write };
