@@ -18,6 +18,7 @@ import type {
   CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FieldInput, FunctionInput,
   ReadQueryOptions, ReadQueryResult, ResourceInfo, SearchInput, SearchResult, UpsertInput,
 } from './backend.ts';
+import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
 import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
 
 export const COUNTS_TABLE = '_svc_counts';
@@ -45,10 +46,14 @@ interface Table {
   /** All columns in table order, `_id` included. */
   columns: Column[];
   meta: { primary_key?: string[] };
+  /** For a view: the one table it is an alias of (null when it is not an alias of exactly one). */
+  aliasOf: string | null;
 }
 
 interface WriteSession extends Connection {
   copyIn(sql: string, chunks: Iterable<string>): Promise<number>;
+  /** Tables or aliases change: cached descriptions go when this commits, here and in other processes. */
+  schemaChanged(): Promise<void>;
 }
 
 type DbError = Error & { code?: string; where?: string; detail?: string; column?: string };
@@ -63,6 +68,8 @@ export interface PostgresBackendOptions {
   read?: Database;
   /** Role switched to (SET LOCAL ROLE) for reads on the write database (embedded mode). */
   readerRole?: string;
+  /** PostgreSQL: the write database's URL, to hear of schema changes made by other processes. */
+  listenUrl?: string;
   /** Close these databases in close(). */
   owned?: Database[];
 }
@@ -73,15 +80,18 @@ export class PostgresBackend implements DatastoreBackend {
   private readonly read: Database;
   private readonly readerRole?: string;
   private readonly typeNames = new Map<number, string>();
+  private readonly tables: TableCache<Table>;
 
   constructor(private readonly opts: PostgresBackendOptions) {
     this.write = opts.write;
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
     this.kind = opts.write.kind;
+    this.tables = new TableCache(opts.write.kind === 'postgres' ? opts.listenUrl ?? null : null);
   }
 
   async init(): Promise<void> {
+    await this.tables.start();
     await this.write.exec(`
       DO $$ BEGIN CREATE DOMAIN ${JSON_DOMAIN} AS jsonb; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
       CREATE TABLE IF NOT EXISTS ${COUNTS_TABLE} (id text PRIMARY KEY, n bigint NOT NULL DEFAULT 0);
@@ -110,6 +120,7 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async close(): Promise<void> {
+    await this.tables.close();
     for (const db of this.opts.owned ?? []) await db.close().catch(() => undefined);
   }
 
@@ -118,10 +129,16 @@ export class PostgresBackend implements DatastoreBackend {
   /** One write transaction on the write database; dryRun rolls it back. */
   private async writeTx<T>(fn: (s: WriteSession) => Promise<T>, dryRun = false): Promise<T> {
     const run = async (conn: Connection, copyIn: WriteSession['copyIn']) => {
+      let changed = false;
+      const schemaChanged = async () => {
+        if (!changed && this.kind === 'postgres') await conn.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
+        changed = true;
+      };
       await conn.exec('BEGIN');
       try {
-        const out = await fn({ ...conn, query: conn.query, exec: conn.exec, copyIn });
+        const out = await fn({ ...conn, query: conn.query, exec: conn.exec, copyIn, schemaChanged });
         await conn.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
+        if (changed) this.tables.clear();
         return out;
       } catch (e) {
         await conn.exec('ROLLBACK').catch(() => undefined);
@@ -181,8 +198,13 @@ export class PostgresBackend implements DatastoreBackend {
   /** The table or view of that name with its columns (one round trip). */
   private async table(q: Queryable, name: string): Promise<Table | null> {
     type ColumnRow = { id: string; typname: string; ftype: string; notnull: boolean; comment: string | null };
-    const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string }>(
+    const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string; alias_of: string | null }>(
       `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
+              CASE WHEN c.relkind <> 'r' THEN
+                (SELECT CASE WHEN count(DISTINCT t.relname) = 1 THEN min(t.relname::text) END
+                 FROM pg_rewrite w JOIN pg_depend d ON d.objid = w.oid
+                 JOIN pg_class t ON t.oid = d.refobjid AND t.relkind = 'r'
+                 WHERE w.ev_class = c.oid AND t.oid <> c.oid) END AS alias_of,
               COALESCE((SELECT json_agg(json_build_object('id', a.attname, 'typname', t.typname::text,
                           'ftype', format_type(a.atttypid, a.atttypmod), 'notnull', a.attnotnull,
                           'comment', col_description(a.attrelid, a.attnum)) ORDER BY a.attnum)
@@ -194,13 +216,23 @@ export class PostgresBackend implements DatastoreBackend {
     if (!r) return null;
     const cols: ColumnRow[] = typeof r.cols === 'string' ? JSON.parse(r.cols) : r.cols;
     return {
-      name, oid: Number(r.oid), relkind: r.relkind,
+      name, oid: Number(r.oid), relkind: r.relkind, aliasOf: r.alias_of,
       meta: parseJson(r.comment) ?? {},
       columns: cols.map((c) => ({
         id: c.id, typname: c.typname, ftype: c.ftype, kind: kindOf(c.typname), notnull: c.notnull,
         info: parseJson(c.comment) ?? undefined,
       })),
     };
+  }
+
+  /** table(), from the cache when it has it: for reads only (writes describe inside their transaction). */
+  private async describe(q: Queryable, name: string): Promise<Table | null> {
+    const hit = this.tables.get(name);
+    if (hit) return hit;
+    const generation = this.tables.generation;
+    const t = await this.table(q, name);
+    if (t) this.tables.set(name, t, generation);
+    return t;
   }
 
   private async requireTable(q: Queryable, name: string): Promise<Table> {
@@ -232,18 +264,9 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async resource_id_from_alias(alias: string): Promise<{ exists: boolean; resource_id: string | null }> {
-    return this.readSession(async (q) => {
-      const r = await q.query<{ target: string | null }>(
-        `SELECT CASE WHEN c.relkind = 'r' THEN c.relname::text ELSE
-                  (SELECT CASE WHEN count(DISTINCT t.relname) = 1 THEN min(t.relname::text) END
-                   FROM pg_rewrite w JOIN pg_depend d ON d.objid = w.oid
-                   JOIN pg_class t ON t.oid = d.refobjid AND t.relkind = 'r'
-                   WHERE w.ev_class = c.oid AND t.oid <> c.oid) END AS target
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`, [alias]);
-      if (!r.rows.length) return { exists: false, resource_id: null };
-      return { exists: true, resource_id: r.rows[0].target };
-    });
+    const t = await this.readSession((q) => this.describe(q, alias));
+    if (!t) return { exists: false, resource_id: null };
+    return { exists: true, resource_id: t.relkind === 'r' ? t.name : t.aliasOf };
   }
 
   async get_all_ids(): Promise<string[]> {
@@ -306,6 +329,7 @@ export class PostgresBackend implements DatastoreBackend {
 
   async create(input: CreateInput): Promise<CreateResult> {
     return this.writeTx(async (s) => {
+      await s.schemaChanged();
       let t = await this.table(s, input.resource_id);
       if (t && t.relkind !== 'r') throw new ValidationError({ resource_id: [`"${input.resource_id}" is an alias, not a resource`] });
       const records = input.records ?? [];
@@ -472,6 +496,7 @@ export class PostgresBackend implements DatastoreBackend {
     return this.writeTx(async (s) => {
       const t = await this.requireTable(s, input.resource_id);
       if (input.filters === undefined) {
+        await s.schemaChanged();
         await s.exec(`DROP TABLE ${qi(t.name)} CASCADE`);
         await s.query(`DELETE FROM ${COUNTS_TABLE} WHERE id = $1`, [t.name]);
         return -1;
@@ -626,8 +651,21 @@ export class PostgresBackend implements DatastoreBackend {
   // --- reads ----------------------------------------------------------------------------------
 
   async search(input: SearchInput): Promise<SearchResult> {
+    try {
+      return await this.searchOnce(input);
+    } catch (e) {
+      // A description cached before another process changed the table: read it afresh, once.
+      const cause = (e as { cause?: unknown }).cause;
+      const stale = isDbError(cause) && ['42703', '42P01', '42804'].includes(cause.code!);
+      if (!stale || !this.tables.get(input.resource_id)) throw e;
+      this.tables.clear();
+      return this.searchOnce(input);
+    }
+  }
+
+  private async searchOnce(input: SearchInput): Promise<SearchResult> {
     return this.readSession(async (q) => {
-      const t = await this.table(q, input.resource_id);
+      const t = await this.describe(q, input.resource_id);
       if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
       const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
       const plan = await buildSelect(q, t, input, textFormat);
@@ -678,7 +716,7 @@ export class PostgresBackend implements DatastoreBackend {
     const text = input.records_format === 'csv' || input.records_format === 'tsv';
     // Plan once (and check the table) in a short read transaction.
     const { t, plan } = await this.readSession(async (q) => {
-      const t = await this.table(q, input.resource_id);
+      const t = await this.describe(q, input.resource_id);
       if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
       return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, text, true) };
     });
@@ -901,7 +939,7 @@ function recordError(e: unknown, cols?: Column[]): unknown {
 function queryError(e: unknown): unknown {
   if (!isDbError(e)) return e;
   if (e.code === '57014') return new ValidationError({ query: ['Query took too long'] });
-  return new ValidationError({ query: [e.message] });
+  return Object.assign(new ValidationError({ query: [e.message] }), { cause: e });
 }
 
 // --- search SQL -----------------------------------------------------------------------------------

@@ -7,8 +7,18 @@ import { ValidationError } from '../errors.ts';
 export const MISSING: unique symbol = Symbol('missing');
 export type Missing = typeof MISSING;
 
-export class Invalid extends Error {}
-export class Stop extends Error {
+/** Control flow of validator chains, thrown on every request: no stack trace is captured. */
+class ChainSignal extends Error {
+  constructor(message: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
+  }
+}
+
+export class Invalid extends ChainSignal {}
+export class Stop extends ChainSignal {
   constructor(readonly record?: string) {
     super(record ?? 'stop');
   }

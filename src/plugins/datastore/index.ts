@@ -46,7 +46,7 @@ export const datastorePlugin: Plugin = {
       let read: Database | undefined;
       if (readUrl) owned.push((read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions })));
       else services.logger.warn('svc.datastore.read_url is not set: data store reads use the write user in read-only transactions');
-      backend = new PostgresBackend({ write, read, owned });
+      backend = new PostgresBackend({ write, read, owned, listenUrl: writeUrl });
       sqlRead = { readDb: read ?? write };
     } else {
       const db = await services.openEmbedded('datastore');
