@@ -2,6 +2,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { onPackageChange } from '../src/model/packages.ts';
 
 type U = { id: string; name: string; token: string };
 let t: TestApp;
@@ -142,6 +143,20 @@ describe('collaborators switched on', () => {
       on('svc.auth.create_unowned_dataset', false);
     }
     assert.equal((await t.call('package_collaborator_list', { id: 'unowned-by-dave' }, as(dave))).status, 403, 'only while unowned datasets may be created');
+  });
+
+  test('adding and removing a collaborator touches the dataset and calls the change listener', async () => {
+    const notified: string[] = [];
+    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    const d = await t.ok('package_create', { name: 'collab-touched', owner_org: 'acme' }, as(alice));
+    notified.length = 0;
+    await t.ok('package_collaborator_create', { id: d.id, user_id: 'cora', capacity: 'member' }, as(alice));
+    const added = (await t.ok('package_show', { id: d.id }, as(alice))).metadata_modified;
+    assert.ok(added > d.metadata_modified, 'create touches');
+    assert.deepEqual(notified, [d.id]);
+    await t.ok('package_collaborator_delete', { id: d.id, user_id: 'cora' }, as(alice));
+    assert.ok((await t.ok('package_show', { id: d.id }, as(alice))).metadata_modified > added, 'delete touches');
+    assert.deepEqual(notified, [d.id, d.id]);
   });
 
   test('a deleted dataset loses its collaborators', async () => {

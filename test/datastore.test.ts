@@ -540,3 +540,20 @@ test('filtered totals: with the page, past the last page, with distinct and with
   assert.equal(r2.total, undefined);
   assert.deepEqual(Object.keys(r2.records[0]).sort(), ['_id', 'k', 'n']);
 });
+
+test('upsert by primary key: later records win, a bad value names its row, nothing is written', async () => {
+  const id = await newTable({ fields: [{ id: 'code', type: 'text' }, { id: 'n', type: 'int' }], primary_key: 'code', records: [{ code: 'keep', n: 0 }] });
+  const records: Record<string, unknown>[] = Array.from({ length: 3000 }, (_, i) => ({ code: `c${i % 2000}`, n: i }));
+  records[2500] = { code: 'c2500', n: 'not a number' };
+  const e = await t.call('datastore_upsert', { resource_id: id, records }, { token: editor.token });
+  assert.equal(e.status, 409);
+  assert.equal(e.body.error!.records_row, 2500);
+  assert.match(e.body.error!.records[0], /integer/);
+  assert.equal((await search({ resource_id: id })).total, 1);
+  records[2500] = { code: 'c500', n: 2500 };
+  await t.ok('datastore_upsert', { resource_id: id, records: [...records, { code: 'keep', n: 7 }] }, { token: editor.token });
+  const r = await search({ resource_id: id, filters: { code: ['c500', 'c1999', 'keep'] }, sort: 'code' });
+  assert.deepEqual(r.records.map((x: any) => [x.code, x.n]), [['c1999', 1999], ['c500', 2500], ['keep', 7]]);
+  assert.equal(r.total, 3);
+  assert.equal((await search({ resource_id: id, limit: 0 })).total, 2001);
+});

@@ -2,6 +2,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { onPackageChange } from '../src/model/packages.ts';
 
 type U = { id: string; name: string; token: string };
 let t: TestApp;
@@ -188,5 +189,40 @@ describe('group_delete / group_purge / group_autocomplete', () => {
     assert.deepEqual((await t.ok('group_autocomplete', { q: 'map' })).map((g: any) => g.name), ['maps']);
     assert.deepEqual(await t.ok('group_autocomplete', { q: 'acme' }), []);
     assert.deepEqual((await t.call('group_autocomplete', {})).body.error!.q, ['Missing value']);
+  });
+});
+
+describe('group writes that change datasets', () => {
+  test('member_create/_delete, group_update packages, group_delete and group_purge touch the datasets and notify', async () => {
+    const notified: string[] = [];
+    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    const ds = await t.ok('package_create', { name: 'touched-ds', owner_org: 'acme' }, as(alice));
+    const sys = { token: t.sysadminToken };
+    let last = ds.metadata_modified;
+    const expectTouched = async (what: string) => {
+      const now = (await t.ok('package_show', { id: ds.id }, sys)).metadata_modified;
+      assert.ok(now > last, `${what}: metadata_modified ${now} should be after ${last}`);
+      assert.ok(notified.includes(ds.id), `${what}: listener called`);
+      last = now;
+      notified.length = 0;
+    };
+    notified.length = 0;
+    await t.ok('member_create', { id: 'maps', object: 'touched-ds', object_type: 'package', capacity: 'public' }, as(alice));
+    await expectTouched('member_create');
+    await t.ok('member_delete', { id: 'maps', object: 'touched-ds', object_type: 'package' }, as(alice));
+    await expectTouched('member_delete');
+    await t.ok('group_create', { name: 'touching' }, as(alice));
+    await t.ok('group_patch', { id: 'touching', packages: [{ id: ds.id }] }, as(alice));
+    await expectTouched('group_patch adding');
+    await t.ok('group_patch', { id: 'touching', packages: [] }, as(alice));
+    await expectTouched('group_patch removing');
+    await t.ok('group_patch', { id: 'touching', packages: [{ id: ds.id }] }, as(alice));
+    await expectTouched('group_patch adding again');
+    await t.ok('group_delete', { id: 'touching' }, as(alice));
+    await expectTouched('group_delete');
+    await t.ok('group_create', { name: 'touching-purged', packages: [{ id: ds.id }] }, as(alice));
+    await expectTouched('group_create with packages');
+    await t.ok('group_purge', { id: 'touching-purged' }, sys);
+    await expectTouched('group_purge');
   });
 });

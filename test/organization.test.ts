@@ -2,6 +2,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { onPackageChange } from '../src/model/packages.ts';
 
 type U = { id: string; name: string; token: string };
 let t: TestApp;
@@ -319,6 +320,30 @@ describe('organization_delete / organization_purge', () => {
     assert.ok(!carols.some((o: any) => o.name === 'purge-me'));
     await t.ok('organization_create', { name: 'purge-me' }, as(alice));
     assert.equal((await t.call('organization_purge', { id: 'nothing-here' }, { token: t.sysadminToken })).status, 404);
+  });
+});
+
+describe('organization_delete / organization_purge of an organization with datasets', () => {
+  test('the datasets made unowned are touched and the change listener is called', async () => {
+    const notified: string[] = [];
+    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    const sys = { token: t.sysadminToken };
+    t.services.config.set('svc.auth.create_unowned_dataset', true);
+    try {
+      for (const action of ['organization_delete', 'organization_purge']) {
+        const name = `disowning-${action.split('_')[1]}`;
+        await t.ok('organization_create', { name }, as(alice));
+        const pkg = await t.ok('package_create', { name: `${name}-ds`, owner_org: name }, as(alice));
+        notified.length = 0;
+        await t.ok(action, { id: name }, sys);
+        const after = await t.ok('package_show', { id: pkg.id }, sys);
+        assert.equal(after.owner_org, null);
+        assert.ok(after.metadata_modified > pkg.metadata_modified, `${action}: metadata_modified changes`);
+        assert.deepEqual(notified, [pkg.id], `${action}: listener called`);
+      }
+    } finally {
+      t.services.config.set('svc.auth.create_unowned_dataset', false);
+    }
   });
 });
 

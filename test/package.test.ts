@@ -145,6 +145,17 @@ test('id and state only for sysadmins', async () => {
   assert.deepEqual(r.body.error!.id, ['Invalid id provided']);
 });
 
+test('state on update: anyone who may update the dataset may change it (draft -> active)', async () => {
+  const draft = await t.ok('package_create', { name: 'editor-draft', owner_org: 'org1', state: 'draft' }, { token: sys });
+  assert.equal(draft.state, 'draft');
+  const activated = await t.ok('package_patch', { id: 'editor-draft', state: 'active' }, { token: editor.token });
+  assert.equal(activated.state, 'active');
+  const back = await t.ok('package_update', { id: 'editor-draft', name: 'editor-draft', state: 'draft' }, { token: editor.token });
+  assert.equal(back.state, 'draft');
+  assert.equal((await t.call('package_patch', { id: 'editor-draft', state: 'active' }, { token: member.token })).status, 403);
+  assert.equal((await t.ok('package_show', { id: 'editor-draft' }, { token: sys })).state, 'draft');
+});
+
 test('tags, tag_string, extras validation', async () => {
   let r = await t.call('package_create', {
     name: 'tagged', owner_org: 'org1', tags: [{ name: 'ok' }, { name: 'x' }, { name: 'bad!' }],

@@ -176,3 +176,44 @@ test('package_revise attaches a file to a new resource', async () => {
   assert.equal(res.url, `http://test.local/dataset/${pkg.id}/resource/${res.id}/download/rev.csv`);
   assert.equal((await get(res.url)).body, 'r,e\nv,1\n');
 });
+
+test('an interrupted multipart upload leaves no temp file behind', async () => {
+  await t.ok('package_create', { name: 'up-cut', owner_org: 'up-org' }, { token: editor.token });
+  const tmp = path.join(t.storagePath, 'tmp');
+  const leftovers = () => (fs.existsSync(tmp) ? fs.readdirSync(tmp).filter((f) => f.startsWith('upload-')) : []);
+  const before = leftovers();
+  const boundary = '----svctest' + randomUUID();
+  // The body ends in the middle of the file part: no closing boundary.
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="package_id"\r\n\r\nup-cut\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="cut.csv"\r\nContent-Type: text/csv\r\n\r\n`),
+    Buffer.alloc(64 * 1024, 'a'),
+  ]);
+  const res = await t.app.inject({
+    method: 'POST', url: '/api/3/action/resource_create', payload,
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: editor.token },
+  });
+  assert.notEqual(res.statusCode, 200);
+  assert.deepEqual(leftovers(), before);
+});
+
+test('stale upload temp files are swept at startup; recent ones stay', async () => {
+  const storage = fs.mkdtempSync(path.join(t.storagePath, 'sweep-'));
+  const tmp = path.join(storage, 'tmp');
+  fs.mkdirSync(tmp, { recursive: true });
+  const stale = path.join(tmp, 'upload-stale');
+  const fresh = path.join(tmp, 'upload-fresh');
+  const other = path.join(tmp, 'not-an-upload');
+  for (const f of [stale, fresh, other]) fs.writeFileSync(f, 'x');
+  const old = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+  fs.utimesSync(stale, old, old);
+  fs.utimesSync(other, old, old);
+  const t2 = await startApp({ plugins: [], config: { 'svc.storage_path': storage } });
+  try {
+    assert.equal(fs.existsSync(stale), false, 'stale upload removed');
+    assert.equal(fs.existsSync(fresh), true, 'recent upload kept');
+    assert.equal(fs.existsSync(other), true, 'other files kept');
+  } finally {
+    await t2.close();
+  }
+});

@@ -5,7 +5,7 @@ import type { ActionDefinition, AuthFunction } from './registry.ts';
 import { NotFoundError } from '../errors.ts';
 import { canManageCollaborators, collaboratorCapacities, collaboratorsEnabled, notAuthorized, requireUser } from '../auth/authz.ts';
 import { collaborationsOf, collaboratorsOf, removeCollaborator, upsertCollaborator, type CollaboratorRow } from '../model/collaborators.ts';
-import { findPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { findUser } from '../model/users.ts';
 import { ignoreMissing, notEmpty, unicodeString } from '../validation/validators.ts';
 import { validationMessage } from './group.ts';
@@ -53,7 +53,9 @@ export const collaboratorActions: ActionDefinition<any, any>[] = [
       const pkg = await packageOr404(ctx, p.id);
       const user = await findUser(ctx.db, p.user_id);
       if (!user || user.state === 'deleted') throw new NotFoundError('User not found');
-      return collaboratorDict(await upsertCollaborator(ctx.db, pkg.id, user.id, p.capacity), iso);
+      const c = await upsertCollaborator(ctx.db, pkg.id, user.id, p.capacity);
+      await touchAndNotify(ctx, [pkg.id]);
+      return collaboratorDict(c, iso);
     },
   },
   {
@@ -68,6 +70,7 @@ export const collaboratorActions: ActionDefinition<any, any>[] = [
       const user = await findUser(ctx.db, p.user_id);
       if (!user) throw new NotFoundError('User not found');
       if (!(await removeCollaborator(ctx.db, pkg.id, user.id))) throw new NotFoundError(`User ${p.user_id} is not a collaborator on this dataset`);
+      await touchAndNotify(ctx, [pkg.id]);
       return null;
     },
   },

@@ -15,7 +15,7 @@ import {
 } from '../model/groups.ts';
 import { countUserMembers, isSelfOrAncestor, replaceMembers, subGroups, upsertMember, userMembers } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
-import { findPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { packageDicts } from '../model/package-dict.ts';
 import { siteUrl } from '../http/site-url.ts';
 import { Invalid, validateOrThrow, type Schema, type Validator } from '../validation/validate.ts';
@@ -279,7 +279,7 @@ async function savePackages(ctx: ActionContext, group: GroupRow, packages: { id?
       if (!entries.some((e) => e.id === row.id) && !(await canReadPackage(ctx, row))) entries.push({ id: row.id, capacity: 'public' });
     }
   }
-  await replaceMembers(ctx.db, group.id, 'package', entries);
+  await touchAndNotify(ctx, await replaceMembers(ctx.db, group.id, 'package', entries));
 }
 
 // --- handlers ---------------------------------------------------------------------------------
@@ -335,13 +335,14 @@ async function updateGroupFromDict(ctx: ActionContext, p: Record<string, any>, i
 
 async function deleteGroupAction(ctx: ActionContext, p: Record<string, any>, isOrg: boolean, purge: boolean) {
   const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
+  const changed: string[] = [];
   if (isOrg && (await countOrganizationDatasets(ctx.db, group.id)) > 0) {
     if (!ctx.config.bool('svc.auth.create_unowned_dataset')) throw validationMessage('Organization cannot be deleted while it still has datasets');
-    await disownDatasets(ctx.db, group.id, purge);
+    changed.push(...(await disownDatasets(ctx.db, group.id, purge)));
   }
-  if (purge) await purgeGroup(ctx.db, group.id);
-  else await deleteGroup(ctx.db, group.id);
+  changed.push(...(purge ? await purgeGroup(ctx.db, group.id) : await deleteGroup(ctx.db, group.id)));
   forgetCapacities(ctx);
+  await touchAndNotify(ctx, changed);
   return null;
 }
 

@@ -8,9 +8,9 @@ import {
 } from '../auth/authz.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
-import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import { findMember, isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
-import { findPackage } from '../model/packages.ts';
+import { findPackage, touchAndNotify } from '../model/packages.ts';
 import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { kindOf, showAuth } from './group.ts';
@@ -70,8 +70,10 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
     if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
   }
+  const before = type === 'package' ? await findMember(ctx.db, group.id, type, id) : undefined;
   const m = await upsertMember(ctx.db, group.id, type, id, capacity);
   forgetCapacities(ctx);
+  if (type === 'package' && before?.capacity !== m.capacity) await touchAndNotify(ctx, [id]);
   return memberDict(m);
 }
 
@@ -178,8 +180,10 @@ export const memberActions: ActionDefinition<any, any>[] = [
     help: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group',
     handler: async (ctx, p) => {
       const group = (await findGroup(ctx.db, p.id))!;
-      await removeMember(ctx.db, group.id, p.object_type, await objectId(ctx, p.object_type, p.object));
+      const id = await objectId(ctx, p.object_type, p.object);
+      const removed = await removeMember(ctx.db, group.id, p.object_type, id);
       forgetCapacities(ctx);
+      if (removed && p.object_type === 'package') await touchAndNotify(ctx, [id]);
       return null;
     },
   },

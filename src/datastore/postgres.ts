@@ -563,7 +563,7 @@ export class PostgresBackend implements DatastoreBackend {
     let inserted: number;
     if (this.kind === 'postgres' || process.env.SVC_DS_COPY !== '0') {
       try {
-        inserted = await s.copyIn(copySql(t, cols, this.kind), copyChunks(records, cols));
+        inserted = await s.copyIn(copySql(t.name, cols, this.kind), copyChunks(records, cols));
       } catch (e) {
         throw recordError(e, cols);
       }
@@ -580,7 +580,7 @@ export class PostgresBackend implements DatastoreBackend {
         // Find the row and field: COPY reports them ("COPY t, line N, column c").
         await s.exec('ROLLBACK TO SAVEPOINT ds_insert');
         try {
-          await s.copyIn(copySql(t, cols, this.kind), copyChunks(records, cols));
+          await s.copyIn(copySql(t.name, cols, this.kind), copyChunks(records, cols));
         } catch (e2) {
           throw recordError(e2, cols);
         }
@@ -607,16 +607,17 @@ export class PostgresBackend implements DatastoreBackend {
     });
     const key = pk ?? ['_id'];
     const byId = new Map(t.columns.map((c) => [c.id, c]));
+    let groupNo = 0;
     for (const g of groups.values()) {
       // Later records win over earlier ones with the same key (as sequential writes would).
       const seen = new Map<string, Record<string, unknown>>();
       for (const r of g.rows) seen.set(JSON.stringify(key.map((k) => r[k])), r);
       const rows = [...seen.values()];
-      prepareForJson(rows, g.cols);
       const names = g.cols.map((c) => qi(c.id)).join(', ');
       const nonKey = g.cols.filter((c) => !key.includes(c.id));
       const keyCols = key.map((k) => byId.get(k)!);
       if (method === 'update' || !pk) {
+        prepareForJson(rows, g.cols);
         const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
         const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
         const r = await s.query<{ ord: string }>(`UPDATE ${qi(t.name)} AS t SET ${set}
@@ -632,10 +633,23 @@ export class PostgresBackend implements DatastoreBackend {
         const conflict = nonKey.length
           ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
           : 'DO NOTHING';
+        // The batch goes in by COPY (the fast parser) to a scratch table, then in one statement to the table.
+        const scratch = `svc_upsert_${groupNo++}`;
+        await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
+        try {
+          await s.copyIn(copySql(scratch, g.cols, this.kind), copyChunks(rows, g.cols));
+        } catch (e) {
+          const err = recordError(e, g.cols);
+          // The row number is the record's place in the request.
+          if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
+            err.errors.records_row = records.indexOf(rows[err.errors.records_row]);
+          }
+          throw err;
+        }
         const r = await s.query<{ inserted: number }>(`WITH w AS (
-            INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM json_to_recordset($1::json) AS x(${columnDefs(g.cols)})
+            INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)}
             ON CONFLICT (${key.map(qi).join(', ')}) ${conflict} RETURNING (xmax = 0) AS ins)
-          SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`, [JSON.stringify(rows)]).catch((e) => {
+          SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
           if (isDbError(e) && e.code === '42P10') return Promise.reject(new ValidationError({ table: ['unique key must be passed for update/upsert'] }));
           throw recordError(e);
         });
@@ -890,8 +904,8 @@ function columnDefs(cols: Column[]): string {
   return cols.map((c) => `${qi(c.id)} ${c.ftype}`).join(', ');
 }
 
-function copySql(t: Table, cols: Column[], kind: 'pglite' | 'postgres'): string {
-  return `COPY ${qi(t.name)} (${cols.map((c) => qi(c.id)).join(', ')}) FROM ${kind === 'pglite' ? "'/dev/blob'" : 'STDIN'}`;
+function copySql(table: string, cols: Column[], kind: 'pglite' | 'postgres'): string {
+  return `COPY ${qi(table)} (${cols.map((c) => qi(c.id)).join(', ')}) FROM ${kind === 'pglite' ? "'/dev/blob'" : 'STDIN'}`;
 }
 
 /** The records as COPY text, in pieces of a few thousand rows. */
@@ -903,7 +917,8 @@ function* copyChunks(records: Record<string, unknown>[], cols: Column[]): Genera
     let line = '';
     for (let i = 0; i < ids.length; i++) line += (i ? '\t' : '') + copyValue(r[ids[i]], kinds[i]);
     buf.push(line + '\n');
-    if (buf.length >= 5000) {
+    // Small pieces: the server parses one while the next is built.
+    if (buf.length >= 1000) {
       yield buf.join('');
       buf = [];
     }

@@ -81,7 +81,11 @@ export function reportedType(typname: string): string {
 
 // --- COPY text format -----------------------------------------------------------------------
 
+const COPY_SPECIAL = /[\\\t\n\r]/;
+
 function copyEscape(s: string): string {
+  // Most values need no escaping: test before replacing (the replace allocates).
+  if (!COPY_SPECIAL.test(s)) return s;
   return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
@@ -99,6 +103,8 @@ function arrayElement(x: unknown): string {
 /** One value in COPY text format for a column of that kind ('' is NULL for non-text columns). */
 export function copyValue(v: unknown, kind: Kind): string {
   if (v === null || v === undefined) return '\\N';
+  if (typeof v === 'number' && kind !== 'json') return String(v);
+  if (typeof v === 'string' && v !== '' && (kind === 'text' || kind === 'number' || kind === 'timestamp')) return copyEscape(v);
   if (kind === 'array') {
     if (v === '') return '\\N';
     if (Array.isArray(v)) return copyEscape(arrayLiteral(v));

@@ -49,3 +49,41 @@ export function mungeFilename(name: string): string {
   }
   return out || 'upload';
 }
+
+/** Name prefix of the temporary files multipart uploads are written to (request-data.ts). */
+export const UPLOAD_TMP_PREFIX = 'upload-';
+
+/** Where multipart uploads are received before an action stores them (request-data.ts). */
+export function uploadTmpDir(config: Config): string {
+  return path.join(config.str('svc.storage_path'), 'tmp');
+}
+
+/**
+ * At startup: removes upload temp files left by a process that stopped mid-request. Only files
+ * older than maxAgeMs go, so uploads in flight in another process sharing the storage are spared.
+ * Returns how many were removed.
+ */
+export function sweepUploadTmp(config: Config, maxAgeMs = 60 * 60 * 1000): number {
+  const dir = uploadTmpDir(config);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const cutoff = Date.now() - maxAgeMs;
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(UPLOAD_TMP_PREFIX)) continue;
+    const file = path.join(dir, name);
+    try {
+      const st = fs.statSync(file);
+      if (!st.isFile() || st.mtimeMs > cutoff) continue;
+      fs.rmSync(file, { force: true });
+      removed++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return removed;
+}

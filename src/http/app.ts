@@ -10,6 +10,7 @@ import { callAction } from '../actions/registry.ts';
 import { credentialFrom, resolveIdentity } from '../auth/identity.ts';
 import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
+import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from './site-url.ts';
 
 export interface HttpExtension {
@@ -79,7 +80,7 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     const parsed = await requestData(request, {
       sideEffectFree: def.sideEffectFree,
       maxFileBytes: services.config.int('svc.max_resource_size') * 1024 * 1024,
-      tmpDir: path.join(services.config.str('svc.storage_path'), 'tmp'),
+      tmpDir: uploadTmpDir(services.config),
     });
     files = parsed.files;
     // JSONP calls run as anonymous (CKAN): a page on another site must not act with the visitor's credentials.
@@ -102,6 +103,9 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
 }
 
 export async function buildApp(services: Services): Promise<FastifyInstance> {
+  // Upload temp files a previous process left behind when it stopped mid-request.
+  const swept = sweepUploadTmp(services.config);
+  if (swept) services.logger.info({ files: swept }, 'removed stale upload temp files');
   const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
   const app = Fastify({ logger: false, bodyLimit, routerOptions: { ignoreTrailingSlash: true } });
   // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../actions/context.ts';
 import { BadRequestError, ValidationError } from '../errors.ts';
+import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -20,7 +21,7 @@ export function decodeUtf8(buf: Buffer): string {
 }
 
 export function parseJsonObject(text: string): Record<string, unknown> {
-  if (text.trim() === '') return {};
+  if (/^\s*$/.test(text)) return {}; // (trim() would copy a large body)
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -73,21 +74,28 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
     const fields: Record<string, unknown> = {};
     const tmpDir = opts.tmpDir ?? os.tmpdir();
     fs.mkdirSync(tmpDir, { recursive: true });
+    // The file being written, until it is complete and recorded in files.
+    let writing: string | undefined;
     try {
       for await (const part of request.parts({ limits: { fileSize: opts.maxFileBytes } })) {
         if (part.type === 'file') {
-          const target = path.join(tmpDir, `upload-${randomUUID()}`);
+          const target = path.join(tmpDir, `${UPLOAD_TMP_PREFIX}${randomUUID()}`);
+          writing = target;
           await pipeline(part.file, fs.createWriteStream(target));
           if (part.file.truncated) {
-            fs.rmSync(target, { force: true });
             throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
           }
+          // A repeated file field: the last one wins, the earlier file goes.
+          const earlier = files[part.fieldname];
           files[part.fieldname] = { fieldName: part.fieldname, filename: path.basename(part.filename || 'upload'), mimetype: part.mimetype, path: target, size: fs.statSync(target).size };
+          writing = undefined;
+          if (earlier) fs.rmSync(earlier.path, { force: true });
         } else {
           addValue(fields, part.fieldname, part.value);
         }
       }
     } catch (e) {
+      if (writing) fs.rmSync(writing, { force: true });
       discardFiles(files);
       if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
         throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });

@@ -153,10 +153,14 @@ export async function autocompleteGroups(db: Queryable, isOrganization: boolean,
   )).rows;
 }
 
-/** State deleted; the group's memberships (users, datasets, sub- and parent groups) go too. */
-export async function deleteGroup(db: Queryable, groupId: string): Promise<void> {
-  await db.query("UPDATE members SET state = 'deleted' WHERE (group_id = $1 OR (table_name = 'group' AND table_id = $1)) AND state = 'active'", [groupId]);
+/** State deleted; the group's memberships (users, datasets, sub- and parent groups) go too. Returns the ids of the datasets that left it. */
+export async function deleteGroup(db: Queryable, groupId: string): Promise<string[]> {
+  const r = await db.query<{ table_name: string; table_id: string }>(
+    "UPDATE members SET state = 'deleted' WHERE (group_id = $1 OR (table_name = 'group' AND table_id = $1)) AND state = 'active' RETURNING table_name, table_id",
+    [groupId],
+  );
   await db.query("UPDATE groups SET state = 'deleted' WHERE id = $1", [groupId]);
+  return r.rows.filter((m) => m.table_name === 'package').map((m) => m.table_id);
 }
 
 /** Datasets of an organization that are not deleted. */
@@ -173,10 +177,15 @@ export async function disownDatasets(db: Queryable, orgId: string, includeDelete
   return r.rows.map((x) => x.id);
 }
 
-/** Hard delete of the group, its extras and every membership it is part of. */
-export async function purgeGroup(db: Queryable, groupId: string): Promise<void> {
-  await db.query("DELETE FROM members WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)", [groupId]);
+/** Hard delete of the group, its extras and every membership it is part of. Returns the ids of the datasets that were in it or owned by it. */
+export async function purgeGroup(db: Queryable, groupId: string): Promise<string[]> {
+  const m = await db.query<{ table_name: string; table_id: string; state: string }>(
+    "DELETE FROM members WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1) RETURNING table_name, table_id, state",
+    [groupId],
+  );
   await db.query('DELETE FROM group_extras WHERE group_id = $1', [groupId]);
-  await db.query('UPDATE packages SET owner_org = NULL WHERE owner_org = $1', [groupId]);
+  const owned = await db.query<{ id: string }>('UPDATE packages SET owner_org = NULL WHERE owner_org = $1 RETURNING id', [groupId]);
   await db.query('DELETE FROM groups WHERE id = $1', [groupId]);
+  const ids = m.rows.filter((x) => x.table_name === 'package' && x.state === 'active').map((x) => x.table_id);
+  return [...new Set([...ids, ...owned.rows.map((x) => x.id)])];
 }

@@ -53,13 +53,25 @@ export async function removeMember(db: Queryable, groupId: string, table: Member
 /**
  * Makes the group's members of one table exactly the given (id, capacity) pairs: others are
  * removed, capacities changed, new ones added (group_create/group_update's users/groups/packages).
+ * Returns the ids of the objects whose membership changed.
  */
-export async function replaceMembers(db: Queryable, groupId: string, table: MemberTable, entries: { id: string; capacity: string }[]): Promise<void> {
+export async function replaceMembers(db: Queryable, groupId: string, table: MemberTable, entries: { id: string; capacity: string }[]): Promise<string[]> {
   const wanted = new Map(entries.map((e) => [e.id, e.capacity]));
   const current = (await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND state = 'active'", [groupId, table])).rows;
-  for (const m of current) if (!wanted.has(m.table_id)) await removeMember(db, groupId, table, m.table_id);
-  for (const [id, capacity] of wanted) await upsertMember(db, groupId, table, id, capacity);
+  const had = new Map(current.map((m) => [m.table_id, m.capacity]));
+  const changed: string[] = [];
+  for (const m of current) {
+    if (!wanted.has(m.table_id)) {
+      await removeMember(db, groupId, table, m.table_id);
+      changed.push(m.table_id);
+    }
+  }
+  for (const [id, capacity] of wanted) {
+    await upsertMember(db, groupId, table, id, capacity);
+    if (had.get(id) !== capacity) changed.push(id);
+  }
   if (table !== 'package') membershipsChanged();
+  return changed;
 }
 
 export interface MemberListQuery {

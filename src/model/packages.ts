@@ -203,3 +203,11 @@ export function onPackageChange(services: object, listener: PackageChangeListene
 export async function notifyPackageChange(ctx: { services: object; db: Queryable }, packageId: string, change: PackageChange = 'changed'): Promise<void> {
   for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change);
 }
+
+/** Writes that change datasets without going through updatePackage (group memberships, collaborators, owner removed): metadata_modified = now, then notify. */
+export async function touchAndNotify(ctx: { services: object; db: Queryable }, packageIds: Iterable<string>): Promise<void> {
+  for (const id of new Set(packageIds)) {
+    await touchPackage(ctx.db, id);
+    await notifyPackageChange(ctx, id);
+  }
+}

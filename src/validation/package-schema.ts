@@ -1,6 +1,6 @@
 // Validation schemas of datasets and resources, with CKAN's messages.
 import type { ActionContext } from '../actions/context.ts';
-import { ownerOrgChangeError } from '../auth/authz.ts';
+import { canEditPackage, ownerOrgChangeError } from '../auth/authz.ts';
 import { canonicalFormat } from '../model/resources.ts';
 import { findGroup, packageNameHolder, type PackageRow } from '../model/packages.ts';
 import { RELATIONSHIP_TYPES } from '../model/relationships.ts';
@@ -55,11 +55,16 @@ const sysadminOnlyField: Validator = (v, f) => {
   return v;
 };
 
-/** state is honoured for sysadmins only; anyone else's is ignored. */
-const stateValidator: Validator = (v, f) => {
-  const { ctx } = vctx(f);
-  if (!ctx.identity.sysadmin && !ctx.ignoreAuth) throw new Stop();
-  return v;
+/**
+ * CKAN's ignore_not_package_admin: on create, state is honoured for sysadmins only (reference §6.4);
+ * on update, for anyone who may update the dataset (package_change_state = package_update's rule).
+ * Anyone else's is ignored.
+ */
+const stateValidator: Validator = async (v, f) => {
+  const { ctx, pkg } = vctx(f);
+  if (ctx.identity.sysadmin || ctx.ignoreAuth) return v;
+  if (pkg && (await canEditPackage(ctx, pkg))) return v;
+  throw new Stop();
 };
 
 const packageIdFree: Validator = async (v, f) => {
