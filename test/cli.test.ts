@@ -87,6 +87,23 @@ describe('svc CLI', () => {
     assert.match(bad.err, /no user nobody/);
   });
 
+  test('datastore set-permissions prints the SQL for the read-only user; embedded needs none', () => {
+    const embedded = svc('datastore', 'set-permissions');
+    assert.equal(embedded.code, 1);
+    assert.match(embedded.err, /embedded data store/);
+    const r = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
+      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://ds_reader@db/ds' }, encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /GRANT SELECT ON ALL TABLES IN SCHEMA public TO "ds_reader";/);
+    assert.match(r.stdout, /ALTER DEFAULT PRIVILEGES FOR USER "ds_owner" IN SCHEMA public GRANT SELECT ON TABLES TO "ds_reader";/);
+    const same = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
+      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://u@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://u@db/ds' }, encoding: 'utf8',
+    });
+    assert.equal(same.status, 1);
+    assert.match(same.stderr, /different user/);
+  });
+
   test('a bad option value stops with a message naming it', () => {
     const r = spawnSync(process.execPath, [bin, 'config', 'show'], { env: { ...env, SVC__PORT: 'eighty' }, encoding: 'utf8' });
     assert.equal(r.status, 1);

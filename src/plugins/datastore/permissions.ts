@@ -11,12 +11,12 @@ function parts(url: string, option: string): { user: string; db: string } {
   try {
     u = new URL(url);
   } catch {
-    throw new Error(`${option} is not a valid postgresql:// URL`);
+    throw new ConfigError(`${option} is not a valid postgresql:// URL`);
   }
   const user = decodeURIComponent(u.username);
   const db = decodeURIComponent(u.pathname.replace(/^\//, ''));
-  if (!user) throw new Error(`${option} has no user name`);
-  if (!db) throw new Error(`${option} has no database name`);
+  if (!user) throw new ConfigError(`${option} has no user name`);
+  if (!db) throw new ConfigError(`${option} has no database name`);
   return { user, db };
 }
 
@@ -24,7 +24,7 @@ function parts(url: string, option: string): { user: string; db: string } {
 export function setPermissionsSql(writeUrl: string, readUrl: string): string {
   const w = parts(writeUrl, 'svc.datastore.write_url');
   const r = parts(readUrl, 'svc.datastore.read_url');
-  if (w.user === r.user) throw new Error('svc.datastore.read_url must use a different user than svc.datastore.write_url');
+  if (w.user === r.user) throw new ConfigError('svc.datastore.read_url must use a different user than svc.datastore.write_url');
   const writer = qi(w.user);
   const reader = qi(r.user);
   const db = qi(w.db);
