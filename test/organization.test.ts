@@ -221,6 +221,20 @@ describe('organization_list', () => {
     assert.equal(withAll.extras.length, 1);
     assert.equal(withAll.package_count, undefined);
   });
+
+  test('all_fields: tags and num_followers only with include_tags / include_followers (default false)', async () => {
+    const [org] = await t.ok('organization_list', { all_fields: true, organizations: ['acme'] });
+    assert.ok(!('tags' in org), 'no tags by default');
+    assert.ok(!('num_followers' in org), 'no num_followers by default');
+    const [asked] = await t.ok('organization_list', { all_fields: true, organizations: ['acme'], include_tags: true, include_followers: true });
+    assert.deepEqual(asked.tags, []);
+    assert.equal(asked.num_followers, 0);
+    const [group] = await t.ok('group_list', { all_fields: true });
+    if (group) assert.ok(!('tags' in group) && !('num_followers' in group));
+    const shown = await t.ok('organization_show', { id: 'acme' });
+    assert.deepEqual(shown.tags, []);
+    assert.equal(shown.num_followers, 0, 'organization_show keeps them (include_tags/include_followers default true)');
+  });
 });
 
 describe('organization_list_for_user and the hierarchy', () => {

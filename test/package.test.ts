@@ -342,6 +342,14 @@ test('bulk updates and package_owner_org_update', async () => {
   assert.equal((await t.ok('package_show', { id: b.id })).organization.name, 'org2');
 });
 
+test('bulk updates on an organization that does not exist: 404', async () => {
+  for (const action of ['bulk_update_private', 'bulk_update_public', 'bulk_update_delete']) {
+    const r = await t.call(action, { datasets: ['whatever'], org_id: 'no-such-org' }, { token: editor.token });
+    assert.equal(r.status, 404, action);
+    assert.equal(r.body.error!.__type, 'Not Found Error');
+  }
+});
+
 test('ckanapi dump lines round-trip their custom fields', async () => {
   const fs = await import('node:fs');
   const lines = fs.readFileSync(new URL('../../shared/data/catalogs/open-canada-obd-datasets-sample.jsonl', import.meta.url), 'utf8').trim().split('\n');
@@ -378,5 +386,5 @@ test('change listeners hear every write to a dataset, inside its transaction', a
   await t.ok('resource_delete', { id: res.id }, { token: editor.token });
   await t.ok('package_delete', { id: pkg.id }, { token: editor.token });
   await t.ok('dataset_purge', { id: pkg.id }, { token: sys });
-  assert.deepEqual(heard, [['heard', 'changed'], ['heard', 'changed'], ['heard', 'changed'], ['heard', 'deleted'], [pkg.id, 'purged']]);
+  assert.deepEqual(heard, [['heard', 'changed'], ['heard', 'changed'], ['heard', 'changed'], ['heard', 'deleted'], ['heard', 'purged']]);
 });

@@ -120,6 +120,8 @@ export interface ShowOptions {
   includeFollowers?: boolean;
   includeMemberCount?: boolean;
   packageCount?: number;
+  /** group_list/organization_list all_fields: num_followers only when includeFollowers (show always has it, 0 when not asked). */
+  followersOnlyWhenAsked?: boolean;
 }
 
 /** The group dict of group_show / organization_show (reference §3.3). */
@@ -148,7 +150,8 @@ export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions)
     out.users = dicts;
   }
   if (o.includeMemberCount) out.member_count = await countUserMembers(ctx.db, g.id);
-  out.num_followers = o.includeFollowers ? await followerCount(ctx, g) : 0;
+  if (o.includeFollowers) out.num_followers = await followerCount(ctx, g);
+  else if (!o.followersOnlyWhenAsked) out.num_followers = 0;
   return sortKeys(out);
 }
 
@@ -382,8 +385,9 @@ async function listGroupsAction(ctx: ActionContext, p: Record<string, any>, isOr
   const out = [];
   for (const g of rows) {
     out.push(await groupDict(ctx, g, {
-      includeDatasetCount: p.include_dataset_count, packageCount: counts.get(g.id), includeExtras: p.include_extras, includeTags: true,
+      includeDatasetCount: p.include_dataset_count, packageCount: counts.get(g.id), includeExtras: p.include_extras, includeTags: p.include_tags,
       includeGroups: p.include_groups, includeUsers: p.include_users, includeFollowers: p.include_followers, includeMemberCount: p.include_member_count,
+      followersOnlyWhenAsked: true,
     }));
   }
   return out;

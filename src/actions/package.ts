@@ -433,7 +433,9 @@ const packageReviseAuth: AuthFunction = async (ctx, params) => {
 };
 
 const orgAdminAuth: AuthFunction = async (ctx, params) => {
-  const org = typeof params.org_id === 'string' ? await findGroup(ctx.db, params.org_id) : undefined;
+  const org = typeof params.org_id === 'string' && params.org_id ? await findGroup(ctx.db, params.org_id) : undefined;
+  // An organization that does not exist is Not Found (before any permission check), as in CKAN.
+  if (typeof params.org_id === 'string' && params.org_id && !org) throw new NotFoundError('Organization was not found.');
   if (!org || !(await canBulkUpdate(ctx, org.id))) throw denied(ctx, 'edit these packages');
 };
 

@@ -3,6 +3,7 @@ import type { ActionContext } from './context.ts';
 import type { ActionDefinition, AuthFunction } from './registry.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { denied, sysadminOnly } from '../auth/rules.ts';
+import { visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
 import {
   findUser, findUserByEmail, insertUser, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
@@ -284,17 +285,21 @@ export const userActions: ActionDefinition<any, any>[] = [
   },
 ];
 
-/** Up to 50 datasets the user created, shown through package_show (which applies visibility). */
+/**
+ * Up to 50 datasets the user created that the caller may see (the visibility rule of authz.ts:
+ * yourself, you no longer see the private datasets of an organization you left), through package_show.
+ */
 async function createdDatasets(ctx: ActionContext, user: UserRow): Promise<unknown[]> {
   const all = ctx.identity.sysadmin || ctx.identity.user?.id === user.id;
+  const params: unknown[] = [user.id];
+  const visible = all ? await visiblePackagesCondition(ctx, params, 'p') : "(p.state = 'active' AND NOT p.private)";
   const r = await ctx.db.query<{ id: string }>(
-    all
-      ? "SELECT id FROM packages WHERE creator_user_id = $1 AND state <> 'deleted' ORDER BY metadata_modified DESC LIMIT 50"
-      : "SELECT id FROM packages WHERE creator_user_id = $1 AND state = 'active' AND NOT private ORDER BY metadata_modified DESC LIMIT 50",
-    [user.id],
+    `SELECT p.id FROM packages p WHERE p.creator_user_id = $1 AND p.state <> 'deleted' AND ${visible}
+     ORDER BY p.metadata_modified DESC LIMIT 50`,
+    params,
   );
   const out: unknown[] = [];
-  for (const row of r.rows) out.push(await ctx.call('package_show', { id: row.id }, { ignoreAuth: true }));
+  for (const row of r.rows) out.push(await ctx.call('package_show', { id: row.id }));
   return out;
 }
 

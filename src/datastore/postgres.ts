@@ -774,15 +774,33 @@ export class PostgresBackend implements DatastoreBackend {
       let last: number | null = null;
       while (remaining > 0) {
         const n = Math.min(DUMP_CHUNK, remaining);
-        const rows = await this.readTx(async (q) => {
+        const page = (): { sql: string; p: unknown[] } => {
           const p = [...plan.params];
-          let sql: string;
           if (keyset && last !== null) {
             p.push(last);
-            sql = `${plan.sqlKeyset(`$${p.length}`)} LIMIT ${n}`;
-          } else {
-            sql = `${plan.sql} LIMIT ${n} OFFSET ${offset}`;
+            return { sql: `${plan.sqlKeyset(`$${p.length}`)} LIMIT ${n}`, p };
           }
+          return { sql: `${plan.sql} LIMIT ${n} OFFSET ${offset}`, p };
+        };
+        if (text) {
+          // CSV/TSV pages written inside the database (one value per page, not one object per row).
+          const got = await this.readTx(async (q) => {
+            const { sql, p } = page();
+            return (await q.query<{ n: number; k: string | null; text: string | null }>(
+              `SELECT count(*)::int AS n, ${keyset ? 'max("__k")' : 'NULL'}::text AS k, string_agg(${csvLineExpr(plan, input.records_format)}, '') AS text
+               FROM (${sql}) AS d`, p).catch((e) => { throw queryError(e); })).rows[0];
+          });
+          if (!got.n) break;
+          if (keyset) last = Number(got.k);
+          offset += got.n;
+          remaining -= got.n;
+          yielded = true;
+          yield { fields: plan.fields, rows: [], text: Buffer.from(got.text ?? '') };
+          if (got.n < n) break;
+          continue;
+        }
+        const rows = await this.readTx(async (q) => {
+          const { sql, p } = page();
           return (await q.query<Record<string, unknown>>(sql, p).catch((e) => { throw queryError(e); })).rows;
         });
         if (!rows.length) break;
@@ -808,11 +826,9 @@ export class PostgresBackend implements DatastoreBackend {
       // COPY takes no bound parameters: the values go in as literals, which needs standard strings.
       await client.query(`BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL standard_conforming_strings = on; SET LOCAL statement_timeout = 0`);
       const lim = input.limit === null ? '' : ` LIMIT ${Math.max(0, Math.floor(input.limit))}`;
-      const cols = plan.fields.map((_, i) => qi(`f${i}`)).join(', ');
-      const query = `SELECT ${cols} FROM (${inlineParams(plan.sql, plan.params)}${lim} OFFSET ${Math.max(0, Math.floor(input.offset ?? 0))}) AS d`;
-      const delimiter = input.records_format === 'tsv' ? "E'\\t'" : "','";
+      const query = copyQuery(plan, `${inlineParams(plan.sql, plan.params)}${lim} OFFSET ${Math.max(0, Math.floor(input.offset ?? 0))}`);
       yield { fields: plan.fields, rows: [] };
-      const stream = client.query(copyTo(`COPY (${query}) TO STDOUT WITH (FORMAT csv, DELIMITER ${delimiter})`));
+      const stream = client.query(copyTo(`COPY (${query}) TO STDOUT ${copyCsvOptions(input.records_format)}`));
       try {
         for await (const chunk of stream as AsyncIterable<Buffer>) yield { fields: plan.fields, rows: [], text: chunk };
       } catch (e) {
@@ -1146,6 +1162,26 @@ function formatRows(rows: Record<string, unknown>[], plan: Plan, format: string)
 function readValue(v: unknown, kind: Kind): unknown {
   if (v instanceof Date) return v.toISOString().slice(0, 19);
   return outValue(v, kind);
+}
+
+/** The plan's fields (not its sort key) from a select that has its values inlined. */
+function copyQuery(plan: Plan, inlinedSql: string): string {
+  return `SELECT ${plan.fields.map((_, i) => qi(`f${i}`)).join(', ')} FROM (${inlinedSql}) AS d`;
+}
+
+/**
+ * One row of the plan as a CSV/TSV line, built by the database the way csvCell writes it (quoted
+ * when empty, `\.` or holding the delimiter, a quote or a line break; NULL empty).
+ */
+function csvLineExpr(plan: Plan, format: SearchInput['records_format']): string {
+  const d = format === 'tsv' ? "E'\\t'" : "','";
+  const cell = (v: string) => `CASE WHEN ${v} IS NULL THEN '' WHEN ${v} = '' OR ${v} = E'\\\\.' OR strpos(${v}, ${d}) > 0 OR strpos(${v}, '"') > 0
+    OR strpos(${v}, E'\\n') > 0 OR strpos(${v}, E'\\r') > 0 THEN '"' || replace(${v}, '"', '""') || '"' ELSE ${v} END`;
+  return `concat_ws(${d}, ${plan.fields.map((_, i) => cell(`${qi(`f${i}`)}::text`)).join(', ')}) || E'\\n'`;
+}
+
+function copyCsvOptions(format: SearchInput['records_format']): string {
+  return `WITH (FORMAT csv, DELIMITER ${format === 'tsv' ? "E'\\t'" : "','"})`;
 }
 
 /**

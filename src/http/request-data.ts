@@ -80,8 +80,11 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
       for await (const part of request.parts({ limits: { fileSize: opts.maxFileBytes } })) {
         if (part.type === 'file') {
           const target = path.join(tmpDir, `${UPLOAD_TMP_PREFIX}${randomUUID()}`);
+          // Opened here, not lazily by the stream: the file then exists before any await, so the
+          // catch below always finds it (a stream opening later could recreate it after the removal).
+          const fd = fs.openSync(target, 'w');
           writing = target;
-          await pipeline(part.file, fs.createWriteStream(target));
+          await pipeline(part.file, fs.createWriteStream(target, { fd }));
           if (part.file.truncated) {
             throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
           }
