@@ -129,6 +129,36 @@ test('unowned datasets when svc.auth.create_unowned_dataset is on', async () => 
   }
 });
 
+test('unowned datasets: the package_create rule decides who may change them (reference §6.4)', async () => {
+  const loner = await t.user('loner-main');
+  t.services.config.set('svc.auth.create_unowned_dataset', true);
+  let pkg: any;
+  try {
+    pkg = await t.ok('package_create', { name: 'unowned-rule' }, { token: loner.token });
+    // both unowned flags on: anyone logged in may create, so may change it
+    await t.ok('package_patch', { id: pkg.id, notes: 'by outsider' }, { token: outsider.token });
+    assert.equal((await t.call('package_patch', { id: pkg.id, notes: 'anon' })).status, 403, 'anonymous needs anon_create_dataset');
+    t.services.config.set('svc.auth.anon_create_dataset', true);
+    try {
+      await t.ok('package_patch', { id: pkg.id, notes: 'anon' });
+    } finally {
+      t.services.config.set('svc.auth.anon_create_dataset', false);
+    }
+  } finally {
+    t.services.config.set('svc.auth.create_unowned_dataset', false);
+  }
+  // flags off: editors/admins of some organization, not the creator who is in none
+  const r = await t.call('package_patch', { id: pkg.id, notes: 'by creator' }, { token: loner.token });
+  assert.equal(r.status, 403);
+  assert.equal((await t.call('package_patch', { id: pkg.id, notes: 'x' }, { token: outsider.token })).status, 403);
+  // the editor gets past auth; without create_unowned_dataset the dataset then needs an organization
+  const byEditor = await t.call('package_patch', { id: pkg.id, notes: 'by editor' }, { token: editor.token });
+  assert.equal(byEditor.status, 409);
+  assert.deepEqual(byEditor.body.error!.owner_org, ['An organization must be provided']);
+  assert.equal((await t.call('package_delete', { id: pkg.id }, { token: loner.token })).status, 403);
+  await t.ok('package_delete', { id: pkg.id }, { token: member.token }); // admin of org2
+});
+
 test('id and state only for sysadmins', async () => {
   const id = randomUUID();
   let r = await t.call('package_create', { id, name: 'with-id', owner_org: 'org1' }, { token: editor.token });
@@ -298,6 +328,11 @@ test('package_list paging and current_package_list_with_resources', async () => 
   for (let i = 1; i < recent.length; i++) assert.ok(recent[i - 1].metadata_modified >= recent[i].metadata_modified);
   const second = await t.ok('current_package_list_with_resources', { limit: 1, page: 2 });
   assert.equal(second[0].name, recent[1].name);
+  // page without limit is ignored (CKAN: offset 0), the default limit applies
+  const noLimit = await t.ok('current_package_list_with_resources', { page: 2 });
+  const firstTen = await t.ok('current_package_list_with_resources', {});
+  assert.ok(firstTen.length > 0);
+  assert.deepEqual(noLimit.map((p: any) => p.name), firstTen.map((p: any) => p.name));
   const asUser = await t.ok('current_package_list_with_resources', { limit: 1000 }, { token: editor.token });
   assert.ok(!asUser.some((p: any) => p.private));
   const asSys = await t.ok('current_package_list_with_resources', { limit: 1000 }, { token: sys });

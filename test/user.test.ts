@@ -100,6 +100,26 @@ describe('user_show', () => {
   });
 });
 
+describe('user_show include_datasets', () => {
+  test('yourself: your drafts and private datasets you may still see, not those of an organization you left', async () => {
+    const sys = { token: t.sysadminToken };
+    const carl = await t.user('carl');
+    await t.ok('organization_create', { name: 'carl-org', users: [{ name: 'carl', capacity: 'editor' }] }, sys);
+    await t.ok('organization_create', { name: 'carl-left', users: [{ name: 'carl', capacity: 'editor' }] }, sys);
+    await t.ok('package_create', { name: 'carl-public', owner_org: 'carl-org' }, { token: carl.token });
+    await t.ok('package_create', { name: 'carl-private', owner_org: 'carl-org', private: true }, { token: carl.token });
+    await t.ok('package_create', { name: 'carl-gone', owner_org: 'carl-left', private: true }, { token: carl.token });
+    const names = async (token?: string) =>
+      ((await t.ok('user_show', { id: 'carl', include_datasets: true }, token ? { token } : {})).datasets as any[]).map((d) => d.name).sort();
+    assert.deepEqual(await names(carl.token), ['carl-gone', 'carl-private', 'carl-public']);
+    await t.ok('organization_member_delete', { id: 'carl-left', username: 'carl' }, sys);
+    assert.deepEqual(await names(carl.token), ['carl-private', 'carl-public'], 'not the private dataset of the organization carl left');
+    assert.deepEqual(await names(t.sysadminToken), ['carl-gone', 'carl-private', 'carl-public']);
+    assert.deepEqual(await names(bob.token), ['carl-public']);
+    assert.deepEqual(await names(), ['carl-public']);
+  });
+});
+
 describe('user_list and user_autocomplete', () => {
   test('q, order_by, all_fields; email filter is sysadmin only', async () => {
     const names = await t.ok('user_list', { all_fields: false, order_by: 'name' });

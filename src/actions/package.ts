@@ -811,13 +811,14 @@ export const packageActions: ActionDefinition<any, any>[] = [
     sideEffectFree: true,
     auth: anyone,
     schema: { ...limitOffset, page: [ignoreMissing, intValidator] },
-    help: 'Return active datasets with their resources, most recently modified first (private datasets for sysadmins only).\n\n:param limit: (optional, default 10)\n:param offset: (optional)\n:param page: (deprecated, use offset) page number from 1\n:rtype: list of dictionaries',
+    help: 'Return active datasets with their resources, most recently modified first (private datasets for sysadmins only).\n\n:param limit: (optional, default 10)\n:param offset: (optional)\n:param page: (deprecated, use offset) page number from 1, in pages of limit (ignored without limit)\n:rtype: list of dictionaries',
     handler: async (ctx, p) => {
       const limit = Math.min(p.limit ?? 10, ctx.config.int('svc.search.rows_max'));
       let offset = p.offset ?? 0;
       if (p.offset === undefined && p.page !== undefined) {
         if (p.page < 1) throw new ValidationError({ page: ['Must be larger than 0'] });
-        offset = (p.page - 1) * limit;
+        // CKAN: page counts in pages of the limit sent; without a limit it is ignored (offset 0).
+        offset = p.limit ? (p.page - 1) * limit : 0;
       }
       const privateCond = ctx.identity.sysadmin ? '' : ' AND NOT private';
       const rows = (await ctx.db.query<PackageRow>(

@@ -230,23 +230,35 @@ export async function canReadPackage(ctx: ActionContext, pkg: PackageAuthFacts):
 
 /**
  * May the caller change this dataset (update, patch, delete, resources)? Editors and admins of the
- * owning organization; the creator of an unowned dataset; collaborators with editor or admin.
+ * owning organization; for an unowned dataset, whoever may create datasets (package_create rule,
+ * reference §6.4); collaborators with editor or admin.
  */
 export async function canEditPackage(ctx: ActionContext, pkg: PackageAuthFacts): Promise<boolean> {
   if (ctx.identity.sysadmin) return true;
-  const user = ctx.identity.user;
-  if (!user) return false;
-  if (pkg.owner_org ? await hasGroupPermission(ctx, pkg.owner_org, 'update_dataset') : pkg.creator_user_id === user.id) return true;
+  if (pkg.owner_org ? await hasGroupPermission(ctx, pkg.owner_org, 'update_dataset') : await mayCreatePackages(ctx)) return true;
+  if (!ctx.identity.user) return false;
   const collab = await collaboratorCapacity(ctx, pkg.id);
   return collab === 'editor' || collab === 'admin';
+}
+
+/**
+ * package_create's rule without owner_org and groups, which CKAN also applies to changing an
+ * unowned dataset (reference §6.4): both unowned flags (and anon_create_dataset for anonymous
+ * callers), or editor/admin in some organization.
+ */
+async function mayCreatePackages(ctx: ActionContext): Promise<boolean> {
+  if (ctx.identity.sysadmin) return true;
+  const c = ctx.config;
+  const unowned = c.bool('svc.auth.create_dataset_if_not_in_organization') && c.bool('svc.auth.create_unowned_dataset');
+  if (!ctx.identity.user) return unowned && c.bool('svc.auth.anon_create_dataset');
+  return unowned || (await hasPermissionInSomeOrganization(ctx, 'create_dataset'));
 }
 
 /** package_delete: like editing, with the delete_dataset permission of the organization. */
 export async function canDeletePackage(ctx: ActionContext, pkg: PackageAuthFacts): Promise<boolean> {
   if (ctx.identity.sysadmin) return true;
-  const user = ctx.identity.user;
-  if (!user) return false;
-  if (pkg.owner_org ? await hasGroupPermission(ctx, pkg.owner_org, 'delete_dataset') : pkg.creator_user_id === user.id) return true;
+  if (pkg.owner_org ? await hasGroupPermission(ctx, pkg.owner_org, 'delete_dataset') : await mayCreatePackages(ctx)) return true;
+  if (!ctx.identity.user) return false;
   const collab = await collaboratorCapacity(ctx, pkg.id);
   return collab === 'editor' || collab === 'admin';
 }
@@ -272,11 +284,7 @@ export async function canManageCollaborators(ctx: ActionContext, pkg: PackageAut
  */
 export async function packageCreateDenial(ctx: ActionContext, data: { owner_org?: unknown; groups?: unknown }): Promise<string | null> {
   if (ctx.identity.sysadmin) return null;
-  const c = ctx.config;
-  const unowned = c.bool('svc.auth.create_dataset_if_not_in_organization') && c.bool('svc.auth.create_unowned_dataset');
-  const allowed = ctx.identity.user
-    ? unowned || (await hasPermissionInSomeOrganization(ctx, 'create_dataset'))
-    : unowned && c.bool('svc.auth.anon_create_dataset');
+  const allowed = await mayCreatePackages(ctx);
   const name = ctx.identity.user?.name ?? '';
   if (!allowed) return `User ${name} not authorized to create packages`;
   const groupIds = await resolveGroupRefs(ctx, data.groups);
