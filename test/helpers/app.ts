@@ -83,6 +83,18 @@ export async function ensureReadRole(): Promise<void> {
   await client.end();
 }
 
+/** Runs fn holding a lock shared by every test process (an advisory lock in the admin database). */
+async function withSetupLock<T>(fn: () => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: process.env.SVC_TEST_DATABASE_URL! });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock(715517)');
+    return await fn();
+  } finally {
+    await admin.end();
+  }
+}
+
 export interface CallOptions {
   token?: string;
   method?: 'GET' | 'POST';
@@ -129,7 +141,6 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   if (onPostgres) {
     const catalog = await freshPostgresDatabase();
     const datastore = await freshPostgresDatabase('_ds');
-    await ensureReadRole();
     cleanups.push(catalog.drop, datastore.drop);
     overrides['svc.database_url'] = catalog.url;
     overrides['svc.datastore.write_url'] ??= datastore.url;
@@ -137,13 +148,17 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     // --- datastore: give the read-only role its permissions (what `svc datastore set-permissions` prints), as superuser.
     {
       const { setPermissionsSql } = await import('../../src/plugins/datastore/permissions.ts');
-      const su = new pg.Client({ connectionString: datastore.url });
-      await su.connect();
-      try {
-        await su.query(setPermissionsSql(String(overrides['svc.datastore.write_url']), String(overrides['svc.datastore.read_url'])));
-      } finally {
-        await su.end();
-      }
+      // Test files run in parallel and share the reader role: one grant at a time ("tuple concurrently updated").
+      await withSetupLock(async () => {
+        await ensureReadRole();
+        const su = new pg.Client({ connectionString: datastore.url });
+        await su.connect();
+        try {
+          await su.query(setPermissionsSql(String(overrides['svc.datastore.write_url']), String(overrides['svc.datastore.read_url'])));
+        } finally {
+          await su.end();
+        }
+      });
     }
     // --- end datastore
     db = PostgresDatabase.open(catalog.url, { max: 5 });
