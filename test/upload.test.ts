@@ -217,3 +217,25 @@ test('stale upload temp files are swept at startup; recent ones stay', async () 
     await t2.close();
   }
 });
+
+test('a request that fails after the handler leaves the stored file and the old one as they were', async () => {
+  await t.ok('package_create', { name: 'up-late', owner_org: 'up-org' }, { token: editor.token });
+  const first = await multipart('resource_create', { package_id: 'up-late' }, { name: 'a.csv', content: 'old,bytes\n' }, editor.token);
+  const id = first.body.result.id;
+  // A plugin wrapping resource_update fails after the core handler ran (and queued its file work).
+  const { ValidationError } = await import('../src/errors.ts');
+  t.services.registry.chainAction('resource_update', (next) => async (ctx, p) => {
+    await next(ctx, p);
+    if (p.name === 'fail late') throw new ValidationError({ name: ['refused by a plugin'] });
+    return undefined;
+  });
+  const r = await multipart('resource_update', { id, name: 'fail late' }, { name: 'b.csv', content: 'new,bytes\n' }, editor.token);
+  assert.equal(r.status, 409);
+  assert.equal(fs.readFileSync(filePath(id), 'utf8'), 'old,bytes\n');
+  const res = await t.ok('resource_show', { id }, { token: editor.token });
+  assert.match(res.url, /\/download\/a\.csv$/);
+  assert.deepEqual(fs.readdirSync(path.join(t.storagePath, 'tmp')).filter((f) => f.startsWith('upload-')), []);
+  // the same update without the failure goes through, file and all
+  await multipart('resource_update', { id, name: 'fine' }, { name: 'b.csv', content: 'new,bytes\n' }, editor.token);
+  assert.equal(fs.readFileSync(filePath(id), 'utf8'), 'new,bytes\n');
+});

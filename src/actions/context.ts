@@ -51,6 +51,11 @@ export interface ActionContext {
   request?: { method: string; path: string; query: string };
   /** Internal calls may skip auth checks (CKAN's ignore_auth). */
   ignoreAuth: boolean;
+  /**
+   * Work outside the database (moving and removing files) done once the call's transaction has
+   * committed, so a request that fails never touches them; at once when there is no transaction.
+   */
+  afterCommit?: (fn: () => void) => void;
   /** Calls another action in the same transaction with the same caller (auth checked unless ignoreAuth). */
   call: (name: string, input: Record<string, unknown>, opts?: { ignoreAuth?: boolean; files?: ActionContext['files'] }) => Promise<any>;
 }

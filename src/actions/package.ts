@@ -3,7 +3,7 @@
 // Saving a dataset from a validated dict: core columns, extras, tags, groups, resources and
 // relationships (package_create, package_update and everything built on them).
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { afterCommit, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { canBulkUpdate, canDeletePackage, canEditPackage, canReadPackage, checkPackageCreate, hasGroupPermission } from '../auth/authz.ts';
 import { anyone, denied, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -27,14 +27,15 @@ import {
 } from '../validation/package-schema.ts';
 import type { UploadedFile } from './context.ts';
 
-/** File work done after the database writes of an action (so a failed write never touches files). */
+/** File work of an action, done once its transaction has committed (a failed write never touches files). */
 export class FileOps {
   private readonly ops: (() => void)[] = [];
   store(resourceId: string, file: UploadedFile) { this.ops.push(() => storeResourceFile(this.ctx.config, resourceId, file)); }
   remove(resourceId: string) { this.ops.push(() => removeResourceFile(this.ctx.config, resourceId)); }
   constructor(private readonly ctx: ActionContext) {}
   run() {
-    for (const op of this.ops) op();
+    const ops = this.ops.splice(0);
+    afterCommit(this.ctx, () => ops.forEach((op) => op()));
   }
 }
 
@@ -794,7 +795,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
       await deleteUnusedTags(ctx.db, tagIds);
-      for (const r of resources) removeResourceFile(ctx.config, r.id);
+      afterCommit(ctx, () => resources.forEach((r) => removeResourceFile(ctx.config, r.id)));
       return null;
     },
   },

@@ -111,11 +111,29 @@ export interface CallOptions {
 /** Calls an action from outside (HTTP, CLI): one transaction for the whole call unless it is a read. */
 export async function callAction(services: Services, name: string, input: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
   const def = services.registry.get(name);
-  const base = { services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false };
-  if (def.sideEffectFree || def.transaction === false) {
-    return runDefinition(makeContext({ ...base, db: services.db }), def, input);
+  const committed: (() => void)[] = [];
+  const base = {
+    services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false,
+    afterCommit: (fn: () => void) => committed.push(fn),
+  };
+  const result = def.sideEffectFree || def.transaction === false
+    ? await runDefinition(makeContext({ ...base, db: services.db }), def, input)
+    : await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input));
+  for (const fn of committed) {
+    try {
+      fn();
+    } catch (e) {
+      // The database has the change already: report, do not fail the call.
+      services.logger.error({ err: e, action: name }, 'work after commit failed');
+    }
   }
-  return services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input));
+  return result;
+}
+
+/** Runs fn after the call commits (at once for a context without a transaction of its own). */
+export function afterCommit(ctx: ActionContext, fn: () => void): void {
+  if (ctx.afterCommit) ctx.afterCommit(fn);
+  else fn();
 }
 
 function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {

@@ -1,7 +1,7 @@
 // Resource actions: resource_create, resource_show, resource_update, resource_patch,
 // resource_delete, package_resource_reorder, format_autocomplete.
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { afterCommit, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { canEditPackage, canReadPackage } from '../auth/authz.ts';
 import { anyone, denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -138,7 +138,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
       await setPositions(ctx.db, (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id));
       await touchPackage(ctx.db, pkg.id);
       await notifyPackageChange(ctx, pkg.id);
-      if (res.url_type === 'upload') removeResourceFile(ctx.config, res.id);
+      if (res.url_type === 'upload') afterCommit(ctx, () => removeResourceFile(ctx.config, res.id));
       return null;
     },
   },
