@@ -23,6 +23,22 @@ import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseType
 
 export const COUNTS_TABLE = '_svc_counts';
 export const METADATA_VIEW = '_table_metadata';
+
+/** The view of data store tables and aliases (datastore_search on _table_metadata). */
+export const METADATA_VIEW_SQL = `CREATE OR REPLACE VIEW ${qi(METADATA_VIEW)} AS
+  SELECT DISTINCT
+    substr(md5(dependee.relname || COALESCE(dependent.relname, '')), 0, 17) AS "_id",
+    dependee.relname AS name,
+    dependee.oid AS oid,
+    dependent.relname AS alias_of
+  FROM pg_class AS dependee
+    LEFT OUTER JOIN pg_rewrite AS r ON r.ev_class = dependee.oid
+    LEFT OUTER JOIN pg_depend AS d ON d.objid = r.oid
+    LEFT OUTER JOIN pg_class AS dependent ON d.refobjid = dependent.oid
+  WHERE (dependee.oid != dependent.oid OR dependent.oid IS NULL)
+    AND (dependee.relkind = 'r'::"char" OR dependee.relkind = 'v'::"char")
+    AND dependee.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+    AND left(dependee.relname, 1) <> '_';`;
 const SEARCH_TIMEOUT_MS = 60000;
 
 /** Session settings of a PostgreSQL read pool (see readSession). */
@@ -95,20 +111,7 @@ export class PostgresBackend implements DatastoreBackend {
     await this.write.exec(`
       DO $$ BEGIN CREATE DOMAIN ${JSON_DOMAIN} AS jsonb; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
       CREATE TABLE IF NOT EXISTS ${COUNTS_TABLE} (id text PRIMARY KEY, n bigint NOT NULL DEFAULT 0);
-      CREATE OR REPLACE VIEW ${METADATA_VIEW} AS
-        SELECT DISTINCT
-          substr(md5(dependee.relname || COALESCE(dependent.relname, '')), 0, 17) AS "_id",
-          dependee.relname AS name,
-          dependee.oid AS oid,
-          dependent.relname AS alias_of
-        FROM pg_class AS dependee
-          LEFT OUTER JOIN pg_rewrite AS r ON r.ev_class = dependee.oid
-          LEFT OUTER JOIN pg_depend AS d ON d.objid = r.oid
-          LEFT OUTER JOIN pg_class AS dependent ON d.refobjid = dependent.oid
-        WHERE (dependee.oid != dependent.oid OR dependent.oid IS NULL)
-          AND (dependee.relkind = 'r'::"char" OR dependee.relkind = 'v'::"char")
-          AND dependee.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
-          AND left(dependee.relname, 1) <> '_';`);
+      ${METADATA_VIEW_SQL}`);
     if (this.readerRole) {
       const role = qi(this.readerRole);
       await this.write.exec(`

@@ -2,7 +2,7 @@
 // svc.datastore.read_url can read the data store (and nothing else), and the write user owns it.
 // Modelled on CKAN's set_permissions.sql.
 import { quoteIdent as qi } from '../../db/sql.ts';
-import { METADATA_VIEW } from '../../datastore/postgres.ts';
+import { METADATA_VIEW, METADATA_VIEW_SQL } from '../../datastore/postgres.ts';
 import { cliCommands } from '../../cli/extensions.ts';
 import { ConfigError } from '../../config/load.ts';
 
@@ -47,20 +47,7 @@ ALTER DEFAULT PRIVILEGES FOR USER ${writer} IN SCHEMA public GRANT SELECT ON TAB
 ALTER ROLE ${reader} SET default_transaction_read_only = on;
 
 -- a view listing data store tables and aliases (resource ids and alias names)
-CREATE OR REPLACE VIEW ${qi(METADATA_VIEW)} AS
-  SELECT DISTINCT
-    substr(md5(dependee.relname || COALESCE(dependent.relname, '')), 0, 17) AS "_id",
-    dependee.relname AS name,
-    dependee.oid AS oid,
-    dependent.relname AS alias_of
-  FROM pg_class AS dependee
-    LEFT OUTER JOIN pg_rewrite AS r ON r.ev_class = dependee.oid
-    LEFT OUTER JOIN pg_depend AS d ON d.objid = r.oid
-    LEFT OUTER JOIN pg_class AS dependent ON d.refobjid = dependent.oid
-  WHERE (dependee.oid != dependent.oid OR dependent.oid IS NULL)
-    AND (dependee.relkind = 'r'::"char" OR dependee.relkind = 'v'::"char")
-    AND dependee.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
-    AND left(dependee.relname, 1) <> '_';
+${METADATA_VIEW_SQL}
 ALTER VIEW ${qi(METADATA_VIEW)} OWNER TO ${writer};
 GRANT SELECT ON ${qi(METADATA_VIEW)} TO ${reader};
 `;
