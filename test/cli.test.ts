@@ -104,6 +104,15 @@ describe('svc CLI', () => {
     assert.match(same.stderr, /different user/);
   });
 
+  test('a PostgreSQL data store without the read-only user does not start', () => {
+    const r = spawnSync(process.execPath, [bin, 'db', 'init'], {
+      env: { ...env, SVC__PLUGINS: 'datastore', SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@127.0.0.1:1/ds' }, cwd: storage, encoding: 'utf8',
+    });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /svc\.datastore\.read_url must be set/);
+    assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/);
+  });
+
   test('a bad option value stops with a message naming it', () => {
     const r = spawnSync(process.execPath, [bin, 'config', 'show'], { env: { ...env, SVC__PORT: 'eighty' }, encoding: 'utf8' });
     assert.equal(r.status, 1);

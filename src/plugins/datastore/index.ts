@@ -3,7 +3,8 @@
 // (owner) and svc.datastore.read_url (read-only user). The backend is services.plugins.datastore.
 import type { Plugin } from '../plugin.ts';
 import { declareOption } from '../../config/options.ts';
-import { PostgresDatabase, type Database } from '../../db/database.ts';
+import { PostgresDatabase } from '../../db/database.ts';
+import { ConfigError } from '../../config/load.ts';
 import { PostgresBackend, readPoolOptions } from '../../datastore/postgres.ts';
 import { addHttpExtension } from '../../http/app.ts';
 import { datastoreActions } from './actions.ts';
@@ -41,13 +42,14 @@ export const datastorePlugin: Plugin = {
     let backend: PostgresBackend;
     let sqlRead: Omit<SqlSearchBackend, 'kind'>;
     if (writeUrl) {
+      // Reads (search, SQL search, dumps) run as a user that can only read.
+      if (!readUrl) {
+        throw new ConfigError('svc.datastore.read_url must be set when svc.datastore.write_url is: data store reads run as a read-only user (see svc datastore set-permissions)');
+      }
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
-      const owned: Database[] = [write];
-      let read: Database | undefined;
-      if (readUrl) owned.push((read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions })));
-      else services.logger.warn('svc.datastore.read_url is not set: data store reads use the write user in read-only transactions');
-      backend = new PostgresBackend({ write, read, owned, listenUrl: writeUrl });
-      sqlRead = { readDb: read ?? write };
+      const read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions });
+      backend = new PostgresBackend({ write, read, owned: [write, read], listenUrl: writeUrl });
+      sqlRead = { readDb: read };
     } else {
       const db = await services.openEmbedded('datastore');
       backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db] });
