@@ -1180,7 +1180,10 @@ function csvLineExpr(plan: Plan, format: SearchInput['records_format']): string 
   const d = format === 'tsv' ? "E'\\t'" : "','";
   const cell = (v: string) => `CASE WHEN ${v} IS NULL THEN '' WHEN ${v} = '' OR ${v} = E'\\\\.' OR strpos(${v}, ${d}) > 0 OR strpos(${v}, '"') > 0
     OR strpos(${v}, E'\\n') > 0 OR strpos(${v}, E'\\r') > 0 THEN '"' || replace(${v}, '"', '""') || '"' ELSE ${v} END`;
-  return `concat_ws(${d}, ${plan.fields.map((_, i) => cell(`${qi(`f${i}`)}::text`)).join(', ')}) || E'\\n'`;
+  // Numbers, booleans and timestamps never need quoting: no test per value for them.
+  const plain = new Set<Kind>(['number', 'bool', 'timestamp']);
+  const expr = (i: number) => (plain.has(plan.kinds[i]) ? `coalesce(${qi(`f${i}`)}::text, '')` : cell(`${qi(`f${i}`)}::text`));
+  return `concat_ws(${d}, ${plan.fields.map((_, i) => expr(i)).join(', ')}) || E'\\n'`;
 }
 
 function copyCsvOptions(format: SearchInput['records_format']): string {
