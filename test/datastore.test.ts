@@ -557,3 +557,16 @@ test('upsert by primary key: later records win, a bad value names its row, nothi
   assert.equal(r.total, 3);
   assert.equal((await search({ resource_id: id, limit: 0 })).total, 2001);
 });
+
+test('a delete that fails after its handler keeps the table', async () => {
+  const id = await newTable({ fields: [{ id: 'v', type: 'int' }], records: [{ v: 1 }] });
+  const { ValidationError } = await import('../src/errors.ts');
+  t.services.registry.chainAction('resource_delete', (next) => async (ctx, p) => {
+    await next(ctx, p);
+    if (p.id === id) throw new ValidationError({ id: ['refused by a plugin'] });
+    return null;
+  });
+  assert.equal((await t.call('resource_delete', { id }, { token: editor.token })).status, 409);
+  assert.equal((await search({ resource_id: id })).total, 1);
+  assert.equal((await t.ok('resource_show', { id }, { token: editor.token })).datastore_active, true);
+});

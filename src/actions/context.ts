@@ -39,6 +39,9 @@ export interface Services {
   openEmbedded: (name: string) => Promise<PGliteDatabase>;
 }
 
+/** Work run once a write has committed (files, the data store's own database). */
+export type AfterCommit = () => void | Promise<void>;
+
 export interface ActionContext {
   services: Services;
   config: Config;
@@ -55,7 +58,7 @@ export interface ActionContext {
    * Work outside the database (moving and removing files) done once the call's transaction has
    * committed, so a request that fails never touches them; at once when there is no transaction.
    */
-  afterCommit?: (fn: () => void) => void;
+  afterCommit?: (fn: AfterCommit) => void;
   /** Calls another action in the same transaction with the same caller (auth checked unless ignoreAuth). */
   call: (name: string, input: Record<string, unknown>, opts?: { ignoreAuth?: boolean; files?: ActionContext['files'] }) => Promise<any>;
 }

@@ -8,7 +8,7 @@ import {
 } from '../auth/authz.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
-import { findMember, isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify } from '../model/packages.ts';
 import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
@@ -70,11 +70,10 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
     if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
   }
-  const before = type === 'package' ? await findMember(ctx.db, group.id, type, id) : undefined;
-  const m = await upsertMember(ctx.db, group.id, type, id, capacity);
+  const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
   forgetCapacities(ctx);
-  if (type === 'package' && before?.capacity !== m.capacity) await touchAndNotify(ctx, [id]);
-  return memberDict(m);
+  if (type === 'package' && changed) await touchAndNotify(ctx, [id]);
+  return memberDict(member);
 }
 
 async function memberRows(ctx: ActionContext, group: GroupRow, objectType?: string, capacity?: string): Promise<[string, string, string][]> {

@@ -35,7 +35,7 @@ export class FileOps {
   constructor(private readonly ctx: ActionContext) {}
   run() {
     const ops = this.ops.splice(0);
-    afterCommit(this.ctx, () => ops.forEach((op) => op()));
+    return afterCommit(this.ctx, () => ops.forEach((op) => op()));
   }
 }
 
@@ -343,7 +343,7 @@ export async function createPackage(ctx: ActionContext, input: Record<string, un
   await saveResources(ctx, row.id, data.resources, fileOps);
   await saveRelationships(ctx, row.id, data);
   await notifyPackageChange(ctx, row.id);
-  fileOps.run();
+  await fileOps.run();
   return row;
 }
 
@@ -371,7 +371,7 @@ export async function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, inp
   await saveResources(ctx, pkg.id, data.resources, fileOps);
   await saveRelationships(ctx, pkg.id, data);
   await notifyPackageChange(ctx, pkg.id);
-  fileOps.run();
+  await fileOps.run();
   return row;
 }
 
@@ -434,10 +434,11 @@ const packageReviseAuth: AuthFunction = async (ctx, params) => {
 };
 
 const orgAdminAuth: AuthFunction = async (ctx, params) => {
-  const org = typeof params.org_id === 'string' && params.org_id ? await findGroup(ctx.db, params.org_id) : undefined;
+  if (typeof params.org_id !== 'string' || !params.org_id) throw denied(ctx, 'edit these packages');
+  const org = await findGroup(ctx.db, params.org_id);
   // An organization that does not exist is Not Found (before any permission check), as in CKAN.
-  if (typeof params.org_id === 'string' && params.org_id && !org) throw new NotFoundError('Organization was not found.');
-  if (!org || !(await canBulkUpdate(ctx, org.id))) throw denied(ctx, 'edit these packages');
+  if (!org) throw new NotFoundError('Organization was not found.');
+  if (!(await canBulkUpdate(ctx, org.id))) throw denied(ctx, 'edit these packages');
 };
 
 // --- package_revise helpers -----------------------------------------------------------------
@@ -795,7 +796,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
       await deleteUnusedTags(ctx.db, tagIds);
-      afterCommit(ctx, () => resources.forEach((r) => removeResourceFile(ctx.config, r.id)));
+      await afterCommit(ctx, () => resources.forEach((r) => removeResourceFile(ctx.config, r.id)));
       return null;
     },
   },

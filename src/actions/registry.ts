@@ -3,7 +3,7 @@
 // Plugins add actions and auth functions to the same registry, or chain existing ones.
 import { AuthorizationError, NotFoundError } from '../errors.ts';
 import { validateOrThrow, type Schema } from '../validation/validate.ts';
-import type { ActionContext, Identity, Services } from './context.ts';
+import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -111,17 +111,17 @@ export interface CallOptions {
 /** Calls an action from outside (HTTP, CLI): one transaction for the whole call unless it is a read. */
 export async function callAction(services: Services, name: string, input: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
   const def = services.registry.get(name);
-  const committed: (() => void)[] = [];
+  const committed: AfterCommit[] = [];
   const base = {
     services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false,
-    afterCommit: (fn: () => void) => committed.push(fn),
+    afterCommit: (fn: AfterCommit) => committed.push(fn),
   };
   const result = def.sideEffectFree || def.transaction === false
     ? await runDefinition(makeContext({ ...base, db: services.db }), def, input)
     : await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input));
   for (const fn of committed) {
     try {
-      fn();
+      await fn();
     } catch (e) {
       // The database has the change already: report, do not fail the call.
       services.logger.error({ err: e, action: name }, 'work after commit failed');
@@ -131,9 +131,9 @@ export async function callAction(services: Services, name: string, input: Record
 }
 
 /** Runs fn after the call commits (at once for a context without a transaction of its own). */
-export function afterCommit(ctx: ActionContext, fn: () => void): void {
+export async function afterCommit(ctx: ActionContext, fn: AfterCommit): Promise<void> {
   if (ctx.afterCommit) ctx.afterCommit(fn);
-  else fn();
+  else await fn();
 }
 
 function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {

@@ -71,7 +71,7 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, any>) {
   const row = await createResource(ctx, pkg.id, data, position, fileOps, ctx.files?.upload);
   await touchPackage(ctx.db, pkg.id);
   await notifyPackageChange(ctx, pkg.id);
-  fileOps.run();
+  await fileOps.run();
   return resourceDict(ctx.config, row);
 }
 
@@ -82,7 +82,7 @@ async function resourceUpdate(ctx: ActionContext, p: Record<string, any>) {
   const row = await replaceResource(ctx, res, data, undefined, fileOps, ctx.files?.upload);
   await touchPackage(ctx.db, pkg.id);
   await notifyPackageChange(ctx, pkg.id);
-  fileOps.run();
+  await fileOps.run();
   return resourceDict(ctx.config, row);
 }
 
@@ -138,7 +138,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
       await setPositions(ctx.db, (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id));
       await touchPackage(ctx.db, pkg.id);
       await notifyPackageChange(ctx, pkg.id);
-      if (res.url_type === 'upload') afterCommit(ctx, () => removeResourceFile(ctx.config, res.id));
+      if (res.url_type === 'upload') await afterCommit(ctx, () => removeResourceFile(ctx.config, res.id));
       return null;
     },
   },

@@ -252,16 +252,6 @@ export class PostgresBackend implements DatastoreBackend {
     return r.rows.map((x) => x.name);
   }
 
-  private async aliasTarget(q: Queryable, name: string): Promise<string | null> {
-    const r = await q.query<{ target: string }>(
-      `SELECT DISTINCT t.relname AS target FROM pg_class v
-       JOIN pg_namespace n ON n.oid = v.relnamespace AND n.nspname = 'public'
-       JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid
-       JOIN pg_class t ON t.oid = d.refobjid AND t.relkind = 'r'
-       WHERE v.relname = $1 AND v.relkind = 'v' AND t.oid <> v.oid`, [name]);
-    return r.rows.length === 1 ? r.rows[0].target : null;
-  }
-
   async resource_exists(id: string): Promise<boolean> {
     return (await this.resource_id_from_alias(id)).exists;
   }
@@ -286,7 +276,7 @@ export class PostgresBackend implements DatastoreBackend {
     return this.readTx(async (q) => {
       const t = await this.table(q, id);
       if (!t) throw new NotFoundError(`Resource/Alias "${id}" was not found.`);
-      const base = t.relkind === 'v' ? (await this.aliasTarget(q, id)) ?? id : id;
+      const base = t.relkind === 'v' ? t.aliasOf ?? id : id;
       const bt = base === id ? t : (await this.table(q, base)) ?? t;
       const sizes = (await q.query<{ size: string; idx: string; db: string }>(
         `SELECT pg_table_size($1::oid)::text AS size, pg_indexes_size($1::oid)::text AS idx, pg_database_size(current_database())::text AS db`,
@@ -705,7 +695,7 @@ export class PostgresBackend implements DatastoreBackend {
         out.total_was_estimated = false;
       } else if (input.include_total !== false) {
         if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
-          const base = t.relkind === 'v' ? (await this.aliasTarget(q, t.name)) ?? t.name : t.name;
+          const base = t.relkind === 'v' ? t.aliasOf ?? t.name : t.name;
           const est = await q.query<{ n: number }>(
             `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`, [base]);
           const n = Number(est.rows[0]?.n ?? -1);
@@ -716,7 +706,7 @@ export class PostgresBackend implements DatastoreBackend {
           }
         }
         if (unfiltered) {
-          const base = t.relkind === 'v' ? await this.aliasTarget(q, t.name) : t.name;
+          const base = t.relkind === 'v' ? t.aliasOf : t.name;
           const bt = base && base !== t.name ? await this.table(q, base) : t;
           out.total = await this.countRows(q, bt ?? t);
         } else {
@@ -1177,18 +1167,27 @@ function copyQuery(plan: Plan, inlinedSql: string): string {
  * when empty, `\.` or holding the delimiter, a quote or a line break; NULL empty).
  */
 function csvLineExpr(plan: Plan, format: SearchInput['records_format']): string {
-  const d = format === 'tsv' ? "E'\\t'" : "','";
+  const d = csvDelimiter(format);
   const cell = (v: string) => `CASE WHEN ${v} IS NULL THEN '' WHEN ${v} = '' OR ${v} = E'\\\\.' OR strpos(${v}, ${d}) > 0 OR strpos(${v}, '"') > 0
     OR strpos(${v}, E'\\n') > 0 OR strpos(${v}, E'\\r') > 0 THEN '"' || replace(${v}, '"', '""') || '"' ELSE ${v} END`;
-  // Numbers, booleans and timestamps never need quoting: no test per value for them.
-  const plain = new Set<Kind>(['number', 'bool', 'timestamp']);
-  const expr = (i: number) => (plain.has(plan.kinds[i]) ? `coalesce(${qi(`f${i}`)}::text, '')` : cell(`${qi(`f${i}`)}::text`));
+  const expr = (i: number) => (NEVER_QUOTED.has(plan.kinds[i]) ? `coalesce(${qi(`f${i}`)}::text, '')` : cell(`${qi(`f${i}`)}::text`));
   return `concat_ws(${d}, ${plan.fields.map((_, i) => expr(i)).join(', ')}) || E'\\n'`;
 }
 
-function copyCsvOptions(format: SearchInput['records_format']): string {
-  return `WITH (FORMAT csv, DELIMITER ${format === 'tsv' ? "E'\\t'" : "','"})`;
+/** Numbers, booleans and timestamps never need quoting in CSV: no test per value for them. */
+const NEVER_QUOTED = new Set<Kind>(['number', 'bool', 'timestamp']);
+
+/** The delimiter of a CSV or TSV dump as an SQL literal. */
+function csvDelimiter(format: SearchInput['records_format']): string {
+  return format === 'tsv' ? "E'\\t'" : "','";
 }
+
+function copyCsvOptions(format: SearchInput['records_format']): string {
+  return `WITH (FORMAT csv, DELIMITER ${csvDelimiter(format)})`;
+}
+
+/** The driver's conversion of a bound value to its text form. */
+const { prepareValue } = (pg as unknown as { utils: { prepareValue: (v: unknown) => string | Buffer | null } }).utils;
 
 /**
  * The statement with its $n parameters written as literals, for COPY (which takes no parameters).
@@ -1196,8 +1195,6 @@ function copyCsvOptions(format: SearchInput['records_format']): string {
  * exactly as the bound parameter was. Only SQL built here comes in: it holds "identifiers" and
  * 'literals' (doubled quotes inside), and $n outside them are parameters.
  */
-const { prepareValue } = (pg as unknown as { utils: { prepareValue: (v: unknown) => string | Buffer | null } }).utils;
-
 function inlineParams(sql: string, params: unknown[]): string {
   let out = '';
   let i = 0;

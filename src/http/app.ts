@@ -3,7 +3,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import path from 'node:path';
 import type { Identity, Services } from '../actions/context.ts';
 import { ANONYMOUS } from '../actions/context.ts';
 import { callAction } from '../actions/registry.ts';

@@ -27,17 +27,19 @@ export async function findMember(db: Queryable, groupId: string, table: MemberTa
 }
 
 /** Adds the object to the group with the capacity, or changes the capacity of an existing membership. */
-export async function upsertMember(db: Queryable, groupId: string, table: MemberTable, tableId: string, capacity: string): Promise<MemberRow> {
+/** Adds the membership or changes its capacity; changed is false when it was already so. */
+export async function upsertMember(db: Queryable, groupId: string, table: MemberTable, tableId: string, capacity: string): Promise<{ member: MemberRow; changed: boolean }> {
   const existing = await findMember(db, groupId, table, tableId);
   if (table !== 'package') membershipsChanged();
   if (existing) {
-    if (existing.capacity === capacity) return existing;
-    return (await db.query<MemberRow>('UPDATE members SET capacity = $2 WHERE id = $1 RETURNING *', [existing.id, capacity])).rows[0];
+    if (existing.capacity === capacity) return { member: existing, changed: false };
+    return { member: (await db.query<MemberRow>('UPDATE members SET capacity = $2 WHERE id = $1 RETURNING *', [existing.id, capacity])).rows[0], changed: true };
   }
-  return (await db.query<MemberRow>(
+  const member = (await db.query<MemberRow>(
     "INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active') RETURNING *",
     [randomUUID(), groupId, table, tableId, capacity],
   )).rows[0];
+  return { member, changed: true };
 }
 
 /** Ends a membership; false when there was none. */
@@ -58,7 +60,6 @@ export async function removeMember(db: Queryable, groupId: string, table: Member
 export async function replaceMembers(db: Queryable, groupId: string, table: MemberTable, entries: { id: string; capacity: string }[]): Promise<string[]> {
   const wanted = new Map(entries.map((e) => [e.id, e.capacity]));
   const current = (await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND state = 'active'", [groupId, table])).rows;
-  const had = new Map(current.map((m) => [m.table_id, m.capacity]));
   const changed: string[] = [];
   for (const m of current) {
     if (!wanted.has(m.table_id)) {
@@ -67,8 +68,7 @@ export async function replaceMembers(db: Queryable, groupId: string, table: Memb
     }
   }
   for (const [id, capacity] of wanted) {
-    await upsertMember(db, groupId, table, id, capacity);
-    if (had.get(id) !== capacity) changed.push(id);
+    if ((await upsertMember(db, groupId, table, id, capacity)).changed) changed.push(id);
   }
   if (table !== 'package') membershipsChanged();
   return changed;

@@ -188,8 +188,14 @@ export async function activePublicNames(db: Queryable, limit?: number, offset = 
 // --- change notifications -------------------------------------------------------------------
 
 export type PackageChange = 'changed' | 'deleted' | 'purged';
-/** Called inside the write's transaction (db is that transaction) after a dataset or its resources changed ('purged': just before its rows are removed). */
-export type PackageChangeListener = (db: Queryable, packageId: string, change: PackageChange) => Promise<void> | void;
+/**
+ * Called inside the write's transaction (db is that transaction) after a dataset or its resources
+ * changed ('purged': just before its rows are removed). afterCommit queues work outside this
+ * database for when the transaction has committed.
+ */
+export type PackageChangeListener = (
+  db: Queryable, packageId: string, change: PackageChange, afterCommit: (fn: () => void | Promise<void>) => void,
+) => Promise<void> | void;
 
 const changeListeners = new WeakMap<object, PackageChangeListener[]>();
 
@@ -200,12 +206,19 @@ export function onPackageChange(services: object, listener: PackageChangeListene
   changeListeners.set(services, list);
 }
 
-export async function notifyPackageChange(ctx: { services: object; db: Queryable }, packageId: string, change: PackageChange = 'changed'): Promise<void> {
-  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change);
+interface ChangeContext {
+  services: object;
+  db: Queryable;
+  afterCommit?: (fn: () => void | Promise<void>) => void;
+}
+
+export async function notifyPackageChange(ctx: ChangeContext, packageId: string, change: PackageChange = 'changed'): Promise<void> {
+  const later = ctx.afterCommit ?? ((fn) => void fn());
+  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later);
 }
 
 /** Writes that change datasets without going through updatePackage (group memberships, collaborators, owner removed): metadata_modified = now, then notify. */
-export async function touchAndNotify(ctx: { services: object; db: Queryable }, packageIds: Iterable<string>): Promise<void> {
+export async function touchAndNotify(ctx: ChangeContext, packageIds: Iterable<string>): Promise<void> {
   for (const id of new Set(packageIds)) {
     await touchPackage(ctx.db, id);
     await notifyPackageChange(ctx, id);

@@ -58,14 +58,19 @@ export const datastorePlugin: Plugin = {
     services.onClose.push(() => backend.close());
     await backend.init();
     services.plugins.datastore = backend;
-    // A table cannot outlive its resource: deleting the resource or its dataset drops it.
-    onPackageChange(services, async (db, packageId, change) => {
-      for (const id of await datastoreTablesToDrop(db, packageId, change === 'purged')) {
-        await backend.delete({ resource_id: id }).catch((e) => {
-          if (!(e instanceof NotFoundError)) throw e;
-        });
-        await setDatastoreActiveFlag(db, id, false);
-      }
+    // A table cannot outlive its resource: deleting the resource or its dataset drops it, once
+    // the catalog has committed (a failed request keeps the table).
+    onPackageChange(services, async (db, packageId, change, afterCommit) => {
+      const ids = await datastoreTablesToDrop(db, packageId, change === 'purged');
+      for (const id of ids) await setDatastoreActiveFlag(db, id, false);
+      if (!ids.length) return;
+      afterCommit(async () => {
+        for (const id of ids) {
+          await backend.delete({ resource_id: id }).catch((e) => {
+            if (!(e instanceof NotFoundError)) throw e;
+          });
+        }
+      });
     });
     services.registry.defineAll(datastoreActions);
     // datastore_search_sql exists only when svc.datastore.sqlsearch.enabled is set.
