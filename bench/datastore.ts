@@ -14,9 +14,11 @@
 // Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS),
 // SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
-// SVC_BENCH_BATCH (default 10000).
+// SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load),
+// SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's).
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -37,6 +39,7 @@ const DURATION = Number(process.env.SVC_BENCH_DURATION ?? 10);
 const CONNECTIONS = 16;
 /** Concurrent load requests (default 1: one client sending batch after batch, as ckanapi does). */
 const LOAD_CONCURRENCY = Number(process.env.SVC_BENCH_LOAD_CONCURRENCY ?? 1);
+const LOAD_ONLY = process.env.SVC_BENCH_ONLY === 'load';
 const MB = 1024 * 1024;
 
 type DbKind = 'postgres' | 'pglite';
@@ -113,12 +116,27 @@ async function api(port: number, token: string, action: string, body: unknown): 
   return json.result;
 }
 
-async function postRaw(port: number, token: string, action: string, body: Buffer): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: body as unknown as BodyInit,
+/** A keep-alive client for the load: the body goes as given, the answer is read as bytes (not decoded). */
+const loadAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function postRaw(port: number, token: string, action: string, body: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: `/api/3/action/${action}`, method: 'POST', agent: loadAgent,
+      headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: token },
+    }, (res) => {
+      // The envelope starts {"help": ..., "success": true, ...}: a failure shows in its first bytes.
+      let head = Buffer.alloc(0);
+      res.on('data', (c: Buffer) => { if (head.length < 500) head = Buffer.concat([head, c]); });
+      res.on('end', () => {
+        if (res.statusCode !== 200 || !head.subarray(0, 300).includes('"success":true')) reject(new Error(`${action}: ${res.statusCode} ${head.subarray(0, 500)}`));
+        else resolve();
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
   });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${action}: ${res.status} ${text.slice(0, 500)}`);
 }
 
 // --- raw baselines ------------------------------------------------------------------------------
@@ -193,7 +211,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     let rawTarget: string;
     let dsTarget: string;
     const appConfig: Record<string, unknown> = {
-      'svc.storage_path': storage, 'svc.log_level': 'warn', 'svc.plugins': ['datastore'], 'svc.auth.create_unowned_dataset': true,
+      'svc.storage_path': storage, 'svc.log_level': process.env.SVC_BENCH_LOG_LEVEL ?? 'warn', 'svc.plugins': ['datastore'], 'svc.auth.create_unowned_dataset': true,
     };
     if (kind === 'postgres') {
       const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
@@ -246,15 +264,17 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const rssStart = rssBytes(server.pid!);
     let sampler = rssSampler(server.pid!);
     log(`${kind}: datastore_upsert insert, ${batches.length} batches`);
-    const load = async (id: string, method: string) => {
+    const load = async (bodies: Buffer[]) => {
       let next = 0;
       await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, async () => {
-        while (next < batches.length) await postRaw(port, token, 'datastore_upsert', body(id, method, batches[next++]));
+        while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
       }));
     };
-    const appInsert = await timed(() => load(insertId, 'insert'));
+    const insertBodies = batches.map((b) => body(insertId, 'insert', b));
+    const appInsert = await timed(() => load(insertBodies));
     log(`${kind}: datastore_upsert upsert, ${batches.length} batches`);
-    const appUpsert = await timed(() => load(keyedId, 'upsert'));
+    const upsertBodies = batches.map((b) => body(keyedId, 'upsert', b));
+    const appUpsert = await timed(() => load(upsertBodies));
     const rssLoadPeak = sampler.stop();
     const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
     if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
@@ -263,6 +283,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       upsert: measure(n / appUpsert.seconds, n / rawKeyed.seconds, 'rows/s', 0.25, { appSeconds: appUpsert.seconds, rawSeconds: rawKeyed.seconds }),
       serverRssStartMB: rssStart / MB, serverRssPeakMB: rssLoadPeak / MB,
     };
+
+    if (LOAD_ONLY) return out;
 
     // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
@@ -359,21 +381,24 @@ function printTable(res: any) {
   const row = (name: string, m: Measure, d = 0) => lines.push([name, `${fmt(m.app, d)} ${m.unit}`, `${fmt(m.raw, d)} ${m.unit}`, pct(m.ratio), `>= ${pct(m.goal)}`, m.ok ? 'ok' : 'MISSED']);
   row('load: insert (JSON over HTTP vs COPY FROM)', res.load.insert);
   row('load: upsert with primary key', res.load.upsert);
-  row(`search: 100-row page, ${res.search.connections} conns`, res.search, 1);
-  row('dump: CSV vs COPY TO STDOUT', res.dump);
-  lines.push(['dump: server RSS growth', `${fmt(res.dump.rssGrowthMB, 1)} MB`, '', '', '< 100 MB', res.dump.rssOk ? 'ok' : 'MISSED']);
+  if (res.search) row(`search: 100-row page, ${res.search.connections} conns`, res.search, 1);
+  if (res.dump) {
+    row('dump: CSV vs COPY TO STDOUT', res.dump);
+    lines.push(['dump: server RSS growth', `${fmt(res.dump.rssGrowthMB, 1)} MB`, '', '', '< 100 MB', res.dump.rssOk ? 'ok' : 'MISSED']);
+  }
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
   console.log(`\n${res.server}, ${fmt(res.rows)} rows (${res.batch} per request)`);
   for (const [i, l] of lines.entries()) {
     console.log(l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
-  console.log(`search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`);
+  if (res.search) console.log(`search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`);
 }
 
 export async function run(_args: string[]): Promise<void> {
   const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
   const nPglite = Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n);
+  process.on('beforeExit', () => loadAgent.destroy());
   const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite').split(',').map((s) => s.trim()).filter(Boolean) as DbKind[];
   fs.mkdirSync(resultsDir, { recursive: true });
   for (const kind of dbs) {
@@ -382,9 +407,10 @@ export async function run(_args: string[]): Promise<void> {
     res.loadAverageAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
     res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
     res.machine = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`;
+    printTable(res);
+    if (LOAD_ONLY) continue; // a partial run does not replace the recorded figures
     const file = path.join(resultsDir, `datastore-${kind}.json`);
     fs.writeFileSync(file, JSON.stringify(res, null, 2) + '\n');
-    printTable(res);
     console.log(`written ${path.relative(process.cwd(), file)}`);
   }
 }

@@ -19,6 +19,11 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   /** Parameter validators (CKAN messages); the handler receives the converted result. */
   schema?: Schema;
   help: string;
+  /**
+   * Top-level list parameters of a large JSON body that reach the handler as bytes, read while
+   * they are used (JsonArrayText: datastore_upsert's records).
+   */
+  lazyLists?: readonly string[];
   /** false: the handler manages its own transactions (long data store loads). */
   transaction?: boolean;
   handler: (ctx: ActionContext, params: P) => Promise<R> | R;

@@ -39,12 +39,23 @@ export async function signToken(secret: Uint8Array, jti: string, expiresAt?: Dat
 
 export type TokenCheck = { ok: true; jti: string } | { ok: false; reason: 'invalid' | 'expired' } | { ok: false; reason: 'not-a-jwt' };
 
+/** Tokens whose signature was verified, by their text (a client sends the same one call after call). */
+const verified = new Map<string, { secret: Uint8Array; jti: string; exp?: number }>();
+const VERIFIED_MAX = 1000;
+
 /** Verifies signature and expiry; does not look at the database. */
 export async function verifyToken(secret: Uint8Array, token: string): Promise<TokenCheck> {
   if (token.split('.').length !== 3) return { ok: false, reason: 'not-a-jwt' };
+  const known = verified.get(token);
+  if (known && known.secret === secret) {
+    if (known.exp !== undefined && known.exp * 1000 <= Date.now()) return { ok: false, reason: 'expired' };
+    return { ok: true, jti: known.jti };
+  }
   try {
     const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'] });
     if (typeof payload.jti !== 'string') return { ok: false, reason: 'invalid' };
+    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+    verified.set(token, { secret, jti: payload.jti, exp: payload.exp });
     return { ok: true, jti: payload.jti };
   } catch (e) {
     if (e instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired' };

@@ -38,9 +38,20 @@ export interface CreateResult {
   created: boolean;
 }
 
+/**
+ * Records not parsed yet (a large request, src/json/array-text.ts): a JSON array as UTF-8 bytes
+ * (checked to be UTF-8, not yet to be JSON). The backend reads it while it writes.
+ */
+export interface RecordSource {
+  readonly bytes: Buffer;
+}
+
+/** The records of a write: a list, or a source read while they are written. */
+export type RecordInput = Record<string, unknown>[] | RecordSource;
+
 export interface UpsertInput {
   resource_id: string;
-  records: Record<string, unknown>[];
+  records: RecordInput;
   method: 'upsert' | 'insert' | 'update';
   dry_run?: boolean;
   calculate_record_count?: boolean;

@@ -7,7 +7,7 @@
 // the column comment (JSON), the primary key list the table comment (JSON). Row counts are kept in
 // "_svc_counts" (maintained on every write) so an unfiltered search never counts the table.
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
@@ -16,9 +16,11 @@ import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type {
   CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FieldInput, FunctionInput,
-  ReadQueryOptions, ReadQueryResult, ResourceInfo, SearchInput, SearchResult, UpsertInput,
+  ReadQueryOptions, ReadQueryResult, RecordInput, RecordSource, ResourceInfo, SearchInput, SearchResult, UpsertInput,
 } from './backend.ts';
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
+import { CopyWriter, JsonRecordReader } from './json-to-copy.ts';
+import { JsonArrayText } from '../json/array-text.ts';
 import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
 
 export const COUNTS_TABLE = '_svc_counts';
@@ -67,7 +69,7 @@ interface Table {
 }
 
 interface WriteSession extends Connection {
-  copyIn(sql: string, chunks: Iterable<string>): Promise<number>;
+  copyIn(sql: string, chunks: Iterable<Buffer>): Promise<number>;
   /** Tables or aliases change: cached descriptions go when this commits, here and in other processes. */
   schemaChanged(): Promise<void>;
 }
@@ -151,16 +153,33 @@ export class PostgresBackend implements DatastoreBackend {
     if (this.write.kind === 'pglite') {
       const raw = this.write.raw as PGlite;
       return this.write.withConnection((conn) => run(conn, async (sql, chunks) => {
-        const parts: string[] = [];
+        const parts: Buffer[] = [];
         for (const c of chunks) parts.push(c);
-        const r = await raw.query(sql, [], { blob: new Blob(parts) });
+        const r = await raw.query(sql, [], { blob: new Blob(parts as Uint8Array<ArrayBuffer>[]) });
         return r.affectedRows ?? 0;
       }));
     }
     const withClient = this.write.withConnection as unknown as (f: (c: Connection, client: pg.PoolClient) => Promise<T>) => Promise<T>;
     return withClient.call(this.write, (conn, client) => run(conn, async (sql, chunks) => {
       const stream = client.query(copyFrom(sql));
-      await pipeline(Readable.from(chunks), stream);
+      const settled = finished(stream);
+      settled.catch(() => undefined);
+      try {
+        for (const piece of chunks) {
+          if (stream.destroyed) break;
+          // No waiting for the server to read: the pieces of one request are held anyway. The
+          // pause lets the socket send this piece while the next is made (the server parses it
+          // meanwhile, on its own core).
+          stream.write(piece);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } catch (e) {
+        stream.destroy(e as Error);
+        await settled.catch(() => undefined);
+        throw e;
+      }
+      stream.end();
+      await settled;
       return Number(stream.rowCount ?? 0);
     }));
   }
@@ -460,25 +479,14 @@ export class PostgresBackend implements DatastoreBackend {
   async upsert(input: UpsertInput): Promise<void> {
     await this.writeTx(async (s) => {
       const t = await this.requireTable(s, input.resource_id);
-      const records = input.records;
-      checkRecordObjects(records);
-      const cols = new Set(t.columns.map((c) => c.id));
-      const unknown = new Set<string>();
-      for (const r of records) for (const k of Object.keys(r)) if (!cols.has(k)) unknown.add(k);
-      if (unknown.size) throw new ValidationError({ fields: [`fields "${[...unknown].join(', ')}" do not exist`] });
+      const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
       if (input.method === 'insert') {
-        if (records.length) await this.insertRecords(s, t, records);
+        await this.insertRecords(s, t, input.records);
+      } else if (input.method === 'upsert' && pk) {
+        await this.upsertRecords(s, t, input.records, pk);
       } else {
-        const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
-        for (const [i, r] of records.entries()) {
-          const key = pk ?? ['_id'];
-          const missing = key.filter((k) => !(k in r) || r[k] === null || r[k] === undefined);
-          if (missing.length === key.length && !pk) {
-            if (input.method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
-          } else if (missing.length) {
-            throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
-          }
-        }
+        const records = checkedRecords(t, input.records);
+        checkKeys(records, pk, input.method);
         await this.writeKeyed(s, t, records, input.method, pk);
       }
       if (input.calculate_record_count) await this.recount(s, t.name);
@@ -545,42 +553,108 @@ export class PostgresBackend implements DatastoreBackend {
     await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [name]);
   }
 
-  /** Appends records in one statement: COPY on pg, INSERT ... SELECT FROM json_to_recordset on PGlite. */
-  private async insertRecords(s: WriteSession, t: Table, records: Record<string, unknown>[]): Promise<void> {
-    const cols = usedColumns(t, records);
-    if (!cols.length) {
-      const r = await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [records.length]).catch((e) => { throw recordError(e); });
-      await addCount(s, t.name, r.rowCount);
-      return;
-    }
+  /**
+   * Appends records in one COPY, written straight from their JSON (json-to-copy.ts) a piece at a
+   * time: on PostgreSQL the server takes in a piece while the next is made. Missing keys are NULL.
+   */
+  private async insertRecords(s: WriteSession, t: Table, records: RecordInput): Promise<void> {
+    const reader = recordReader(t, records);
+    if (!nextChecked(reader)) return;
+    // _id is written only when the records give it (then all must: a serial cannot be half given).
+    const idCol = t.columns.findIndex((c) => c.id === '_id');
+    const withId = reader.has(idCol);
+    const cols = t.columns.map((_, i) => i).filter((i) => i !== idCol || withId);
+    const pieces = () => copyPieces(reader, cols, () => {
+      if (!withId && reader.has(idCol)) throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
+      return true;
+    });
     let inserted: number;
-    if (this.kind === 'postgres' || process.env.SVC_DS_COPY !== '0') {
-      try {
-        inserted = await s.copyIn(copySql(t.name, cols, this.kind), copyChunks(records, cols));
-      } catch (e) {
-        throw recordError(e, cols);
-      }
+    if (!cols.length) {
+      let n = 0;
+      for (const _ of pieces()) n = reader.index + 1;
+      inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [Math.max(n, reader.index + 1)])).rowCount;
     } else {
-      await s.exec('SAVEPOINT ds_insert');
       try {
-        prepareForJson(records, cols);
-        const r = await s.query(`INSERT INTO ${qi(t.name)} (${cols.map((c) => qi(c.id)).join(', ')})
-          SELECT ${cols.map((c) => qi(c.id)).join(', ')} FROM json_to_recordset($1::json) AS x(${columnDefs(cols)})`, [JSON.stringify(records)]);
-        inserted = r.rowCount;
-        await s.exec('RELEASE SAVEPOINT ds_insert');
+        inserted = await s.copyIn(copySql(t.name, cols.map((i) => t.columns[i]), this.kind), pieces());
       } catch (e) {
-        if (!isDbError(e) || e.code === '23505') throw recordError(e);
-        // Find the row and field: COPY reports them ("COPY t, line N, column c").
-        await s.exec('ROLLBACK TO SAVEPOINT ds_insert');
-        try {
-          await s.copyIn(copySql(t.name, cols, this.kind), copyChunks(records, cols));
-        } catch (e2) {
-          throw recordError(e2, cols);
-        }
         throw recordError(e);
       }
     }
     await addCount(s, t.name, inserted);
+  }
+
+  /**
+   * upsert on a table with a primary key. The records with the keys of the first one (a loader's
+   * usual batch: all of them) go by one COPY into a scratch table while they are read, then in one
+   * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (writeKeyed).
+   */
+  private async upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[]): Promise<void> {
+    const reader = recordReader(t, records);
+    if (!nextChecked(reader)) return;
+    const cols = t.columns.map((_, i) => i).filter((i) => reader.has(i));
+    const keyCols = pk.map((k) => t.columns.findIndex((c) => c.id === k));
+    const missing = pk.filter((_, j) => !reader.has(keyCols[j]));
+    if (missing.length) throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: 0 });
+    // Records of the main group by their place in the request (for error rows), the others aside.
+    const mainRows: number[] = [];
+    const others: Record<string, unknown>[] = [];
+    const otherRows: number[] = [];
+    const seen = new Set<string>();
+    let duplicates = false;
+    const pieces = () => copyPieces(reader, cols, () => {
+      if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
+        others.push(reader.value() as Record<string, unknown>);
+        otherRows.push(reader.index);
+        return false;
+      }
+      const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
+      if (absent.length) throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
+      const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
+      if (seen.has(key)) duplicates = true;
+      else seen.add(key);
+      mainRows.push(reader.index);
+      return true;
+    });
+    const columns = cols.map((i) => t.columns[i]);
+    const names = columns.map((c) => qi(c.id)).join(', ');
+    const nonKey = columns.filter((c) => !pk.includes(c.id));
+    const scratch = 'svc_upsert';
+    await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(columns)}) ON COMMIT DROP`);
+    try {
+      await s.copyIn(copySql(scratch, columns, this.kind), pieces());
+    } catch (e) {
+      const err = recordError(e);
+      if (err instanceof ValidationError && isDbError(e) && typeof err.errors.records_row === 'number') {
+        err.errors.records_row = mainRows[err.errors.records_row] ?? err.errors.records_row;
+      }
+      throw err;
+    }
+    // Later records win over earlier ones with the same key (as sequential writes would); the
+    // scratch table is new, so its physical order is the order of the request.
+    const keyList = pk.map(qi).join(', ');
+    const source = duplicates
+      ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
+      : `SELECT ${names} FROM ${qi(scratch)}`;
+    const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}` : 'DO NOTHING';
+    const r = await s.query<{ inserted: number }>(`WITH w AS (
+        INSERT INTO ${qi(t.name)} (${names}) ${source}
+        ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
+      SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+      if (isDbError(e) && e.code === '42P10') return Promise.reject(new ValidationError({ table: ['unique key must be passed for update/upsert'] }));
+      if (isDbError(e) && e.code === '21000') return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
+      throw recordError(e);
+    });
+    await s.exec(`DROP TABLE ${qi(scratch)}`);
+    await addCount(s, t.name, Number(r.rows[0]?.inserted ?? 0));
+    if (others.length) {
+      try {
+        checkKeys(others, pk, 'upsert');
+        await this.writeKeyed(s, t, others, 'upsert', pk);
+      } catch (e) {
+        if (e instanceof ValidationError && typeof e.errors.records_row === 'number') e.errors.records_row = otherRows[e.errors.records_row];
+        throw e;
+      }
+    }
   }
 
   /** update / upsert, one statement per group of records with the same keys. */
@@ -630,7 +704,9 @@ export class PostgresBackend implements DatastoreBackend {
         const scratch = `svc_upsert_${groupNo++}`;
         await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
         try {
-          await s.copyIn(copySql(scratch, g.cols, this.kind), copyChunks(rows, g.cols));
+          const reader = recordReader(t, rows);
+          nextChecked(reader);
+          await s.copyIn(copySql(scratch, g.cols, this.kind), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
         } catch (e) {
           const err = recordError(e, g.cols);
           // The row number is the record's place in the request.
@@ -890,6 +966,67 @@ async function validType(q: Queryable, base: string): Promise<boolean> {
   }
 }
 
+/** The records, parsed and checked: objects, with known keys. */
+function checkedRecords(t: Table, records: RecordInput): Record<string, unknown>[] {
+  const list = (Array.isArray(records) ? records : new JsonArrayText(records.bytes).toArray()) as Record<string, unknown>[];
+  if (!Array.isArray(list)) throw new ValidationError({ records: ['records must be a list of objects'] });
+  checkRecordObjects(list);
+  const cols = new Set(t.columns.map((c) => c.id));
+  const unknown = new Set<string>();
+  for (const r of list) for (const k in r) if (!cols.has(k)) unknown.add(k);
+  if (unknown.size) throw new ValidationError({ fields: [`fields "${[...unknown].join(', ')}" do not exist`] });
+  return list;
+}
+
+/** COPY text pieces: the first small (the server starts at once), then up to PIECE bytes. */
+const FIRST_PIECE = 8 * 1024;
+const PIECE = 32 * 1024;
+
+/** COPY text of the records the reader is at and after, in pieces; take() says whether the current one goes in. */
+function* copyPieces(reader: JsonRecordReader, cols: number[], take: () => boolean): Generator<Buffer> {
+  const out = new CopyWriter();
+  let size = FIRST_PIECE;
+  do {
+    if (!take()) continue;
+    reader.writeLine(out, cols);
+    if (out.len >= size) {
+      yield out.take();
+      size = Math.min(size * 2, PIECE);
+    }
+  } while (nextChecked(reader));
+  if (out.len) yield out.take();
+}
+
+/** A reader of the records' JSON over the table's columns (a parsed list is written as JSON first). */
+function recordReader(t: Table, records: RecordInput): JsonRecordReader {
+  if (!Array.isArray(records) && !Buffer.isBuffer((records as RecordSource)?.bytes)) {
+    throw new ValidationError({ records: ['records must be a list of objects'] });
+  }
+  const bytes = Array.isArray(records) ? Buffer.from(JSON.stringify(records)) : records.bytes;
+  return new JsonRecordReader(bytes, t.columns);
+}
+
+/** The next record, checked to be an object with known keys; false after the last. */
+function nextChecked(reader: JsonRecordReader): boolean {
+  if (!reader.next()) return false;
+  if (!reader.isObject) throw new ValidationError({ records: [`row "${reader.index}" is not a json object`] });
+  if (reader.unknown.length) throw new ValidationError({ fields: [`fields "${reader.unknown.join(', ')}" do not exist`] });
+  return true;
+}
+
+/** update, and upsert keyed by _id: every record names its key (upsert may leave _id out: an insert). */
+function checkKeys(records: Record<string, unknown>[], pk: string[] | null, method: 'upsert' | 'update'): void {
+  const key = pk ?? ['_id'];
+  records.forEach((r, i) => {
+    const missing = key.filter((k) => r[k] === null || r[k] === undefined);
+    if (missing.length === key.length && !pk) {
+      if (method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
+    } else if (missing.length) {
+      throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
+    }
+  });
+}
+
 function checkRecordObjects(records: unknown[]): void {
   if (!Array.isArray(records)) throw new ValidationError({ records: ['records must be a list of objects'] });
   records.forEach((r, i) => {
@@ -915,24 +1052,6 @@ function columnDefs(cols: Column[]): string {
 
 function copySql(table: string, cols: Column[], kind: 'pglite' | 'postgres'): string {
   return `COPY ${qi(table)} (${cols.map((c) => qi(c.id)).join(', ')}) FROM ${kind === 'pglite' ? "'/dev/blob'" : 'STDIN'}`;
-}
-
-/** The records as COPY text, in pieces of a few thousand rows. */
-function* copyChunks(records: Record<string, unknown>[], cols: Column[]): Generator<string> {
-  const ids = cols.map((c) => c.id);
-  const kinds = cols.map((c) => c.kind);
-  let buf: string[] = [];
-  for (const r of records) {
-    let line = '';
-    for (let i = 0; i < ids.length; i++) line += (i ? '\t' : '') + copyValue(r[ids[i]], kinds[i]);
-    buf.push(line + '\n');
-    // Small pieces: the server parses one while the next is built.
-    if (buf.length >= 1000) {
-      yield buf.join('');
-      buf = [];
-    }
-  }
-  if (buf.length) yield buf.join('');
 }
 
 /** "" is NULL for non-text columns (reference §7.2); objects in text columns become their JSON. */

@@ -11,6 +11,7 @@ import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from './site-url.ts';
+import { stringifyWithRaw } from '../json/array-text.ts';
 
 export interface HttpExtension {
   /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
@@ -56,12 +57,13 @@ export async function requestIdentity(services: Services, request: FastifyReques
 }
 
 function sendEnvelope(reply: FastifyReply, request: FastifyRequest, services: Services, name: string, status: number, body: Record<string, unknown>) {
-  const json = JSON.stringify({ help: helpUrl(services, name), ...body });
+  const json = stringifyWithRaw({ help: helpUrl(services, name), ...body });
   const callback = request.method === 'GET' ? new URLSearchParams(request.url.split('?')[1] ?? '').get('callback') : null;
   if (callback && status === 200) {
     // Only names a browser could call: no markup, no statement injection.
     const safe = callback.replace(/[^\w$.[\]]/g, '');
-    return reply.code(200).type('application/javascript;charset=utf-8').send(`${safe}(${json});`);
+    const script = typeof json === 'string' ? `${safe}(${json});` : Buffer.concat([Buffer.from(`${safe}(`), json, Buffer.from(');')]);
+    return reply.code(200).type('application/javascript;charset=utf-8').send(script);
   }
   return reply.code(status).type('application/json;charset=utf-8').send(json);
 }
@@ -78,6 +80,7 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     }
     const parsed = await requestData(request, {
       sideEffectFree: def.sideEffectFree,
+      lazyLists: def.lazyLists,
       maxFileBytes: services.config.int('svc.max_resource_size') * 1024 * 1024,
       tmpDir: uploadTmpDir(services.config),
     });

@@ -1,5 +1,6 @@
 // Turns an HTTP request into an action's input dict, following CKAN's rules (first match wins):
 // form body -> query string of a side-effect-free call -> JSON body -> {}.
+import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../actions/context.ts';
 import { BadRequestError, ValidationError } from '../errors.ts';
 import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
+import { parseWithLazyArrays } from '../json/array-text.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -18,6 +20,18 @@ export function decodeUtf8(buf: Buffer): string {
   } catch {
     throw new BadRequestError('Bad request - JSON Error: the request body is not valid UTF-8');
   }
+}
+
+/** JSON bodies from this size on keep an action's lazy lists as bytes (ActionDefinition.lazyLists). */
+const LAZY_BODY_BYTES = 64 * 1024;
+
+function parseJsonBody(buf: Buffer, lazyLists: readonly string[] | undefined): Record<string, unknown> {
+  if (lazyLists?.length && buf.length >= LAZY_BODY_BYTES) {
+    if (!isUtf8(buf)) decodeUtf8(buf); // throws the error
+    const data = parseWithLazyArrays(buf, lazyLists);
+    if (data) return data;
+  }
+  return parseJsonObject(decodeUtf8(buf));
 }
 
 export function parseJsonObject(text: string): Record<string, unknown> {
@@ -64,6 +78,7 @@ export interface RequestData {
 export interface ParseOptions {
   sideEffectFree: boolean;
   maxFileBytes: number;
+  lazyLists?: readonly string[];
   tmpDir?: string;
 }
 
@@ -119,7 +134,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
     delete q.callback;
     if (Object.keys(q).length) return { data: q, files };
   }
-  if (Buffer.isBuffer(body) && body.length) return { data: parseJsonObject(decodeUtf8(body)), files };
+  if (Buffer.isBuffer(body) && body.length) return { data: parseJsonBody(body, opts.lazyLists), files };
   return { data: {}, files };
 }
 

@@ -7,6 +7,7 @@ import { anyone, sysadminOnly } from '../../auth/rules.ts';
 import type { DatastoreBackend, SearchInput } from '../../datastore/backend.ts';
 import { METADATA_VIEW } from '../../datastore/postgres.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
+import { JsonArrayText } from '../../json/array-text.ts';
 import { findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { Invalid, MISSING, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
 import {
@@ -58,6 +59,9 @@ const jsonList: Validator = (v, f) => {
   if (!Array.isArray(x)) throw new Invalid('Must be a list');
   return x;
 };
+
+/** datastore_upsert's records: a JSON list, or the bytes of a large request's list (read while written). */
+const recordList: Validator = (v, f) => (v instanceof JsonArrayText ? v : jsonList(v, f));
 
 const naturalOrInvalid: Validator = (v) => {
   let n: number;
@@ -213,10 +217,13 @@ const datastoreUpsert: ActionDefinition = {
   name: 'datastore_upsert',
   sideEffectFree: false,
   auth: resourceUpdateAuth,
+  // The catalog is only read; the data store's own transaction is the write.
+  transaction: false,
+  lazyLists: ['records'],
   schema: {
     resource_id: [notEmpty, tableName],
     force: bool(false),
-    records: [defaultValue(() => []), jsonList],
+    records: [defaultValue(() => []), recordList],
     method: [defaultValue('upsert'), oneOf(['upsert', 'insert', 'update'])],
     dry_run: bool(false),
     calculate_record_count: bool(false),

@@ -1,0 +1,194 @@
+// A large JSON request keeps its big lists as bytes: `records` of a 10,000-row datastore_upsert
+// goes from the request bytes to COPY text while the database takes in the rows before it (no
+// JavaScript object per record), and is echoed in the answer as the very bytes that were sent (no
+// second serialisation). Everything else in the body is parsed as usual.
+import { BadRequestError } from '../errors.ts';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+export function jsonError(e: unknown): BadRequestError {
+  return new BadRequestError(`Bad request - JSON Error: Error decoding JSON data. Error: ${(e as Error).message}`);
+}
+
+/**
+ * A JSON array as the bytes of the request (valid UTF-8, checked by whoever made it), not parsed:
+ * its reader parses it (the data store writes records straight from the bytes); a malformed
+ * array is a Bad Request error when it is read.
+ */
+export class JsonArrayText {
+  /** @param bytes the array, `[` to `]` */
+  constructor(readonly bytes: Buffer) {}
+
+  /** The elements, parsed. */
+  toArray(): unknown[] {
+    try {
+      return JSON.parse(this.bytes.toString('utf8'));
+    } catch (e) {
+      throw jsonError(e);
+    }
+  }
+
+  /** In JSON.stringify: the bytes as sent while an answer is written by stringifyWithRaw, else the parsed list. */
+  toJSON(): unknown {
+    if (!collecting) return this.toArray();
+    collecting.push(this.bytes);
+    return `${MARKER}${collecting.length - 1}`;
+  }
+}
+
+// --- splicing the bytes into an answer ----------------------------------------------------------
+
+const MARKER = `svc-raw-json:${Math.random().toString(36).slice(2)}${Date.now().toString(36)}:`;
+let collecting: Buffer[] | null = null;
+
+/**
+ * JSON.stringify, where a JsonArrayText is written as its own bytes: a string when there is none,
+ * else a Buffer (the answer echoing 10,000 records costs a copy, not a serialisation).
+ */
+export function stringifyWithRaw(value: unknown): string | Buffer {
+  collecting = [];
+  let text: string;
+  let raws: Buffer[];
+  try {
+    text = JSON.stringify(value);
+    raws = collecting;
+  } finally {
+    collecting = null;
+  }
+  if (!raws.length) return text;
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (let k = 0; k < raws.length; k++) {
+    const token = `"${MARKER}${k}"`;
+    const i = text.indexOf(token, at);
+    parts.push(Buffer.from(text.slice(at, i)), raws[k]);
+    at = i + token.length;
+  }
+  parts.push(Buffer.from(text.slice(at)));
+  return Buffer.concat(parts);
+}
+
+// --- reading a body -------------------------------------------------------------------------------
+
+/** Index just past the string that opens at i (a quote), or -1. */
+function skipString(buf: Buffer, i: number): number {
+  const n = buf.length;
+  for (let j = i + 1; j < n; j++) {
+    const b = buf[j];
+    if (b === BACKSLASH) j++;
+    else if (b === QUOTE) return j + 1;
+  }
+  return -1;
+}
+
+/** Index just past the value that starts at i, or -1. */
+function skipValue(buf: Buffer, i: number): number {
+  const n = buf.length;
+  const first = buf[i];
+  if (first === QUOTE) return skipString(buf, i);
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
+    let j = i;
+    while (j < n) {
+      const b = buf[j];
+      if (b === COMMA || b === CLOSE_BRACE || b === CLOSE_BRACKET || isSpace(b)) break;
+      j++;
+    }
+    return j > i ? j : -1;
+  }
+  // The hot loop of a large body: strings are skipped in an inner loop, outside them only
+  // brackets count (the content is checked when it is parsed).
+  let depth = 0;
+  let j = i;
+  while (j < n) {
+    const b = buf[j++];
+    if (b === QUOTE) {
+      for (;;) {
+        if (j >= n) return -1;
+        const c = buf[j++];
+        if (c === QUOTE) break;
+        if (c === BACKSLASH) j++;
+      }
+    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+      depth++;
+    } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+      if (--depth === 0) return j;
+    }
+  }
+  return -1;
+}
+
+function skipSpace(buf: Buffer, i: number): number {
+  while (i < buf.length && isSpace(buf[i])) i++;
+  return i;
+}
+
+/**
+ * Reads a JSON object body whose members named in `lazyKeys` are arrays: those stay bytes
+ * (JsonArrayText), the rest is parsed. null when the body is not such an object or anything is
+ * unusual (a repeated key, a malformed member): the caller then parses the whole body as usual,
+ * which also gives the usual error.
+ */
+export function parseWithLazyArrays(buf: Buffer, lazyKeys: readonly string[]): Record<string, unknown> | null {
+  let i = skipSpace(buf, 0);
+  if (buf[i] !== OPEN_BRACE) return null;
+  i = skipSpace(buf, i + 1);
+  const eager: string[] = [];
+  const lazy = new Map<string, JsonArrayText>();
+  const seen = new Set<string>();
+  if (buf[i] === CLOSE_BRACE) return null;
+  for (;;) {
+    if (buf[i] !== QUOTE) return null;
+    const keyStart = i;
+    const keyEnd = skipString(buf, i);
+    if (keyEnd < 0) return null;
+    let key: string;
+    try {
+      key = JSON.parse(buf.toString('utf8', keyStart, keyEnd));
+    } catch {
+      return null;
+    }
+    if (seen.has(key)) return null;
+    seen.add(key);
+    i = skipSpace(buf, keyEnd);
+    if (buf[i] !== COLON) return null;
+    i = skipSpace(buf, i + 1);
+    const valueStart = i;
+    if (lazyKeys.includes(key) && buf[i] === OPEN_BRACKET) {
+      const end = skipValue(buf, i);
+      if (end < 0 || buf[end - 1] !== CLOSE_BRACKET) return null;
+      lazy.set(key, new JsonArrayText(buf.subarray(valueStart, end)));
+      i = end;
+    } else {
+      const end = skipValue(buf, i);
+      if (end < 0) return null;
+      eager.push(buf.toString('utf8', keyStart, end));
+      i = end;
+    }
+    i = skipSpace(buf, i);
+    if (buf[i] === COMMA) {
+      i = skipSpace(buf, i + 1);
+      continue;
+    }
+    if (buf[i] !== CLOSE_BRACE) return null;
+    if (skipSpace(buf, i + 1) !== buf.length) return null;
+    break;
+  }
+  if (!lazy.size) return null;
+  let out: Record<string, unknown>;
+  try {
+    out = JSON.parse(`{${eager.join(',')}}`);
+  } catch {
+    return null;
+  }
+  for (const [k, v] of lazy) out[k] = v;
+  return out;
+}
