@@ -36,6 +36,14 @@ test('every value of every kind gives the text copyValue gives', () => {
   }
 });
 
+test('a float8 column takes decimals as written; exponents and -0 as JavaScript writes them', () => {
+  const columns = [{ id: 'f', kind: 'number' as Kind, float8: true }];
+  const reader = new JsonRecordReader(Buffer.from('[{"f": 1.50}, {"f": 0.02127659574468085}, {"f": 1e400}, {"f": -0.0}, {"f": 12}]'), columns);
+  const out = new CopyWriter(16);
+  while (reader.next()) reader.writeLine(out, [0]);
+  assert.equal(out.take().toString(), '1.50\n0.02127659574468085\nInfinity\n0\n12\n');
+});
+
 test('missing keys are NULL, repeated keys take the last value, keys in any order and escaped', () => {
   const json = String.raw`[{"c1": 2, "c0": "a"}, {"c0": "x", "c0": "y"}, {}, {"\u0063\u0031": 5}]`;
   assert.equal(transcode(json, ['text', 'number']), 'a\t2\ny\t\\N\n\\N\t\\N\n\\N\t5\n');

@@ -23,6 +23,14 @@ const N = 0x6e; // n
 const T = 0x74; // t
 const NULL_N = 0x4e; // N, of COPY's \N
 
+/**
+ * Numbers written as sent: a short integer is what String(Number(x)) gives; a decimal without
+ * exponent is too when plainNumber says so, and for a float8 column always (the server rounds the
+ * text to the same double JavaScript would).
+ */
+const PLAIN_INT = 1;
+const PLAIN_DECIMAL = 2;
+
 const enum Token { Absent = 0, Null, True, False, Number, String, Nested }
 
 const isSpace = (b: number) => b === 0x20 || b === LF || b === CR || b === TAB;
@@ -70,6 +78,8 @@ export class CopyWriter {
 export interface CopyColumn {
   id: string;
   kind: Kind;
+  /** A float8 column (numbers without exponent go as written). */
+  float8?: boolean;
 }
 
 /**
@@ -95,7 +105,8 @@ export class JsonRecordReader {
   private readonly type: Uint8Array;
   private readonly from: Int32Array;
   private readonly to: Int32Array;
-  private readonly escaped: Uint8Array;
+  /** Per column: 1 for a string with escapes; PLAIN_INT / PLAIN_DECIMAL for numbers. */
+  private readonly flags: Uint8Array;
   private readonly stamp: Int32Array;
   /** Column of the k-th key of the previous record (keys usually come in the same order). */
   private readonly order: Int32Array;
@@ -108,7 +119,7 @@ export class JsonRecordReader {
     this.type = new Uint8Array(n);
     this.from = new Int32Array(n);
     this.to = new Int32Array(n);
-    this.escaped = new Uint8Array(n);
+    this.flags = new Uint8Array(n);
     this.stamp = new Int32Array(n).fill(-1);
     this.order = new Int32Array(n + 1).fill(-1);
     this.pos = this.space(0);
@@ -187,8 +198,16 @@ export class JsonRecordReader {
     }
     for (let k = 0; ; k++) {
       if (b[i] !== QUOTE) syntaxError(i);
-      const keyEnd = this.skipString(i);
-      const c = this.column(i, keyEnd, k);
+      // Usually the key of the previous record at this place: its bytes (quotes included) match.
+      const guess = k < this.order.length ? this.order[k] : -1;
+      let c = guess >= 0 && this.matches(this.names[guess], i) ? guess : -2;
+      let keyEnd: number;
+      if (c >= 0) {
+        keyEnd = i + this.names[c].length;
+      } else {
+        keyEnd = this.skipString(i);
+        c = this.column(i, keyEnd, k);
+      }
       i = this.space(keyEnd);
       if (b[i] !== COLON) syntaxError(i);
       i = this.space(i + 1);
@@ -204,23 +223,17 @@ export class JsonRecordReader {
     }
   }
 
+  /** Whether the bytes at i are name (a key's JSON, quotes included: a match is that very key). */
+  private matches(name: Buffer, i: number): boolean {
+    const b = this.bytes;
+    if (i + name.length > b.length) return false;
+    for (let j = 0; j < name.length; j++) if (name[j] !== b[i + j]) return false;
+    return true;
+  }
+
   /** The column of the key at [from, to) (quotes included), -1 for an unknown key (collected). */
   private column(from: number, to: number, k: number): number {
     const b = this.bytes;
-    const guess = k < this.order.length ? this.order[k] : -1;
-    if (guess >= 0) {
-      const name = this.names[guess];
-      if (name.length === to - from) {
-        let same = true;
-        for (let j = 0; j < name.length; j++) {
-          if (name[j] !== b[from + j]) {
-            same = false;
-            break;
-          }
-        }
-        if (same) return guess;
-      }
-    }
     const key = JSON.parse(b.toString('utf8', from, to)) as string;
     const c = this.byName.get(key);
     if (c === undefined) {
@@ -237,14 +250,15 @@ export class JsonRecordReader {
     const x = b[i];
     let type: Token;
     let end: number;
-    let escaped = 0;
+    let flags = 0;
     if (x === QUOTE) {
       type = Token.String;
       end = this.skipString(i);
-      escaped = this.lastEscaped;
+      flags = this.lastEscaped;
     } else if (x === MINUS || isDigit(x)) {
       type = Token.Number;
       end = this.skipNumber(i);
+      flags = this.lastPlain;
     } else if (x === N || x === T || x === 0x66) {
       const word = x === N ? 'null' : x === T ? 'true' : 'false';
       for (let j = 0; j < word.length; j++) if (b[i + j] !== word.charCodeAt(j)) syntaxError(i + j);
@@ -268,7 +282,7 @@ export class JsonRecordReader {
       this.type[c] = type;
       this.from[c] = i;
       this.to[c] = end;
-      this.escaped[c] = escaped;
+      this.flags[c] = flags;
     }
     return end;
   }
@@ -301,24 +315,33 @@ export class JsonRecordReader {
     return syntaxError(n);
   }
 
+  /** Set by skipNumber: PLAIN_INT for a short integer, PLAIN_DECIMAL without exponent, else 0. */
+  private lastPlain = 0;
+
   /** End of the number at i (JSON's grammar). */
   private skipNumber(i: number): number {
     const b = this.bytes;
     let j = i;
     if (b[j] === MINUS) j++;
+    const digits = j;
     if (b[j] === 0x30) j++;
     else if (isDigit(b[j])) while (isDigit(b[j])) j++;
     else syntaxError(j);
+    // -0 (and -0.0) is written as 0 by JavaScript: never plain.
+    const negZero = b[i] === MINUS && b[digits] === 0x30;
+    this.lastPlain = !negZero && j - digits <= 15 ? PLAIN_INT : 0;
     if (b[j] === 0x2e) {
       j++;
       if (!isDigit(b[j])) syntaxError(j);
       while (isDigit(b[j])) j++;
+      this.lastPlain = negZero ? 0 : PLAIN_DECIMAL;
     }
     if (b[j] === 0x65 || b[j] === 0x45) {
       j++;
       if (b[j] === 0x2b || b[j] === MINUS) j++;
       if (!isDigit(b[j])) syntaxError(j);
       while (isDigit(b[j])) j++;
+      this.lastPlain = 0;
     }
     return j;
   }
@@ -385,7 +408,7 @@ export class JsonRecordReader {
               out.byte(BACKSLASH);
               out.byte(NULL_N);
             }
-          } else if (this.escaped[c]) this.writeEscaped(out, from + 1, to - 1);
+          } else if (this.flags[c]) this.writeEscaped(out, from + 1, to - 1);
           else {
             out.ensure(to - from);
             const buf = out.buf;
@@ -396,7 +419,7 @@ export class JsonRecordReader {
           break;
         case Token.Number:
           if (kind === 'json') this.writeParsed(out, c);
-          else if (plainNumber(b, from, to)) {
+          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.columns[c].float8 || plainNumber(b, from, to)))) {
             out.ensure(to - from);
             const buf = out.buf;
             let len = out.len;

@@ -1003,7 +1003,7 @@ function recordReader(t: Table, records: RecordInput): JsonRecordReader {
     throw new ValidationError({ records: ['records must be a list of objects'] });
   }
   const bytes = Array.isArray(records) ? Buffer.from(JSON.stringify(records)) : records.bytes;
-  return new JsonRecordReader(bytes, t.columns);
+  return new JsonRecordReader(bytes, t.columns.map((c) => ({ id: c.id, kind: c.kind, float8: c.typname === 'float8' })));
 }
 
 /** The next record, checked to be an object with known keys; false after the last. */
