@@ -126,7 +126,7 @@ test('a bad row, an unknown field or a half-given _id late in a large list write
   bad[2500] = '{"t": "bad", "n": "not a number"}';
   for (const method of ['insert', 'upsert']) {
     const e = await postRaw('datastore_upsert', body({ resource_id: id, method }, bad));
-    assert.equal(e.status, 409);
+    assert.equal(e.status, 409, e.raw.slice(0, 600));
     assert.equal(e.body.error.records_row, 2500);
     assert.match(e.body.error.records[0], /integer/);
   }

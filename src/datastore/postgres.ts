@@ -162,11 +162,14 @@ export class PostgresBackend implements DatastoreBackend {
     const withClient = this.write.withConnection as unknown as (f: (c: Connection, client: pg.PoolClient) => Promise<T>) => Promise<T>;
     return withClient.call(this.write, (conn, client) => run(conn, async (sql, chunks) => {
       const stream = client.query(copyFrom(sql));
+      // The server may refuse a row while pieces are still coming: then no more are written.
+      let refused = false;
+      stream.once('error', () => { refused = true; });
       const settled = finished(stream);
       settled.catch(() => undefined);
       try {
         for (const piece of chunks) {
-          if (stream.destroyed) break;
+          if (refused || stream.destroyed) break;
           // No waiting for the server to read: the pieces of one request are held anyway. The
           // pause lets the socket send this piece while the next is made (the server parses it
           // meanwhile, on its own core).
@@ -178,7 +181,7 @@ export class PostgresBackend implements DatastoreBackend {
         await settled.catch(() => undefined);
         throw e;
       }
-      stream.end();
+      if (!refused) stream.end();
       await settled;
       return Number(stream.rowCount ?? 0);
     }));

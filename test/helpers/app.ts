@@ -168,7 +168,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   const config = loadConfig({ env: {}, overrides, cwd: storagePath });
   const services = await createServices(config, {
     db,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: process.env.SVC_TEST_LOG ?? 'silent' }),
     openEmbedded: () => freshPGlite(),
   });
   const app = await buildApp(services);
