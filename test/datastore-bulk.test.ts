@@ -93,6 +93,15 @@ test('members after the records are read; a list that is no list is refused', as
   const r = await postRaw('datastore_upsert', body({}, filler(0, 2000), { method: 'insert', resource_id: id, calculate_record_count: true }));
   assert.equal(r.status, 200, r.raw.slice(0, 300));
   assert.equal((await t.ok('datastore_search', { resource_id: id, limit: 0 }, { token })).total, 2000);
+  // A list-valued member after the records: the quick look at the end of the body guesses the
+  // records' end wrong, and the request still does what it says.
+  let r2 = await postRaw('datastore_upsert', body({ resource_id: id }, filler(0, 2000), { method: 'insert', extra: [1, [2]], calculate_record_count: true }));
+  assert.equal(r2.status, 200, r2.raw.slice(0, 300));
+  assert.equal(r2.body.result.method, 'insert');
+  assert.equal(r2.body.result.records.length, 2000);
+  r2 = await postRaw('datastore_upsert', body({}, filler(0, 2000), { resource_id: id, method: 'insert', extra: ['a'] }));
+  assert.equal(r2.status, 200, r2.raw.slice(0, 300));
+  assert.equal((await t.ok('datastore_search', { resource_id: id, limit: 0 }, { token })).total, 6000);
   const big = JSON.stringify({ resource_id: id, method: 'insert', records: Object.fromEntries(filler(0, 2000).map((x, i) => [`k${i}`, JSON.parse(x)])) });
   const e = await postRaw('datastore_upsert', big);
   assert.equal(e.status, 409);

@@ -21,7 +21,10 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   help: string;
   /**
    * Top-level list parameters of a large JSON body that reach the handler as bytes, read while
-   * they are used (JsonArrayText: datastore_upsert's records).
+   * they are used (JsonArrayText: datastore_upsert's records). The end of such a list is guessed
+   * from the end of the body; the handler must read the whole list on every path that succeeds
+   * (the reading checks the guess), and keep nothing when it fails (the HTTP layer then reads the
+   * body exactly and may call again).
    */
   lazyLists?: readonly string[];
   /** false: the handler manages its own transactions (long data store loads). */

@@ -11,7 +11,7 @@ import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from './site-url.ts';
-import { stringifyWithRaw } from '../json/array-text.ts';
+import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
 
 export interface HttpExtension {
   /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
@@ -90,11 +90,21 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request);
     request.identity = identity;
     const [pathPart, query = ''] = request.url.split('?');
-    const result = await callAction(services, name, parsed.data, {
+    const call = (data: Record<string, unknown>) => callAction(services, name, data, {
       identity,
       files: parsed.files,
       request: { method: request.method, path: pathPart, query },
     });
+    let result: unknown;
+    try {
+      result = await call(parsed.data);
+    } catch (e) {
+      // A guessed end of a large list that was wrong fails the call (nothing is kept): read the
+      // body exactly and, when that gives other parameters, call again with them.
+      const exact = parsed.reread?.();
+      if (!exact || sameReading(exact, parsed.data)) throw e;
+      result = await call(exact);
+    }
     return sendEnvelope(reply, request, services, name, 200, { success: true, result: result === undefined ? null : result });
   } catch (e) {
     const err = envelopeError(e, services);

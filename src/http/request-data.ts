@@ -25,13 +25,17 @@ export function decodeUtf8(buf: Buffer): string {
 /** JSON bodies from this size on keep an action's lazy lists as bytes (ActionDefinition.lazyLists). */
 const LAZY_BODY_BYTES = 64 * 1024;
 
-function parseJsonBody(buf: Buffer, lazyLists: readonly string[] | undefined): Record<string, unknown> {
+function parseJsonBody(buf: Buffer, lazyLists: readonly string[] | undefined): Pick<RequestData, 'data' | 'reread'> {
   if (lazyLists?.length && buf.length >= LAZY_BODY_BYTES) {
     if (!isUtf8(buf)) decodeUtf8(buf); // throws the error
-    const data = parseWithLazyArrays(buf, lazyLists);
-    if (data) return data;
+    // Quick: a lazy list's end is guessed from the end of the body (no pass over the list here).
+    const body = parseWithLazyArrays(buf, lazyLists, true);
+    if (body) {
+      const exact = () => parseWithLazyArrays(buf, lazyLists)?.data ?? parseJsonObject(decodeUtf8(buf));
+      return { data: body.data, reread: body.guessed ? exact : undefined };
+    }
   }
-  return parseJsonObject(decodeUtf8(buf));
+  return { data: parseJsonObject(decodeUtf8(buf)) };
 }
 
 export function parseJsonObject(text: string): Record<string, unknown> {
@@ -73,6 +77,11 @@ export function queryData(rawQuery: string): Record<string, unknown> {
 export interface RequestData {
   data: Record<string, unknown>;
   files: Record<string, UploadedFile>;
+  /**
+   * When the end of a lazy list was guessed: the body read without guessing. A wrong guess makes
+   * the call fail (the list is malformed); the caller then compares and calls again.
+   */
+  reread?: () => Record<string, unknown>;
 }
 
 export interface ParseOptions {
@@ -134,7 +143,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
     delete q.callback;
     if (Object.keys(q).length) return { data: q, files };
   }
-  if (Buffer.isBuffer(body) && body.length) return { data: parseJsonBody(body, opts.lazyLists), files };
+  if (Buffer.isBuffer(body) && body.length) return { ...parseJsonBody(body, opts.lazyLists), files };
   return { data: {}, files };
 }
 

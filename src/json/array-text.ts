@@ -131,38 +131,114 @@ function skipSpace(buf: Buffer, i: number): number {
   return i;
 }
 
+const isScalarByte = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7a) || b === 0x2b || b === 0x2d || b === 0x2e || b === 0x45;
+
+function skipSpaceBack(buf: Buffer, j: number): number {
+  while (j >= 0 && isSpace(buf[j])) j--;
+  return j;
+}
+
+/** Start of the string whose closing quote is at j: the first quote before it that no backslash escapes. */
+function stringStartBack(buf: Buffer, j: number, min: number): number {
+  for (let k = j - 1; k > min; k--) {
+    if (buf[k] !== QUOTE) continue;
+    let n = 0;
+    while (buf[k - 1 - n] === BACKSLASH) n++;
+    if (n % 2 === 0) return k;
+  }
+  return -1;
+}
+
 /**
- * Reads a JSON object body whose members named in `lazyKeys` are arrays: those stay bytes
- * (JsonArrayText), the rest is parsed. null when the body is not such an object or anything is
- * unusual (a repeated key, a malformed member): the caller then parses the whole body as usual,
- * which also gives the usual error.
+ * The quick guess at where a list that starts at `start` ends: read from the end of the body, past
+ * members with plain values (`"method": "insert"`), to the first `]`. Wrong only when a member
+ * with a list value follows the list too, which reading the list shows (see parseWithLazyArrays).
+ * null when the end of the body is anything else.
  */
-export function parseWithLazyArrays(buf: Buffer, lazyKeys: readonly string[]): Record<string, unknown> | null {
+function listEndFromTail(buf: Buffer, start: number): { end: number; tail: { key: string; member: string }[] } | null {
+  let j = skipSpaceBack(buf, buf.length - 1);
+  if (buf[j] !== CLOSE_BRACE) return null;
+  const tail: { key: string; member: string }[] = [];
+  for (;;) {
+    j = skipSpaceBack(buf, j - 1);
+    if (j <= start) return null;
+    if (buf[j] === CLOSE_BRACKET) return { end: j + 1, tail: tail.reverse() };
+    const valueEnd = j + 1;
+    if (buf[j] === QUOTE) {
+      j = stringStartBack(buf, j, start);
+    } else if (isScalarByte(buf[j])) {
+      while (j > start && isScalarByte(buf[j - 1])) j--;
+    } else {
+      return null;
+    }
+    j = skipSpaceBack(buf, j - 1);
+    if (j <= start || buf[j] !== COLON) return null;
+    j = skipSpaceBack(buf, j - 1);
+    if (buf[j] !== QUOTE) return null;
+    const keyStart = stringStartBack(buf, j, start);
+    if (keyStart < 0) return null;
+    tail.push({ key: buf.toString('utf8', keyStart, j + 1), member: buf.toString('utf8', keyStart, valueEnd) });
+    j = skipSpaceBack(buf, keyStart - 1);
+    if (buf[j] !== COMMA) return null;
+  }
+}
+
+export interface LazyBody {
+  data: Record<string, unknown>;
+  /** Whether a lazy list's end was guessed (quick): reading it shows whether the guess was right. */
+  guessed: boolean;
+}
+
+/**
+ * Reads a JSON object body whose members named in `lazyKeys` are lists: those stay bytes
+ * (JsonArrayText), the rest is parsed. With `quick`, the end of such a list is found from the end
+ * of the body instead of by reading the list through (the list is read anyway when it is used);
+ * a guess that was wrong makes the list malformed, and the caller then reads the body again
+ * without `quick`. null when the body is not such an object or anything is unusual (a repeated
+ * key, a malformed member): the caller then parses the whole body as usual, which also gives the
+ * usual error.
+ */
+export function parseWithLazyArrays(buf: Buffer, lazyKeys: readonly string[], quick = false): LazyBody | null {
   let i = skipSpace(buf, 0);
   if (buf[i] !== OPEN_BRACE) return null;
   i = skipSpace(buf, i + 1);
   const eager: string[] = [];
   const lazy = new Map<string, JsonArrayText>();
   const seen = new Set<string>();
+  let guessed = false;
   if (buf[i] === CLOSE_BRACE) return null;
+  const keyOf = (text: string) => {
+    try {
+      const key = JSON.parse(text) as string;
+      if (seen.has(key)) return null;
+      seen.add(key);
+      return key;
+    } catch {
+      return null;
+    }
+  };
   for (;;) {
     if (buf[i] !== QUOTE) return null;
     const keyStart = i;
     const keyEnd = skipString(buf, i);
     if (keyEnd < 0) return null;
-    let key: string;
-    try {
-      key = JSON.parse(buf.toString('utf8', keyStart, keyEnd));
-    } catch {
-      return null;
-    }
-    if (seen.has(key)) return null;
-    seen.add(key);
+    const key = keyOf(buf.toString('utf8', keyStart, keyEnd));
+    if (key === null) return null;
     i = skipSpace(buf, keyEnd);
     if (buf[i] !== COLON) return null;
     i = skipSpace(buf, i + 1);
     const valueStart = i;
     if (lazyKeys.includes(key) && buf[i] === OPEN_BRACKET) {
+      const guess = quick ? listEndFromTail(buf, valueStart) : null;
+      if (guess) {
+        for (const { key: text, member } of guess.tail) {
+          if (keyOf(text) === null) return null;
+          eager.push(member);
+        }
+        lazy.set(key, new JsonArrayText(buf.subarray(valueStart, guess.end)));
+        guessed = true;
+        break;
+      }
       const end = skipValue(buf, i);
       if (end < 0 || buf[end - 1] !== CLOSE_BRACKET) return null;
       lazy.set(key, new JsonArrayText(buf.subarray(valueStart, end)));
@@ -183,12 +259,26 @@ export function parseWithLazyArrays(buf: Buffer, lazyKeys: readonly string[]): R
     break;
   }
   if (!lazy.size) return null;
-  let out: Record<string, unknown>;
+  let data: Record<string, unknown>;
   try {
-    out = JSON.parse(`{${eager.join(',')}}`);
+    data = JSON.parse(`{${eager.join(',')}}`);
   } catch {
     return null;
   }
-  for (const [k, v] of lazy) out[k] = v;
-  return out;
+  for (const [k, v] of lazy) data[k] = v;
+  return { data, guessed };
+}
+
+/** Whether two readings of a body give the same parameters (lazy lists: the same bytes). */
+export function sameReading(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => {
+    const x = a[k];
+    const y = b[k];
+    if (x instanceof JsonArrayText || y instanceof JsonArrayText) {
+      return x instanceof JsonArrayText && y instanceof JsonArrayText && x.bytes.byteOffset === y.bytes.byteOffset && x.bytes.length === y.bytes.length;
+    }
+    return k in b && JSON.stringify(x) === JSON.stringify(y);
+  });
 }
