@@ -4,7 +4,6 @@
 // text is the same as copyValue gives for the parsed records, and malformed JSON is refused as
 // JSON.parse would refuse it (the body's UTF-8 is checked before).
 import { jsonError } from '../json/array-text.ts';
-import { ValidationError } from '../errors.ts';
 import { copyValue, type Kind } from './types.ts';
 
 const QUOTE = 0x22;

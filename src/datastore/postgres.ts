@@ -6,8 +6,7 @@
 // Layout of a data store table: "_id" serial primary key, then the user's columns. Field info is
 // the column comment (JSON), the primary key list the table comment (JSON). Row counts are kept in
 // "_svc_counts" (maintained on every write) so an unfiltered search never counts the table.
-import { Readable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
@@ -15,13 +14,13 @@ import type { Connection, Database, Queryable } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type {
-  CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FieldInput, FunctionInput,
+  CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FunctionInput,
   ReadQueryOptions, ReadQueryResult, RecordInput, RecordSource, ResourceInfo, SearchInput, SearchResult, UpsertInput,
 } from './backend.ts';
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
 import { CopyWriter, JsonRecordReader } from './json-to-copy.ts';
 import { JsonArrayText } from '../json/array-text.ts';
-import { JSON_DOMAIN, copyValue, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
+import { JSON_DOMAIN, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
 
 export const COUNTS_TABLE = '_svc_counts';
 export const METADATA_VIEW = '_table_metadata';
@@ -573,9 +572,9 @@ export class PostgresBackend implements DatastoreBackend {
     });
     let inserted: number;
     if (!cols.length) {
-      let n = 0;
-      for (const _ of pieces()) n = reader.index + 1;
-      inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [Math.max(n, reader.index + 1)])).rowCount;
+      // A table without columns of its own: every record (checked as read) is a row of defaults.
+      for (const _ of pieces()) continue;
+      inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [reader.index + 1])).rowCount;
     } else {
       try {
         inserted = await s.copyIn(copySql(t.name, cols.map((i) => t.columns[i]), this.kind), pieces());
