@@ -222,8 +222,9 @@ export class PostgresBackend implements DatastoreBackend {
   /** The table or view of that name with its columns (one round trip). */
   private async table(q: Queryable, name: string): Promise<Table | null> {
     type ColumnRow = { id: string; typname: string; ftype: string; notnull: boolean; comment: string | null };
-    const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string; alias_of: string | null }>(
-      `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
+    const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string; alias_of: string | null }>({
+      name: 'svc_ds_table',
+      text: `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
               CASE WHEN c.relkind <> 'r' THEN
                 (SELECT CASE WHEN count(DISTINCT t.relname) = 1 THEN min(t.relname::text) END
                  FROM pg_rewrite w JOIN pg_depend d ON d.objid = w.oid
@@ -235,7 +236,8 @@ export class PostgresBackend implements DatastoreBackend {
                         FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS cols
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`, [name]);
+       WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`,
+    }, [name]);
     const r = rel.rows[0];
     if (!r) return null;
     const cols: ColumnRow[] = typeof r.cols === 'string' ? JSON.parse(r.cols) : r.cols;
@@ -1065,7 +1067,10 @@ function prepareForJson(records: Record<string, unknown>[], cols: Column[]): voi
 
 async function addCount(s: Queryable, name: string, n: number): Promise<void> {
   if (!n) return;
-  await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n`, [name, n]);
+  await s.query({
+    name: 'svc_ds_count_add',
+    text: `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n`,
+  }, [name, n]);
 }
 
 /** A database error while writing records -> Validation Error naming the row (0-based) and field. */

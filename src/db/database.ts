@@ -11,9 +11,24 @@ export interface QueryResult<R> {
   fields: { name: string; dataTypeID: number }[];
 }
 
-export interface Queryable {
-  query<R = any>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+/**
+ * SQL with a name: on PostgreSQL it is prepared once per connection and its plan kept (for the
+ * statements every request runs: the token check, the data store's table description).
+ */
+export interface NamedSql {
+  name: string;
+  text: string;
 }
+
+export interface Queryable {
+  query<R = any>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>>;
+}
+
+const sqlText = (q: string | NamedSql) => (typeof q === 'string' ? q : q.text);
+
+/** The pg form of a query: a named statement when it has a name. */
+const pgQuery = (q: string | NamedSql, params?: unknown[]) =>
+  (typeof q === 'string' ? { text: q, values: params as any[] } : { name: q.name, text: q.text, values: params as any[] });
 
 /** A connection held for one unit of work; exec runs several statements without parameters. */
 export interface Connection extends Queryable {
@@ -69,13 +84,13 @@ export class PGliteDatabase implements Database {
     return new PGliteDatabase(db);
   }
 
-  async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-    return this.lock.run(async () => pgliteResult<R>(await this.raw.query(text, params as any[])));
+  async query<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
+    return this.lock.run(async () => pgliteResult<R>(await this.raw.query(sqlText(text), params as any[])));
   }
 
   private connection(): Connection {
     return {
-      query: async (t, p) => pgliteResult(await this.raw.query(t, p as any[])),
+      query: async (t, p) => pgliteResult(await this.raw.query(sqlText(t), p as any[])),
       exec: async (sql) => { await this.raw.exec(sql); },
     };
   }
@@ -123,8 +138,8 @@ export class PostgresDatabase implements Database {
     return new PostgresDatabase(pool);
   }
 
-  async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-    const r = await this.raw.query(text, params as any[]);
+  async query<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
+    const r = await this.raw.query(pgQuery(text, params));
     return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length, fields: r.fields };
   }
 
@@ -172,7 +187,7 @@ export class PostgresDatabase implements Database {
 export function clientConnection(client: pg.PoolClient | pg.Client): Connection {
   return {
     async query(text, params) {
-      const r = await client.query(text, params as any[]);
+      const r = await client.query(pgQuery(text, params));
       return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length, fields: r.fields };
     },
     async exec(sql) {

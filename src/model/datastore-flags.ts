@@ -20,8 +20,10 @@ export interface DatastoreResourceRow {
 
 /** The active catalog resource a data store table belongs to (null when missing or deleted). */
 export async function findDatastoreResource(db: Queryable, resourceId: string): Promise<DatastoreResourceRow | null> {
-  const r = await db.query<DatastoreResourceRow>(
-    `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`, [resourceId]);
+  const r = await db.query<DatastoreResourceRow>({
+    name: 'svc_ds_resource',
+    text: `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`,
+  }, [resourceId]);
   return r.rows[0] ?? null;
 }
 
