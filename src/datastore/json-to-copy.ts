@@ -88,8 +88,8 @@ export interface CopyColumn {
 export class JsonRecordReader {
   /** Number of the current record (0-based; -1 before the first). */
   index = -1;
-  /** Keys of the current record that are no column. */
-  unknown: string[] = [];
+  /** Keys of the current record that are no column (the same list, emptied for each record). */
+  readonly unknown: string[] = [];
   /** Start and end (exclusive) of the current record in the bytes. */
   start = 0;
   end = 0;
@@ -101,6 +101,8 @@ export class JsonRecordReader {
   private pos: number;
   private readonly names: Buffer[];
   private readonly byName: Map<string, number>;
+  private readonly kinds: Kind[];
+  private readonly float8: Uint8Array;
   private readonly type: Uint8Array;
   private readonly from: Int32Array;
   private readonly to: Int32Array;
@@ -114,6 +116,8 @@ export class JsonRecordReader {
   constructor(private readonly bytes: Buffer, readonly columns: CopyColumn[]) {
     this.names = columns.map((c) => Buffer.from(JSON.stringify(c.id)));
     this.byName = new Map(columns.map((c, i) => [c.id, i]));
+    this.kinds = columns.map((c) => c.kind);
+    this.float8 = Uint8Array.from(columns, (c) => (c.float8 ? 1 : 0));
     const n = columns.length;
     this.type = new Uint8Array(n);
     this.from = new Int32Array(n);
@@ -147,7 +151,7 @@ export class JsonRecordReader {
     if (this.done) return false;
     const b = this.bytes;
     this.index++;
-    this.unknown = [];
+    if (this.unknown.length) this.unknown.length = 0;
     this.count = 0;
     this.start = this.pos;
     if (b[this.pos] === OPEN_BRACE) {
@@ -390,7 +394,7 @@ export class JsonRecordReader {
   private writeValue(out: CopyWriter, c: number): void {
     const b = this.bytes;
     {
-      const kind = this.columns[c].kind;
+      const kind = this.kinds[c];
       const type = this.stamp[c] === this.index ? this.type[c] : Token.Absent;
       const from = this.from[c];
       const to = this.to[c];
@@ -418,7 +422,7 @@ export class JsonRecordReader {
           break;
         case Token.Number:
           if (kind === 'json') this.writeParsed(out, c);
-          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.columns[c].float8 || plainNumber(b, from, to)))) {
+          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.float8[c] === 1 || plainNumber(b, from, to)))) {
             out.ensure(to - from);
             const buf = out.buf;
             let len = out.len;
