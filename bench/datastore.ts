@@ -4,7 +4,9 @@
 //   load    N rows as JSON records in batches of 10,000 over HTTP: datastore_upsert method=insert
 //           into a table without key, and method=upsert into a table with primary key row_id,
 //           against COPY FROM of the same rows (CSV) into a table with the same columns (and the
-//           same unique index for the upsert case).            goals: insert >= 50 %, upsert >= 25 %
+//           same unique index for the upsert case). In rounds (SVC_BENCH_ROUNDS, default 3), raw
+//           and app in turn, each on new tables after a CHECKPOINT and sync; medians compared.
+//                                                              goals: insert >= 50 %, upsert >= 25 %
 //   search  datastore_search, filter country=<one of 20>, sort date desc, 100 rows, include_total,
 //           16 connections (autocannon), against a minimal node:http endpoint running the same
 //           two statements (page + count) through the same driver.            goal: >= 70 %
@@ -16,7 +18,7 @@
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
 // SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load),
 // SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's).
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -40,6 +42,8 @@ const CONNECTIONS = 16;
 /** Concurrent load requests (default 1: one client sending batch after batch, as ckanapi does). */
 const LOAD_CONCURRENCY = Number(process.env.SVC_BENCH_LOAD_CONCURRENCY ?? 1);
 const LOAD_ONLY = process.env.SVC_BENCH_ONLY === 'load';
+/** Load rounds; each ratio is the median round of each side against the other's median. */
+const ROUNDS = Math.max(1, Number(process.env.SVC_BENCH_ROUNDS ?? 3));
 const MB = 1024 * 1024;
 
 type DbKind = 'postgres' | 'pglite';
@@ -179,6 +183,15 @@ async function openRaw(kind: DbKind, target: string): Promise<RawDb> {
   };
 }
 
+/**
+ * Before each timed load: PostgreSQL checkpointed and the OS's dirty pages written, so no phase
+ * pays for the writes the one before it left behind (the raw loads run first).
+ */
+async function settle(kind: DbKind): Promise<void> {
+  if (kind === 'postgres') await adminQuery('CHECKPOINT');
+  execFileSync('sync');
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   const t0 = process.hrtime.bigint();
   const value = await fn();
@@ -239,48 +252,59 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       out.server = 'PGlite (embedded, data dir on disk)';
     }
 
-    // 1. Raw COPY FROM: a plain table, and one with the unique index the upsert table gets.
-    log(`${kind}: raw COPY FROM`);
+    // 1. Loads, in rounds (median of each side): raw COPY FROM into a plain table and into one with
+    // the unique index the upsert table gets, then the app's insert and upsert, each on new tables.
     const raw = await openRaw(kind, rawTarget);
-    await raw.exec(TABLE_DDL('plain'));
-    await raw.exec(`${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id)`);
     const copySql = (t: string) => `COPY ${t} (${COLS}) FROM STDIN (FORMAT csv)`;
-    const rawInsert = await timed(() => raw.copyIn(copySql('plain'), csv));
-    const rawKeyed = await timed(() => raw.copyIn(copySql('keyed'), csv));
-    await raw.close();
-
-    // 2. The app: load, search, dump.
     log(`${kind}: starting the app`);
     const { child: server, msg } = await startChild('server.ts', { SVC_BENCH_CONFIG: JSON.stringify(appConfig) });
     const { port, token } = msg as { port: number; token: string };
     let stopped = false;
     cleanups.unshift(async () => { if (!stopped) await stopChild(server); });
-    await api(port, token, 'package_create', { name: `bench-${tag}`.replace(/_/g, '-'), title: 'Benchmark' });
+    cleanups.unshift(() => raw.close().catch(() => undefined));
+    const pkg = `bench-${tag}`.replace(/_/g, '-');
+    await api(port, token, 'package_create', { name: pkg, title: 'Benchmark' });
     const fields = FIELDS.map((f) => ({ id: f.id, type: f.type }));
-    const insertId = (await api(port, token, 'datastore_create', { resource: { package_id: `bench-${tag}`.replace(/_/g, '-'), name: 'covid insert' }, fields })).resource_id as string;
-    const keyedId = (await api(port, token, 'datastore_create', { resource: { package_id: `bench-${tag}`.replace(/_/g, '-'), name: 'covid upsert' }, fields, primary_key: ['row_id'] })).resource_id as string;
     const body = (id: string, method: string, recs: Buffer) => Buffer.concat([Buffer.from(`{"resource_id":"${id}","method":"${method}","records":`), recs, Buffer.from('}')]);
-
-    const rssStart = rssBytes(server.pid!);
-    let sampler = rssSampler(server.pid!);
-    log(`${kind}: datastore_upsert insert, ${batches.length} batches`);
     const load = async (bodies: Buffer[]) => {
       let next = 0;
       await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, async () => {
         while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
       }));
     };
-    const insertBodies = batches.map((b) => body(insertId, 'insert', b));
-    const appInsert = await timed(() => load(insertBodies));
-    log(`${kind}: datastore_upsert upsert, ${batches.length} batches`);
-    const upsertBodies = batches.map((b) => body(keyedId, 'upsert', b));
-    const appUpsert = await timed(() => load(upsertBodies));
+    const seconds = { rawInsert: [] as number[], rawKeyed: [] as number[], appInsert: [] as number[], appUpsert: [] as number[] };
+    const rssStart = rssBytes(server.pid!);
+    let sampler = rssSampler(server.pid!);
+    let insertId = '';
+    let keyedId = '';
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`${kind}: round ${round}/${ROUNDS}: raw COPY FROM`);
+      await raw.exec(`DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id)`);
+      await settle(kind);
+      seconds.rawInsert.push((await timed(() => raw.copyIn(copySql('plain'), csv))).seconds);
+      await settle(kind);
+      seconds.rawKeyed.push((await timed(() => raw.copyIn(copySql('keyed'), csv))).seconds);
+
+      // The tables of the round before go (the last insert table stays for search and dump).
+      for (const id of [insertId, keyedId].filter(Boolean)) await api(port, token, 'datastore_delete', { resource_id: id });
+      insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields })).resource_id as string;
+      keyedId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid upsert ${round}` }, fields, primary_key: ['row_id'] })).resource_id as string;
+      log(`${kind}: round ${round}/${ROUNDS}: datastore_upsert insert and upsert, ${batches.length} batches each`);
+      const insertBodies = batches.map((b) => body(insertId, 'insert', b));
+      await settle(kind);
+      seconds.appInsert.push((await timed(() => load(insertBodies))).seconds);
+      const upsertBodies = batches.map((b) => body(keyedId, 'upsert', b));
+      await settle(kind);
+      seconds.appUpsert.push((await timed(() => load(upsertBodies))).seconds);
+      const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
+      if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
+    }
     const rssLoadPeak = sampler.stop();
-    const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
-    if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
     out.load = {
-      insert: measure(n / appInsert.seconds, n / rawInsert.seconds, 'rows/s', 0.5, { appSeconds: appInsert.seconds, rawSeconds: rawInsert.seconds }),
-      upsert: measure(n / appUpsert.seconds, n / rawKeyed.seconds, 'rows/s', 0.25, { appSeconds: appUpsert.seconds, rawSeconds: rawKeyed.seconds }),
+      rounds: ROUNDS,
+      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0.5, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawInsert }),
+      upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, { appSeconds: seconds.appUpsert, rawSeconds: seconds.rawKeyed }),
       serverRssStartMB: rssStart / MB, serverRssPeakMB: rssLoadPeak / MB,
     };
 
@@ -387,7 +411,7 @@ function printTable(res: any) {
     lines.push(['dump: server RSS growth', `${fmt(res.dump.rssGrowthMB, 1)} MB`, '', '', '< 100 MB', res.dump.rssOk ? 'ok' : 'MISSED']);
   }
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
-  console.log(`\n${res.server}, ${fmt(res.rows)} rows (${res.batch} per request)`);
+  console.log(`\n${res.server}, ${fmt(res.rows)} rows (${res.batch} per request; loads: median of ${res.load.rounds} rounds)`);
   for (const [i, l] of lines.entries()) {
     console.log(l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
