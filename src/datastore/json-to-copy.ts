@@ -39,20 +39,33 @@ function syntaxError(at: number): never {
   throw jsonError(new SyntaxError(`Unexpected token in JSON at position ${at}`));
 }
 
-/** A growing byte buffer for one piece of COPY text. */
+/**
+ * A growing byte buffer for COPY text, handed out in pieces: a piece is a view of the bytes
+ * written since the one before, and stays valid (later bytes go after it, or to a new buffer
+ * that takes over only the unfinished part), so pieces cost no copy and no allocation each.
+ */
 export class CopyWriter {
   buf: Buffer;
   len = 0;
+  private start = 0;
 
-  constructor(size = 1 << 18) {
+  constructor(size = 1 << 16) {
     this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /** Bytes written since the last piece. */
+  get pending(): number {
+    return this.len - this.start;
   }
 
   ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
-    this.buf.copy(next, 0, 0, this.len);
+    const pending = this.len - this.start;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, pending + n));
+    this.buf.copy(next, 0, this.start, this.len);
     this.buf = next;
+    this.len = pending;
+    this.start = 0;
   }
 
   byte(b: number): void {
@@ -65,11 +78,10 @@ export class CopyWriter {
     this.len += this.buf.write(s, this.len, 'utf8');
   }
 
-  /** The bytes written so far (a new writer takes over). */
+  /** The bytes written since the last piece. */
   take(): Buffer {
-    const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(Math.max(1 << 16, this.buf.length));
-    this.len = 0;
+    const out = this.buf.subarray(this.start, this.len);
+    this.start = this.len;
     return out;
   }
 }

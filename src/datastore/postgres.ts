@@ -993,12 +993,12 @@ function* copyPieces(reader: JsonRecordReader, cols: number[], take: () => boole
   do {
     if (!take()) continue;
     reader.writeLine(out, cols);
-    if (out.len >= size) {
+    if (out.pending >= size) {
       yield out.take();
       size = Math.min(size * 2, PIECE);
     }
   } while (nextChecked(reader));
-  if (out.len) yield out.take();
+  if (out.pending) yield out.take();
 }
 
 /** A reader of the records' JSON over the table's columns (a parsed list is written as JSON first). */
