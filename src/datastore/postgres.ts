@@ -69,6 +69,10 @@ interface Table {
 
 interface WriteSession extends Connection {
   copyIn(sql: string, chunks: Iterable<Buffer>): Promise<number>;
+  /** Rows added (or removed) to a table's stored count: written with the COMMIT (one round trip). */
+  addCount(name: string, n: number): void;
+  /** Writes the counts added so far (before a statement that reads or replaces them). */
+  flushCounts(): Promise<void>;
   /** Tables or aliases change: cached descriptions go when this commits, here and in other processes. */
   schemaChanged(): Promise<void>;
 }
@@ -138,10 +142,17 @@ export class PostgresBackend implements DatastoreBackend {
         if (!changed && this.kind === 'postgres') await conn.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
         changed = true;
       };
+      const counts = new Map<string, number>();
+      const addCount = (name: string, n: number) => { if (n) counts.set(name, (counts.get(name) ?? 0) + n); };
+      const flushCounts = async () => {
+        const sql = countsSql(counts);
+        counts.clear();
+        if (sql) await conn.exec(sql);
+      };
       await conn.exec('BEGIN');
       try {
-        const out = await fn({ ...conn, query: conn.query, exec: conn.exec, copyIn, schemaChanged });
-        await conn.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
+        const out = await fn({ ...conn, query: conn.query, exec: conn.exec, copyIn, schemaChanged, addCount, flushCounts });
+        await conn.exec(dryRun ? 'ROLLBACK' : countsSql(counts) + 'COMMIT');
         if (changed) this.tables.clear();
         return out;
       } catch (e) {
@@ -503,6 +514,7 @@ export class PostgresBackend implements DatastoreBackend {
       if (input.filters === undefined) {
         await s.schemaChanged();
         await s.exec(`DROP TABLE ${qi(t.name)} CASCADE`);
+        await s.flushCounts();
         await s.query(`DELETE FROM ${COUNTS_TABLE} WHERE id = $1`, [t.name]);
         return -1;
       }
@@ -511,7 +523,7 @@ export class PostgresBackend implements DatastoreBackend {
       const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch((e) => {
         throw isDbError(e) ? new ValidationError({ filters: [e.message] }) : e;
       });
-      await addCount(s, t.name, -r.rowCount);
+      s.addCount(t.name, -r.rowCount);
       if (input.calculate_record_count) await this.recount(s, t.name);
       return r.rowCount;
     });
@@ -552,7 +564,8 @@ export class PostgresBackend implements DatastoreBackend {
     });
   }
 
-  private async recount(s: Queryable, name: string): Promise<void> {
+  private async recount(s: WriteSession, name: string): Promise<void> {
+    await s.flushCounts();
     await s.query(`ANALYZE ${qi(name)}`);
     await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [name]);
   }
@@ -584,7 +597,7 @@ export class PostgresBackend implements DatastoreBackend {
         throw recordError(e);
       }
     }
-    await addCount(s, t.name, inserted);
+    s.addCount(t.name, inserted);
   }
 
   /**
@@ -649,7 +662,7 @@ export class PostgresBackend implements DatastoreBackend {
       throw recordError(e);
     });
     await s.exec(`DROP TABLE ${qi(scratch)}`);
-    await addCount(s, t.name, Number(r.rows[0]?.inserted ?? 0));
+    s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
     if (others.length) {
       try {
         checkKeys(others, pk, 'upsert');
@@ -726,7 +739,7 @@ export class PostgresBackend implements DatastoreBackend {
           if (isDbError(e) && e.code === '42P10') return Promise.reject(new ValidationError({ table: ['unique key must be passed for update/upsert'] }));
           throw recordError(e);
         });
-        await addCount(s, t.name, Number(r.rows[0]?.inserted ?? 0));
+        s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
       }
     }
     if (plain.length) {
@@ -1065,12 +1078,14 @@ function prepareForJson(records: Record<string, unknown>[], cols: Column[]): voi
   for (const r of records) for (const c of targets) if (r[c.id] === '') r[c.id] = null;
 }
 
-async function addCount(s: Queryable, name: string, n: number): Promise<void> {
-  if (!n) return;
-  await s.query({
-    name: 'svc_ds_count_add',
-    text: `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n`,
-  }, [name, n]);
+/** Statements adding to stored row counts (names quoted as literals, counts are integers). */
+function countsSql(counts: Map<string, number>): string {
+  let sql = '';
+  for (const [name, n] of counts) {
+    if (!Number.isSafeInteger(n)) throw new Error(`bad row count ${n}`);
+    if (n) sql += `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES (${quoteLiteral(name)}, ${n}) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n; `;
+  }
+  return sql;
 }
 
 /** A database error while writing records -> Validation Error naming the row (0-based) and field. */
