@@ -17,7 +17,7 @@ import { countUserMembers, isSelfOrAncestor, replaceMembers, subGroups, upsertMe
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { packageDicts } from '../model/package-dict.ts';
-import { siteUrl } from '../http/site-url.ts';
+import { siteUrl } from '../config/site-url.ts';
 import { Invalid, validateOrThrow, type Schema, type Validator } from '../validation/validate.ts';
 import {
   bool, defaultValue, ignoreMissing, intValidator, naturalNumber, nameValidator, notEmpty, oneOf, stringList, unicodeString,

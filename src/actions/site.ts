@@ -2,7 +2,7 @@
 import type { ActionDefinition } from './registry.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError } from '../errors.ts';
-import { siteUrl } from '../http/site-url.ts';
+import { siteUrl } from '../config/site-url.ts';
 import { notEmpty, unicodeString, ignoreMissing, bool } from '../validation/validators.ts';
 import { ensureSiteUser } from './site-user.ts';
 import { userDict } from './user-dict.ts';

@@ -3,28 +3,16 @@
 // becoming JavaScript objects; a nested value is parsed on its own and written by copyValue. The
 // text is the same as copyValue gives for the parsed records, and malformed JSON is refused as
 // JSON.parse would refuse it (the body's UTF-8 is checked before).
-import { jsonError } from '../json/array-text.ts';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, LF, MINUS, OPEN_BRACE, OPEN_BRACKET, QUOTE, TAB, isDigit, isSpace, jsonError } from '../json/bytes.ts';
 import { copyValue, type Kind } from './types.ts';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const MINUS = 0x2d;
-const TAB = 0x09;
-const LF = 0x0a;
-const CR = 0x0d;
 const N = 0x6e; // n
 const T = 0x74; // t
 const NULL_N = 0x4e; // N, of COPY's \N
 
 /**
  * Numbers written as sent: a short integer is what String(Number(x)) gives; a decimal without
- * exponent is too when plainNumber says so, and for a float8 column always (the server rounds the
+ * exponent is too when plainDecimal says so, and for a float8 column always (the server rounds the
  * text to the same double JavaScript would).
  */
 const PLAIN_INT = 1;
@@ -32,8 +20,6 @@ const PLAIN_DECIMAL = 2;
 
 const enum Token { Absent = 0, Null, True, False, Number, String, Nested }
 
-const isSpace = (b: number) => b === 0x20 || b === LF || b === CR || b === TAB;
-const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
 
 function syntaxError(at: number): never {
   throw jsonError(new SyntaxError(`Unexpected token in JSON at position ${at}`));
@@ -434,7 +420,7 @@ export class JsonRecordReader {
           break;
         case Token.Number:
           if (kind === 'json') this.writeParsed(out, c);
-          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.float8[c] === 1 || plainNumber(b, from, to)))) {
+          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.float8[c] === 1 || plainDecimal(b, from, to)))) {
             out.ensure(to - from);
             const buf = out.buf;
             let len = out.len;
@@ -501,27 +487,18 @@ export class JsonRecordReader {
 const isHex = (x: number) => (x >= 0x30 && x <= 0x39) || (x >= 0x41 && x <= 0x46) || (x >= 0x61 && x <= 0x66);
 
 /**
- * Whether a JSON number's text is what String(Number(text)) gives back: no exponent, no trailing
- * zero in the fraction, not -0, at most 15 significant digits (they survive a double), and not
- * below 1e-6 (JavaScript writes those with an exponent).
+ * Whether a decimal (no exponent, not -0: skipNumber's PLAIN_DECIMAL) is what String(Number(text))
+ * gives back: no trailing zero in the fraction, at most 15 significant digits (they survive a
+ * double), and not below 1e-6 (JavaScript writes those with an exponent).
  */
-function plainNumber(b: Buffer, from: number, to: number): boolean {
-  let j = from;
-  if (b[j] === MINUS) j++;
-  const intStart = j;
-  while (j < to && isDigit(b[j])) j++;
-  const intDigits = j - intStart;
-  const zeroInt = intDigits === 1 && b[intStart] === 0x30;
-  if (j === to) return !(zeroInt && b[from] === MINUS) && intDigits <= 15;
-  if (b[j] !== 0x2e) return false; // exponent
-  j++;
-  const fracStart = j;
-  while (j < to && isDigit(b[j])) j++;
-  if (j !== to || b[to - 1] === 0x30) return false;
-  let sig = zeroInt ? 0 : intDigits;
-  let leadingZeros = 0;
-  let k = fracStart;
-  if (zeroInt) while (k < to && b[k] === 0x30) { k++; leadingZeros++; }
-  sig += to - k;
-  return sig <= 15 && leadingZeros <= 5;
+function plainDecimal(b: Buffer, from: number, to: number): boolean {
+  if (b[to - 1] === 0x30) return false;
+  const intStart = b[from] === MINUS ? from + 1 : from;
+  const dot = b.indexOf(0x2e, intStart);
+  const zeroInt = dot - intStart === 1 && b[intStart] === 0x30;
+  let k = dot + 1;
+  if (zeroInt) while (b[k] === 0x30) k++;
+  const leadingZeros = zeroInt ? k - dot - 1 : 0;
+  const significant = (zeroInt ? 0 : dot - intStart) + (to - k);
+  return significant <= 15 && leadingZeros <= 5;
 }

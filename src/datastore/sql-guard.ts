@@ -6,7 +6,7 @@
 // constructors, TABLESAMPLE, parameters, future syntax) is refused without having to be named.
 //
 // The guard only says which relation names the query reads (outside CTE scopes); the caller
-// resolves them to data store resources and checks access (search-sql.ts).
+// resolves them to data store resources and checks access (plugins/datastore/search-sql.ts).
 import { parse, scan } from 'libpg-query';
 import { AuthorizationError, ValidationError } from '../errors.ts';
 

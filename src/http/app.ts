@@ -10,7 +10,7 @@ import { credentialFrom, resolveIdentity } from '../auth/identity.ts';
 import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
-import { siteUrl } from './site-url.ts';
+import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
 
 export interface HttpExtension {

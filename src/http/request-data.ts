@@ -11,6 +11,7 @@ import type { UploadedFile } from '../actions/context.ts';
 import { BadRequestError, ValidationError } from '../errors.ts';
 import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';
+import { jsonError } from '../json/bytes.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -44,7 +45,7 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new BadRequestError(`Bad request - JSON Error: Error decoding JSON data. Error: ${(e as Error).message}`);
+    throw jsonError(e);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new BadRequestError(`Bad request - JSON Error: Request data JSON decoded to ${JSON.stringify(value)} but it needs to be a dictionary.`);

@@ -2,22 +2,7 @@
 // goes from the request bytes to COPY text while the database takes in the rows before it (no
 // JavaScript object per record), and is echoed in the answer as the very bytes that were sent (no
 // second serialisation). Everything else in the body is parsed as usual.
-import { BadRequestError } from '../errors.ts';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-
-export function jsonError(e: unknown): BadRequestError {
-  return new BadRequestError(`Bad request - JSON Error: Error decoding JSON data. Error: ${(e as Error).message}`);
-}
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, isSpace, jsonError } from './bytes.ts';
 
 /**
  * A JSON array as the bytes of the request (valid UTF-8, checked by whoever made it), not parsed:

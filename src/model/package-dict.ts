@@ -3,7 +3,7 @@
 import type { ActionContext } from '../actions/context.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import type { Queryable } from '../db/database.ts';
-import { siteUrl } from '../http/site-url.ts';
+import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
 import { extrasOf, groupsByIds, packageGroups, type GroupRef, type PackageRow } from './packages.ts';

@@ -13,7 +13,7 @@ import { onPackageChange } from '../../model/packages.ts';
 import { datastoreTablesToDrop, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { NotFoundError } from '../../errors.ts';
 import './permissions.ts'; // adds `svc datastore set-permissions`
-import { registerSearchSql, type SqlSearchBackend } from '../../datastore/search-sql.ts';
+import { registerSearchSql, type SqlSearchBackend } from './search-sql.ts';
 
 const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');

@@ -1,4 +1,4 @@
-import type { Config } from '../config/load.ts';
+import type { Config } from './load.ts';
 
 /** The public base URL: svc.site_url, else http://HOST:PORT. No trailing slash. */
 export function siteUrl(config: Config): string {

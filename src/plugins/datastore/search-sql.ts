@@ -7,15 +7,15 @@
 // cannot be stopped once it runs. The query is refused before it runs when it could run away:
 // WITH RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
 // estimated cost (EXPLAIN) exceeds svc.datastore.sqlsearch.embedded_max_cost.
-import type { ActionDefinition } from '../actions/registry.ts';
-import { checkAccess } from '../actions/registry.ts';
-import type { ActionContext, Services } from '../actions/context.ts';
-import type { Connection, Database } from '../db/database.ts';
-import { declareOption, optionDeclaration, type OptionDeclaration } from '../config/options.ts';
-import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
-import { guardSql } from './sql-guard.ts';
-import { notEmpty, notMissing, unicodeString } from '../validation/validators.ts';
-import { kindOf, outValue, reportedType } from './types.ts';
+import type { ActionDefinition } from '../../actions/registry.ts';
+import { checkAccess } from '../../actions/registry.ts';
+import type { ActionContext, Services } from '../../actions/context.ts';
+import type { Connection, Database } from '../../db/database.ts';
+import { declareOption, optionDeclaration, type OptionDeclaration } from '../../config/options.ts';
+import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
+import { guardSql } from '../../datastore/sql-guard.ts';
+import { notEmpty, notMissing, unicodeString } from '../../validation/validators.ts';
+import { kindOf, outValue, reportedType } from '../../datastore/types.ts';
 
 // svc.datastore.sqlsearch.enabled / .timeout and svc.datastore.search.rows_max are declared by the
 // data store plugin; declared here too (same defaults) only if this module is used without it.
