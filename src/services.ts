@@ -11,6 +11,7 @@ import { migrate } from './db/migrate.ts';
 import { acquireDataDirLock } from './db/lock.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
+import { setupSearch } from './search/service.ts';
 
 type EmbeddedOpener = (name: string) => Promise<PGliteDatabase>;
 
@@ -48,6 +49,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   try {
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
+    setupSearch(services);
     await loadPersistedOptions(services);
     const enabled = config.list('svc.plugins');
     for (const name of enabled) {

@@ -14,6 +14,7 @@ import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
 import { memberActions } from './member.ts';
 import { collaboratorActions } from './collaborator.ts';
+import { searchActions } from './search.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
-  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
+  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions, ...searchActions];

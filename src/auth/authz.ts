@@ -345,6 +345,8 @@ export function canSeeActivityDetail(ctx: ActionContext, mayEditObject: boolean)
 /** Permission labels of a dataset (CKAN's search labels). */
 export function packagePermissionLabels(pkg: PackageAuthFacts, collaborators: boolean): string[] {
   if (pkg.state === 'active' && !pkg.private) return ['public'];
+  // drafts: their creator only (decisions.md); sysadmins skip labels
+  if (pkg.state === 'draft') return [`creator-${pkg.creator_user_id}`];
   const labels = [pkg.owner_org ? `member-${pkg.owner_org}` : `creator-${pkg.creator_user_id}`];
   if (collaborators) labels.push(`collaborator-${pkg.id}`);
   return labels;

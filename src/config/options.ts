@@ -87,5 +87,8 @@ const core: OptionDeclaration[] = [
   { name: 'svc.search.rows_max', type: 'int', default: 1000, validate: positive, description: 'Largest package_search page' },
   { name: 'svc.extra_resource_fields', type: 'list', default: [], description: 'Resource extra fields searchable by resource_search' },
   { name: 'svc.user_list_limit', type: 'int', default: 20, validate: nonNegative, description: 'Default page size of user_list (0 = no limit)' },
+  { name: 'svc.search.remove_deleted_packages', type: 'bool', default: true, description: 'Deleted datasets leave the search index (include_deleted finds them only when false)' },
+  { name: 'search.facets.limit', type: 'int', default: 50, description: 'Default facet.limit of package_search (negative: every value)' },
+  { name: 'svc.search.rank_window', type: 'int', default: 1000, validate: positive, description: 'package_search scores at most this many matches (the newest first), see README' },
 ];
 core.forEach(declareOption);

@@ -105,7 +105,8 @@ export async function setDatastoreActive(db: Queryable, resourceId: string, acti
 /** Formats in use containing q (lower case), most used first. */
 export async function formatsLike(db: Queryable, q: string, limit: number): Promise<string[]> {
   const r = await db.query<{ f: string }>(
-    `SELECT lower(format) AS f FROM resources WHERE state = 'active' AND format ILIKE $1 AND format <> ''
+    `SELECT lower(format) AS f FROM resources r WHERE state = 'active' AND format ILIKE $1 AND format <> ''
+       AND EXISTS (SELECT 1 FROM packages p WHERE p.id = r.package_id AND p.state = 'active' AND NOT p.private)
      GROUP BY lower(format) ORDER BY count(*) DESC, lower(format) LIMIT $2`,
     [`%${q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, limit],
   );

@@ -1,0 +1,87 @@
+// The fields of the package_search index (reference §5) and how each is stored in the
+// package_search_index table. Every column name here is a constant of this module: queries name
+// fields, never columns.
+
+export type FieldKind =
+  /** words in the weighted tsvector (weights: which parts of it) */
+  | { type: 'fulltext'; weights: string | null }
+  /** English-stemmed words of one column, found through the tsvector first */
+  | { type: 'text'; column: string }
+  /** an exact string (case-sensitive, as Solr's string fields) */
+  | { type: 'string'; column: string }
+  /** a list of exact strings */
+  | { type: 'strings'; column: string }
+  | { type: 'int'; column: string }
+  | { type: 'date'; column: string }
+  | { type: 'bool'; column: string }
+  /** a key of the extras (package extras and custom dataset fields) */
+  | { type: 'extra'; key: string }
+  /** always true (site_id: one site per index) */
+  | { type: 'constant'; value: string };
+
+const FIELDS: Record<string, FieldKind> = {
+  text: { type: 'fulltext', weights: null },
+  title: { type: 'fulltext', weights: 'a' },
+  notes: { type: 'fulltext', weights: 'c' },
+  author: { type: 'text', column: 'author' },
+  maintainer: { type: 'text', column: 'maintainer' },
+  res_name: { type: 'text', column: 'res_name' },
+  res_description: { type: 'text', column: 'res_description' },
+  id: { type: 'string', column: 'package_id' },
+  name: { type: 'string', column: 'name' },
+  state: { type: 'string', column: 'state' },
+  version: { type: 'string', column: 'version' },
+  url: { type: 'string', column: 'url' },
+  license_id: { type: 'string', column: 'license_id' },
+  organization: { type: 'string', column: 'organization' },
+  owner_org: { type: 'string', column: 'owner_org' },
+  creator_user_id: { type: 'string', column: 'creator_user_id' },
+  dataset_type: { type: 'string', column: 'type' },
+  type: { type: 'string', column: 'type' },
+  title_string: { type: 'string', column: 'title' },
+  capacity: { type: 'string', column: "(CASE WHEN s.private THEN 'private' ELSE 'public' END)" },
+  tags: { type: 'strings', column: 'tags' },
+  groups: { type: 'strings', column: 'groups' },
+  res_format: { type: 'strings', column: 'res_format' },
+  res_url: { type: 'strings', column: 'res_url' },
+  res_type: { type: 'strings', column: 'res_type' },
+  permission_labels: { type: 'strings', column: 'labels' },
+  num_resources: { type: 'int', column: 'num_resources' },
+  num_tags: { type: 'int', column: 'num_tags' },
+  metadata_created: { type: 'date', column: 'metadata_created' },
+  metadata_modified: { type: 'date', column: 'metadata_modified' },
+  private: { type: 'bool', column: 'private' },
+  site_id: { type: 'constant', value: '' },
+  entity_type: { type: 'constant', value: 'package' },
+};
+
+/** Resolves a field of a query: a known field, `extras_{key}`, or any other name as an extra key. */
+export function resolveField(name: string | null): FieldKind {
+  if (name === null) return FIELDS.text;
+  const known = FIELDS[name];
+  if (known) return known;
+  if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
+  return { type: 'extra', key: name };
+}
+
+/** The SQL expression of a column kind, over alias s. */
+export function columnSql(column: string): string {
+  return column.startsWith('(') ? column : `s.${column}`;
+}
+
+/** Fields package_search may sort by (unknown ones are a Search Query Error). */
+export function sortableField(name: string): FieldKind | undefined {
+  if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
+  const f = FIELDS[name];
+  if (!f || f.type === 'fulltext' || f.type === 'strings' || f.type === 'constant' || f.type === 'text') return undefined;
+  return f;
+}
+
+/** Fields that can be faceted: single values or lists (not free text). */
+export function facetableField(name: string): FieldKind | undefined {
+  if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
+  const f = FIELDS[name];
+  if (!f) return { type: 'extra', key: name };
+  if (f.type === 'fulltext' || f.type === 'constant') return undefined;
+  return f;
+}

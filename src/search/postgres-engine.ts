@@ -1,0 +1,245 @@
+// The search engine kept inside the catalog database: package_search_index rows written in the
+// same transaction as the dataset (index/remove), and queries as SQL over that table (query).
+//
+// Ranking: a broad term can match most of the catalog, and scoring every match is what makes
+// full-text search slow. When more than rankWindow datasets match, only the first rankWindow of
+// them in the cheap order (the sort keys after score, by default metadata_modified desc, an index
+// walk) are scored; the result order is those, best score first, then the remaining matches in
+// the cheap order. The order is the same whatever start is, so paging never repeats or skips.
+import type { Database, Queryable } from '../db/database.ts';
+import { SearchQueryError } from '../errors.ts';
+import { packagePermissionLabels } from '../auth/authz.ts';
+import { columnSql, facetableField, sortableField, type FieldKind } from './fields.ts';
+import { parseQuery, type QueryNode } from './query-parser.ts';
+import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
+import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
+
+export interface PostgresEngineOptions {
+  /** svc.auth.allow_dataset_collaborators: collaborator labels are indexed. */
+  collaborators: () => boolean;
+  /** svc.search.remove_deleted_packages: deleted datasets leave the index. */
+  removeDeleted: () => boolean;
+  /** How many matches are scored at most (see above). */
+  rankWindow: () => number;
+}
+
+const INDEX_COLUMNS = [
+  'package_id', 'name', 'title', 'state', 'private', 'type', 'owner_org', 'organization', 'license_id', 'version', 'url', 'author',
+  'maintainer', 'creator_user_id', 'tags', 'groups', 'res_format', 'res_url', 'res_type', 'res_name', 'res_description', 'extras',
+  'labels', 'num_resources', 'num_tags', 'metadata_created', 'metadata_modified', 'doc',
+];
+
+// One statement builds the index rows of many datasets from the catalog tables ($1 ids, $2 labels by id).
+const INDEX_SQL = `
+INSERT INTO package_search_index (${INDEX_COLUMNS.join(', ')})
+SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, p.type, p.owner_org, o.name, p.license_id, p.version,
+  p.url, p.author, p.maintainer, p.creator_user_id, coalesce(t.names, '{}'), coalesce(g.names, '{}'), coalesce(r.formats, '{}'),
+  coalesce(r.urls, '{}'), coalesce(r.types, '{}'), r.names, r.descriptions,
+  coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
+  ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> p.id)),
+  coalesce(r.n, 0), coalesce(cardinality(t.names), 0), p.metadata_created, p.metadata_modified,
+  setweight(to_tsvector('${TS_CONFIG}', coalesce(p.title, '')), 'A')
+  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', replace(p.name, '-', ' '), array_to_string(t.names, ' '), g.text, o.name, o.title)), 'B')
+  || setweight(to_tsvector('${TS_CONFIG}', coalesce(p.notes, '')), 'C')
+  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.author, p.maintainer, p.url, p.version, r.names, r.descriptions, e.text)), 'D')
+  || setweight(jsonb_to_tsvector('${TS_CONFIG}', coalesce(p.custom_fields, '{}'::jsonb), '["string"]'), 'D')
+FROM packages p
+LEFT JOIN groups o ON o.id = p.owner_org
+LEFT JOIN LATERAL (
+  SELECT array_agg(tg.name ORDER BY tg.name) AS names FROM package_tags pt JOIN tags tg ON tg.id = pt.tag_id
+  WHERE pt.package_id = p.id AND pt.state = 'active' AND tg.vocabulary_id IS NULL) t ON true
+LEFT JOIN LATERAL (
+  SELECT array_agg(gr.name ORDER BY gr.name) AS names, string_agg(concat_ws(' ', gr.name, gr.title), ' ') AS text
+  FROM members m JOIN groups gr ON gr.id = m.group_id
+  WHERE m.table_name = 'package' AND m.table_id = p.id AND m.state = 'active' AND NOT gr.is_organization AND gr.state = 'active') g ON true
+LEFT JOIN LATERAL (
+  SELECT count(*) AS n, array_agg(DISTINCT rs.format) FILTER (WHERE coalesce(rs.format, '') <> '') AS formats,
+    array_agg(rs.url ORDER BY rs.position) FILTER (WHERE rs.url <> '') AS urls,
+    array_agg(DISTINCT rs.resource_type) FILTER (WHERE coalesce(rs.resource_type, '') <> '') AS types,
+    string_agg(rs.name, ' ' ORDER BY rs.position) AS names, string_agg(rs.description, ' ' ORDER BY rs.position) AS descriptions
+  FROM resources rs WHERE rs.package_id = p.id AND rs.state = 'active') r ON true
+LEFT JOIN LATERAL (
+  SELECT jsonb_object_agg(pe.key, pe.value) AS extras, string_agg(pe.value, ' ') AS text
+  FROM package_extras pe WHERE pe.package_id = p.id) e ON true
+WHERE p.id = ANY($1::text[])
+ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+
+type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
+
+/** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
+async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
+  if ((db as Partial<Database>).kind === 'postgres' && typeof (db as Partial<Database>).transaction === 'function') {
+    return Promise.all(fns.map((f) => f()));
+  }
+  const out: T[] = [];
+  for (const f of fns) out.push(await f());
+  return out;
+}
+
+function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nullable: boolean } {
+  switch (f.type) {
+    case 'string': return { sql: `${columnSql(f.column)} COLLATE "C"`, nullable: !['name', 'package_id', 'state', 'type', 'title'].includes(f.column) };
+    case 'extra': return { sql: `(s.extras ->> ${builder.param(f.key)}::text) COLLATE "C"`, nullable: true };
+    case 'int': case 'date': case 'bool': return { sql: columnSql(f.column), nullable: false };
+    default: throw new Error('not sortable');
+  }
+}
+
+export class PostgresSearchEngine implements SearchEngine {
+  constructor(private readonly opts: PostgresEngineOptions) {}
+
+  async index(db: Queryable, packageIds: string[]): Promise<void> {
+    if (!packageIds.length) return;
+    const facts = (await db.query<Facts>(
+      'SELECT id, owner_org, private, state, creator_user_id FROM packages WHERE id = ANY($1::text[])', [packageIds],
+    )).rows;
+    const gone = new Set(packageIds);
+    const labels: Record<string, string[]> = {};
+    const keep: string[] = [];
+    for (const f of facts) {
+      if (f.state === 'deleted' && this.opts.removeDeleted()) continue;
+      gone.delete(f.id);
+      keep.push(f.id);
+      labels[f.id] = packagePermissionLabels(f, this.opts.collaborators());
+    }
+    await this.remove(db, [...gone]);
+    if (keep.length) await db.query(INDEX_SQL, [keep, JSON.stringify(labels)]);
+  }
+
+  async remove(db: Queryable, packageIds: string[]): Promise<void> {
+    if (packageIds.length) await db.query('DELETE FROM package_search_index WHERE package_id = ANY($1::text[])', [packageIds]);
+  }
+
+  async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
+    const qNode = parseQuery(query.q);
+    const fqNodes = query.fq.map((f) => parseQuery(f));
+    const stopWords = await this.stopWordOnlyQueries(db, [qNode, ...fqNodes]);
+    const params: unknown[] = [];
+    const builder = new SqlBuilder(params, stopWords);
+    const conditions = [this.visibility(query, builder)];
+    conditions.push(builder.where(qNode));
+    // filters do not score: their terms are left out of the rank
+    const ranked = builder.rankQueries.length;
+    for (const n of fqNodes) conditions.push(builder.where(n));
+    builder.rankQueries.splice(ranked);
+    const where = conditions.filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
+    const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
+    const order = this.orderBy(query.sort, rank, builder);
+
+    const count = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n);
+    if (count === 0 || (query.rows === 0 && !query.facetFields.length)) {
+      return { count, ids: [], facets: Object.fromEntries(query.facetFields.map((f) => [f, []])) };
+    }
+    const tasks: (() => Promise<unknown>)[] = [() => this.page(db, where, params, order, rank, count, query)];
+    for (const field of query.facetFields) tasks.push(() => this.facet(db, where, params, field, query));
+    const [ids, ...facets] = await runAll(db, tasks);
+    return {
+      count,
+      ids: ids as string[],
+      facets: Object.fromEntries(query.facetFields.map((f, i) => [f, facets[i] as { name: string; count: number }[]])),
+    };
+  }
+
+  /** Words and phrases that are only stop words match nothing in a tsvector: they are dropped, as Solr does. */
+  private async stopWordOnlyQueries(db: Queryable, nodes: QueryNode[]): Promise<Set<string>> {
+    const tqs = nodes.flatMap((n) => textQueriesOf(n));
+    if (!tqs.length) return new Set();
+    const r = await db.query<{ empty: boolean[] }>(
+      `SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i) AS empty
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)`,
+      [tqs.map((t) => t.kind), tqs.map((t) => t.value)],
+    );
+    return new Set(tqs.filter((_, i) => r.rows[0].empty[i]).map((t) => SqlBuilder.stopWordKey(t)));
+  }
+
+  /** Which datasets the caller may find: states asked for, private ones when asked, matched by permission labels. */
+  private visibility(query: PackageQuery, builder: SqlBuilder): string {
+    const v = query.visibility;
+    const states = ['active'];
+    if (v.includeDrafts) states.push('draft');
+    if (v.includeDeleted && !this.opts.removeDeleted()) states.push('deleted');
+    const mentionsState = query.fq.some((f) => /(^|[\s(+])state:/.test(f));
+    const parts: string[] = [];
+    if (!mentionsState) parts.push(states.length === 1 ? `s.state = 'active'` : `s.state = ANY(${builder.param(states)}::text[])`);
+    if (!v.includePrivate) parts.push('NOT s.private');
+    // Active public datasets carry the label 'public' that every caller holds: the label test only
+    // matters when private, draft or deleted datasets can match.
+    const onlyPublic = !v.includePrivate && states.length === 1 && !mentionsState;
+    if (!v.sysadmin && !onlyPublic) parts.push(`s.labels && ${builder.param(v.labels)}::text[]`);
+    return parts.length ? parts.join(' AND ') : 'TRUE';
+  }
+
+  private orderBy(sort: SortKey[], rank: string | null, builder: SqlBuilder): { full: string; cheap: string } {
+    const keys: string[] = [];
+    const cheap: string[] = [];
+    for (const k of sort) {
+      if (k.field === 'score' || k.field === 'rank') {
+        if (rank) keys.push(`${rank} ${k.desc ? 'DESC' : 'ASC'}`);
+        continue;
+      }
+      const f = sortableField(k.field);
+      if (!f) throw new SearchQueryError(`Can not sort on field "${k.field}"`);
+      const e = sortExpression(f, builder);
+      const sql = `${e.sql} ${k.desc ? 'DESC' : 'ASC'}${e.nullable ? ' NULLS LAST' : ''}`;
+      keys.push(sql);
+      cheap.push(sql);
+    }
+    if (!cheap.length) cheap.push('s.metadata_modified DESC');
+    const last = sort[sort.length - 1]?.field;
+    if (last !== 'name' && last !== 'id') {
+      keys.push('s.package_id');
+      cheap.push('s.package_id');
+    }
+    return { full: keys.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', ') };
+  }
+
+  private async page(db: Queryable, where: string, params: unknown[], order: { full: string; cheap: string }, rank: string | null,
+    count: number, query: PackageQuery): Promise<string[]> {
+    const { start, rows } = query;
+    if (rows === 0 || start >= count) return [];
+    const window = this.opts.rankWindow();
+    const scoreFirst = rank && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
+    const n = params.length;
+    const select = async (sql: string, limit: number, offset: number) =>
+      (await db.query<{ id: string }>(`${sql} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, limit, offset])).rows.map((r) => r.id);
+    if (!scoreFirst || count <= window) {
+      return select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.full}`, rows, start);
+    }
+    const ids: string[] = [];
+    if (start < window) {
+      ids.push(...await select(
+        `WITH w AS MATERIALIZED (SELECT * FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap} LIMIT ${window | 0})
+         SELECT s.package_id AS id FROM w s ORDER BY ${order.full}`, Math.min(rows, window - start), start));
+    }
+    if (start + rows > window) {
+      const from = Math.max(start, window);
+      ids.push(...await select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap}`, start + rows - from, from));
+    }
+    return ids;
+  }
+
+  private async facet(db: Queryable, where: string, params: unknown[], field: string, query: PackageQuery): Promise<{ name: string; count: number }[]> {
+    const f = facetableField(field);
+    if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
+    const p = [...params];
+    const b = new SqlBuilder(p);
+    let from: string;
+    switch (f.type) {
+      case 'strings': from = `package_search_index s, unnest(${columnSql(f.column)}) v`; break;
+      case 'extra': {
+        const k = b.param(f.key);
+        from = `package_search_index s, unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
+          THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`;
+        break;
+      }
+      case 'fulltext': case 'constant': throw new SearchQueryError(`Can not facet on field "${field}"`);
+      default: from = `package_search_index s, LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`;
+    }
+    const min = b.param(Math.max(1, query.facetMincount));
+    const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
+    const r = await db.query<{ name: string; n: string }>(
+      `SELECT v AS name, count(*) AS n FROM ${from} WHERE ${where} AND v IS NOT NULL AND v <> ''
+       GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`, p);
+    return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
+  }
+}

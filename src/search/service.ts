@@ -1,0 +1,70 @@
+// The search engine of a running service: created once per Services, kept up to date by the
+// catalog's dataset change notifications (same transaction as the write), rebuilt in batches.
+import type { Services } from '../actions/context.ts';
+import type { Queryable } from '../db/database.ts';
+import { onPackageChange } from '../model/packages.ts';
+import type { SearchEngine } from './engine.ts';
+import { PostgresSearchEngine } from './postgres-engine.ts';
+
+const engines = new WeakMap<object, SearchEngine>();
+
+/** Creates the engine of these services and subscribes it to dataset changes. */
+export function setupSearch(services: Services): SearchEngine {
+  const config = services.config;
+  const engine = new PostgresSearchEngine({
+    // collaborator labels are always indexed: callers hold them only while collaborators are enabled
+    collaborators: () => true,
+    removeDeleted: () => config.bool('svc.search.remove_deleted_packages'),
+    rankWindow: () => config.int('svc.search.rank_window'),
+  });
+  engines.set(services, engine);
+  onPackageChange(services, async (db, packageId, change) => {
+    if (change === 'purged') await engine.remove(db, [packageId]);
+    else await engine.index(db, [packageId]);
+  });
+  return engine;
+}
+
+export function searchEngine(services: Services): SearchEngine {
+  const engine = engines.get(services);
+  if (!engine) throw new Error('search is not set up for these services');
+  return engine;
+}
+
+export interface RebuildOptions {
+  /** Only datasets that have no index row yet. */
+  onlyMissing?: boolean;
+  batchSize?: number;
+  /** Called with (done, total) after each batch. */
+  progress?: (done: number, total: number) => void;
+}
+
+/**
+ * Rebuilds the index in batches, each its own short transaction, so a running server keeps
+ * writing (a dataset written meanwhile is indexed by its own transaction; a batch that reads it
+ * later writes the same row). Rows of datasets that no longer exist are removed first.
+ */
+export async function rebuildSearchIndex(services: Services, opts: RebuildOptions = {}): Promise<number> {
+  const db = services.db;
+  const engine = searchEngine(services);
+  const batch = opts.batchSize ?? 500;
+  if (!opts.onlyMissing) {
+    await db.query('DELETE FROM package_search_index s WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.id = s.package_id)');
+  }
+  const missing = opts.onlyMissing ? 'AND NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)' : '';
+  const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM packages p WHERE true ${missing}`)).rows[0].n);
+  let done = 0;
+  let after = '';
+  opts.progress?.(0, total);
+  for (;;) {
+    const ids = (await db.query<{ id: string }>(
+      `SELECT p.id FROM packages p WHERE p.id > $1 ${missing} ORDER BY p.id LIMIT $2`, [after, batch],
+    )).rows.map((r) => r.id);
+    if (!ids.length) break;
+    await db.transaction((tx: Queryable) => engine.index(tx, ids));
+    after = ids[ids.length - 1];
+    done += ids.length;
+    opts.progress?.(Math.min(done, total), total);
+  }
+  return done;
+}

@@ -1,0 +1,170 @@
+// A parsed query (query-parser.ts) as a SQL condition over package_search_index (alias s). Every
+// value is a bound parameter; columns come only from fields.ts.
+import { SearchQueryError } from '../errors.ts';
+import { columnSql, resolveField, type FieldKind } from './fields.ts';
+import type { QueryNode } from './query-parser.ts';
+import { parseSolrDate } from './solr-dates.ts';
+
+/** Text search configuration of the index (stemming as Solr's English text fields). */
+export const TS_CONFIG = 'english';
+
+/** A word or phrase matched against the tsvector; plain and phrase ones may be all stop words. */
+export interface TextQuery {
+  kind: 'plain' | 'phrase' | 'prefix';
+  value: string;
+}
+
+const textKey = (t: TextQuery) => `${t.kind}\u0000${t.value}`;
+
+function isText(f: FieldKind): boolean {
+  return f.type === 'fulltext' || f.type === 'text';
+}
+
+function textQueryOf(node: Extract<QueryNode, { kind: 'term' }>): TextQuery | null {
+  if (node.wildcard) {
+    const prefix = node.value.split(/[*?]/)[0];
+    return prefix ? { kind: 'prefix', value: prefix } : null;
+  }
+  return { kind: node.phrase ? 'phrase' : 'plain', value: node.value };
+}
+
+/** The word and phrase queries of free-text fields in a query (to find those made only of stop words). */
+export function textQueriesOf(node: QueryNode, out: TextQuery[] = []): TextQuery[] {
+  switch (node.kind) {
+    case 'and': case 'or': node.items.forEach((n) => textQueriesOf(n, out)); break;
+    case 'not': textQueriesOf(node.item, out); break;
+    case 'term': {
+      const tq = isText(resolveField(node.field)) ? textQueryOf(node) : null;
+      if (tq && tq.kind !== 'prefix') out.push(tq);
+      break;
+    }
+  }
+  return out;
+}
+
+/** A LIKE pattern from a Solr wildcard term: * any text, ? one character. */
+function likePattern(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => '\\' + c).replace(/\*/g, '%').replace(/\?/g, '_');
+}
+
+export class SqlBuilder {
+  /** tsquery expressions of the free-text terms that are not negated: what score ranks by. */
+  readonly rankQueries: string[] = [];
+
+  constructor(readonly params: unknown[], private readonly stopWordsOnly: Set<string> = new Set()) {}
+
+  static stopWordKey = textKey;
+
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+
+  where(node: QueryNode, negated = false): string {
+    switch (node.kind) {
+      case 'all': return 'TRUE';
+      case 'and': return `(${node.items.map((n) => this.where(n, negated)).join(' AND ')})`;
+      case 'or': return `(${node.items.map((n) => this.where(n, negated)).join(' OR ')})`;
+      case 'not': return `NOT coalesce(${this.where(node.item, !negated)}, false)`;
+      case 'term': return this.term(node, negated);
+      case 'range': return this.range(node);
+    }
+  }
+
+  private tsquery(tq: TextQuery): string {
+    if (tq.kind === 'prefix') {
+      const lexeme = tq.value.toLowerCase().replace(/\\/g, '\\\\').replace(/'/g, "''");
+      return `to_tsquery('simple', ${this.param(`'${lexeme}':*`)})`;
+    }
+    const fn = tq.kind === 'phrase' ? 'phraseto_tsquery' : 'plainto_tsquery';
+    return `${fn}('${TS_CONFIG}', ${this.param(tq.value)})`;
+  }
+
+  private term(node: Extract<QueryNode, { kind: 'term' }>, negated: boolean): string {
+    const f = resolveField(node.field);
+    const name = node.field ?? 'text';
+    const onlyStar = node.wildcard && /^[*]+$/.test(node.value);
+    switch (f.type) {
+      case 'fulltext':
+      case 'text': {
+        if (onlyStar) return f.type === 'text' ? `coalesce(${columnSql(f.column)}, '') <> ''` : 'TRUE';
+        const tq = textQueryOf(node);
+        if (!tq) return 'TRUE';
+        // a term made only of stop words constrains nothing (as Solr drops it)
+        if (tq.kind !== 'prefix' && this.stopWordsOnly.has(textKey(tq))) return 'TRUE';
+        const q = this.tsquery(tq);
+        if (!negated) this.rankQueries.push(q);
+        if (f.type === 'fulltext') return f.weights ? `(s.doc @@ ${q} AND ts_filter(s.doc, '{${f.weights}}') @@ ${q})` : `s.doc @@ ${q}`;
+        return `(s.doc @@ ${q} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q})`;
+      }
+      case 'string': {
+        const col = columnSql(f.column);
+        if (onlyStar) return `coalesce(${col}, '') <> ''`;
+        if (node.wildcard) return `${col} LIKE ${this.param(likePattern(node.value))}`;
+        return `${col} = ${this.param(node.value)}`;
+      }
+      case 'strings': {
+        const col = columnSql(f.column);
+        if (onlyStar) return `cardinality(${col}) > 0`;
+        if (node.wildcard) return `EXISTS (SELECT 1 FROM unnest(${col}) v WHERE v LIKE ${this.param(likePattern(node.value))})`;
+        return `${col} @> ARRAY[${this.param(node.value)}]::text[]`;
+      }
+      case 'int': {
+        if (onlyStar) return 'TRUE';
+        return `${columnSql(f.column)} = ${this.param(this.integer(node.value, name))}`;
+      }
+      case 'date': {
+        if (onlyStar) return 'TRUE';
+        return `${columnSql(f.column)} = ${this.param(parseSolrDate(node.value, name))}::timestamp`;
+      }
+      case 'bool': {
+        if (onlyStar) return 'TRUE';
+        const v = node.value.toLowerCase();
+        if (v !== 'true' && v !== 'false') throw new SearchQueryError(`Invalid boolean "${node.value}" for field "${name}"`);
+        return `${columnSql(f.column)} = ${v === 'true' ? 'TRUE' : 'FALSE'}`;
+      }
+      case 'extra': {
+        const k = this.param(f.key);
+        if (onlyStar) return `s.extras ? ${k}`;
+        if (node.wildcard) return `(s.extras ->> ${k}::text) LIKE ${this.param(likePattern(node.value))}`;
+        const v = this.param(node.value);
+        return `(s.extras @> jsonb_build_object(${k}::text, ${v}::text) OR s.extras @> jsonb_build_object(${k}::text, jsonb_build_array(${v}::text)))`;
+      }
+      case 'constant':
+        return 'TRUE';
+    }
+  }
+
+  private integer(v: string, field: string): number {
+    if (!/^[+-]?\d+$/.test(v)) throw new SearchQueryError(`Invalid number "${v}" for field "${field}"`);
+    return Number(v);
+  }
+
+  private range(node: Extract<QueryNode, { kind: 'range' }>): string {
+    const f = resolveField(node.field);
+    const name = node.field ?? 'text';
+    let expr: string;
+    let conv: (v: string) => string;
+    switch (f.type) {
+      case 'int': expr = columnSql(f.column); conv = (v) => `${this.param(this.integer(v, name))}`; break;
+      case 'date': expr = columnSql(f.column); conv = (v) => `${this.param(parseSolrDate(v, name))}::timestamp`; break;
+      case 'string': expr = `${columnSql(f.column)} COLLATE "C"`; conv = (v) => this.param(v); break;
+      case 'extra': expr = `(s.extras ->> ${this.param(f.key)}::text) COLLATE "C"`; conv = (v) => this.param(v); break;
+      case 'strings': {
+        const parts = this.bounds('v COLLATE "C"', node, (v) => this.param(v));
+        return `EXISTS (SELECT 1 FROM unnest(${columnSql(f.column)}) v WHERE ${parts})`;
+      }
+      default:
+        throw new SearchQueryError(`Range queries are not supported on field "${name}"`);
+    }
+    return `(${this.bounds(expr, node, conv)})`;
+  }
+
+  private bounds(expr: string, node: Extract<QueryNode, { kind: 'range' }>, conv: (v: string) => string): string {
+    const parts: string[] = [];
+    if (node.lo !== null) parts.push(`${expr} ${node.loIncl ? '>=' : '>'} ${conv(node.lo)}`);
+    if (node.hi !== null) parts.push(`${expr} ${node.hiIncl ? '<=' : '<'} ${conv(node.hi)}`);
+    if (!parts.length) parts.push(`${expr} IS NOT NULL`);
+    return parts.join(' AND ');
+  }
+}
