@@ -10,6 +10,7 @@ import { ActionError } from '../errors.ts';
 import { closeServices, createServices } from '../services.ts';
 import { serve } from './serve.ts';
 import { cliCommands } from './extensions.ts';
+import { registerSearchIndexCommands } from './search-index.ts';
 
 const program = new Command();
 program
@@ -180,6 +181,7 @@ token
     });
   });
 
+registerSearchIndexCommands(program, { config, withServices });
 for (const register of cliCommands) register(program, { config, withServices });
 
 class CliError extends Error {}
