@@ -335,6 +335,18 @@ describe('index follows every write', () => {
     assert.equal((await search({ q: 'glacier', include_private: true }, sys())).count, 0);
   });
 
+  test('renaming or retitling an organization or group reindexes its datasets', async () => {
+    await t.ok('organization_create', { name: 'gamma', title: 'Gamma' }, sys());
+    await t.ok('group_create', { name: 'grp-x', title: 'Group X' }, sys());
+    await t.ok('package_create', { name: 'gamma-ds', owner_org: 'gamma', groups: [{ name: 'grp-x' }] }, sys());
+    await t.ok('organization_patch', { id: 'gamma', name: 'delta', title: 'Zeppelin Office' }, sys());
+    assert.deepEqual(names(await search({ q: 'organization:delta' })), ['gamma-ds']);
+    assert.deepEqual(names(await search({ q: 'zeppelin' })), ['gamma-ds']);
+    await t.ok('group_patch', { id: 'grp-x', title: 'Quasar Club' }, sys());
+    assert.deepEqual(names(await search({ q: 'quasar' })), ['gamma-ds']);
+    await t.ok('dataset_purge', { id: 'gamma-ds' }, sys());
+  });
+
   test('rebuild (all, or only the missing rows) restores the index', async () => {
     await t.services.db.query("DELETE FROM package_search_index WHERE name IN ('weather', 'city-budget')");
     assert.equal((await search()).count, 3);

@@ -68,3 +68,16 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
   }
   return done;
 }
+
+/**
+ * A group or organization was renamed or retitled: its datasets carry its name (organization,
+ * groups) and title (text) in the index, so they are indexed again in the caller's transaction.
+ */
+export async function reindexGroupDatasets(services: Services, db: Queryable, groupId: string): Promise<void> {
+  const ids = (await db.query<{ id: string }>(
+    `SELECT id FROM packages WHERE owner_org = $1
+     UNION SELECT table_id FROM members WHERE group_id = $1 AND table_name = 'package' AND state = 'active'`, [groupId],
+  )).rows.map((r) => r.id);
+  const engine = searchEngine(services);
+  for (let i = 0; i < ids.length; i += 500) await engine.index(db, ids.slice(i, i + 500));
+}
