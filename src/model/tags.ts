@@ -14,9 +14,11 @@ export interface PackageTagRow {
 export async function ensureTag(db: Queryable, name: string, vocabularyId: string | null): Promise<string> {
   const found = await db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
   if (found.rows[0]) return found.rows[0].id;
-  const id = randomUUID();
-  await db.query('INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3)', [id, name, vocabularyId]);
-  return id;
+  // Concurrent writers may create the same tag: the second waits for the first and takes its row.
+  await db.query(`INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3)
+    ON CONFLICT (name, (coalesce(vocabulary_id, ''))) DO NOTHING`, [randomUUID(), name, vocabularyId]);
+  const made = await db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
+  return made.rows[0].id;
 }
 
 /** Replaces the dataset's tags. */

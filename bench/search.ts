@@ -1,0 +1,331 @@
+// npm run bench -- search: package_search on PostgreSQL at 100,000 datasets (SVC_BENCH_DATASETS).
+//
+//   1. The real app runs as a child process on a throw-away PostgreSQL database.
+//   2. create   SVC_BENCH_CREATE (default 2,000) datasets through HTTP package_create (4 at a time),
+//               made from the real catalog ../shared/data/catalogs/depositar-datasets.jsonl.gz: new
+//               names, an English sentence added to the notes, shuffled tags, organizations, formats.
+//               -> datasets/s through package_create (each indexed in its own transaction).
+//   3. clone    the catalog grows to SVC_BENCH_DATASETS by SQL copies of those datasets (new ids and
+//               names, other organizations, tags, formats, dates; 5 % private, 1 % drafts).
+//   4. rebuild  `svc search-index rebuild` (the real command, while the server runs) -> datasets/s.
+//   5. queries  a fixed mix, each run SVC_BENCH_RUNS times (default 30, after 3 warm-ups) one after
+//               the other over HTTP (keep-alive, anonymous): p50/p95. Next to it the same SQL
+//               statements svc ran for that call (recorded once), replayed directly with pg on one
+//               connection, one after the other: p50/p95.
+//
+// Goals: p50 <= 20 ms for every query at 100k, and HTTP p50 <= 2x the direct SQL p50.
+// Environment: SVC_BENCH_DATASETS, SVC_BENCH_CREATE, SVC_BENCH_RUNS, SVC_BENCH_DATABASE_URL
+// (default postgresql://postgres@127.0.0.1:5432/postgres), SVC_BENCH_CATALOG, SVC_BENCH_KEEP=1
+// (keep the database and print its URL).
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config/load.ts';
+import { closeServices, createServices } from '../src/services.ts';
+import { callAction } from '../src/actions/registry.ts';
+import { resultsDir } from './data.ts';
+
+const benchDir = path.dirname(new URL(import.meta.url).pathname);
+const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const CATALOG = process.env.SVC_BENCH_CATALOG ?? '/work/shared/data/catalogs/depositar-datasets.jsonl.gz';
+const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
+const CREATE = Math.min(TOTAL, Number(process.env.SVC_BENCH_CREATE ?? 2_000));
+const RUNS = Number(process.env.SVC_BENCH_RUNS ?? 30);
+
+function log(msg: string) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+function urlWith(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + db;
+  return u.toString();
+}
+
+// --- a deterministic pseudo-random source (the same catalog every run) ---------------------------
+let seed = 42;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const pick = <T>(a: readonly T[]) => a[Math.floor(rnd() * a.length)];
+
+const WORDS = ('river water quality monitoring survey census population budget traffic air pollution station rainfall temperature '
+  + 'school hospital health transport road bridge forest soil land use energy electricity housing income tax election map boundary '
+  + 'coast fishery agriculture crop livestock tourism museum library archive culture heritage species ecology habitat wetland flood '
+  + 'drought earthquake typhoon wind solar waste recycling noise lighting parking bus rail airport port shipping trade export import '
+  + 'labour employment wage price inflation index statistics report annual monthly daily hourly record register inventory catalogue').split(' ');
+const FORMATS = ['CSV', 'JSON', 'XLSX', 'PDF', 'XML', 'GeoJSON', 'SHP', 'ZIP', 'KML', 'TXT', 'HTML', 'API', 'DOCX', 'PNG', 'ODS'];
+const LICENSES = ['cc-by', 'cc-by-sa', 'cc-zero', 'odc-by', 'odc-odbl', 'notspecified', 'other-open', 'uk-ogl'];
+
+function sentence(): string {
+  const words = Array.from({ length: 6 + Math.floor(rnd() * 8) }, () => pick(WORDS));
+  if (rnd() < 0.8) words.splice(Math.floor(rnd() * words.length), 0, 'data'); // the broad term
+  if (rnd() < 0.05) words.push('water', 'quality', 'monitoring'); // the phrase
+  if (rnd() < 0.01) words.push('glacier'); // the rare term
+  return words.join(' ') + '.';
+}
+
+interface Source { name: string; title: string; notes: string | null; tags: { name: string }[]; resources: any[]; organization: any; data_type?: unknown }
+
+function readCatalog(): Source[] {
+  return zlib.gunzipSync(fs.readFileSync(CATALOG)).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+// --- HTTP --------------------------------------------------------------------------------------
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+function request(port: number, method: 'GET' | 'POST', pathAndQuery: string, token?: string, body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port, method, path: pathAndQuery, agent,
+      headers: { ...(token ? { authorization: token } : {}), ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+async function api(port: number, token: string, action: string, data: unknown): Promise<any> {
+  const r = await request(port, 'POST', `/api/3/action/${action}`, token, JSON.stringify(data));
+  const json = JSON.parse(r.text);
+  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+  const child = fork(path.join(benchDir, 'server.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, port: msg.port, token: msg.token };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+// --- the catalog ---------------------------------------------------------------------------------
+async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
+  const orgs = [...new Map(sources.filter((s) => s.organization).map((s) => [s.organization.name, s.organization])).values()];
+  for (const o of orgs) await api(port, token, 'organization_create', { name: `org-${o.name}`.slice(0, 100).toLowerCase(), title: o.title || o.name });
+  for (let g = 0; g < 40; g++) await api(port, token, 'group_create', { name: `group-${g}`, title: `${pick(WORDS)} ${pick(WORDS)} group ${g}` });
+  const orgNames = orgs.map((o) => `org-${o.name}`.slice(0, 100).toLowerCase());
+  const tagPool = [...new Set(sources.flatMap((s) => s.tags.map((t) => t.name)).filter((t) => /^[\w .-]{2,100}$/u.test(t)))].concat(WORDS);
+  const dicts = Array.from({ length: CREATE }, (_, i) => {
+    const s = sources[i % sources.length];
+    return {
+      name: `ds-${i}-${s.name}`.slice(0, 100).toLowerCase().replace(/[^a-z0-9_-]/g, '-'),
+      title: `${s.title} ${pick(WORDS)} ${pick(WORDS)}`,
+      notes: `${s.notes ?? ''}\n${sentence()}`,
+      owner_org: pick(orgNames),
+      license_id: pick(LICENSES),
+      tags: [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => pick(tagPool)))].map((name) => ({ name })),
+      groups: rnd() < 0.3 ? [{ name: `group-${Math.floor(rnd() * 40)}` }] : [],
+      extras: [{ key: 'theme', value: pick(WORDS) }],
+      resources: s.resources.slice(0, 1 + Math.floor(rnd() * 4)).map((r) => ({ url: `http://example.org/${r.id}`, name: r.name || pick(WORDS), format: pick(FORMATS), description: pick(WORDS) })),
+    };
+  });
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next < dicts.length) await api(port, token, 'package_create', dicts[next++]);
+  }));
+  return CREATE / ((Date.now() - started) / 1000);
+}
+
+/** Grows the catalog to TOTAL datasets by SQL copies of the created ones (varied). */
+async function cloneInSql(client: pg.Client, n: number): Promise<void> {
+  if (n <= 0) return;
+  await client.query(`CREATE TEMP TABLE tpl AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, * FROM packages`);
+  await client.query(`CREATE TEMP TABLE orgs AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, id FROM groups WHERE is_organization`);
+  await client.query(`CREATE TEMP TABLE grps AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, id FROM groups WHERE NOT is_organization`);
+  await client.query(`CREATE TEMP TABLE tagpool AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, id FROM tags`);
+  await client.query(`CREATE TEMP TABLE fmts AS SELECT row_number() OVER () - 1 AS k, f FROM unnest($1::text[]) f`, [FORMATS]);
+  await client.query(`CREATE TEMP TABLE words AS SELECT row_number() OVER () - 1 AS k, w FROM unnest($1::text[]) w`, [WORDS]);
+  for (const t of ['tpl', 'orgs', 'grps', 'tagpool', 'fmts', 'words']) await client.query(`CREATE INDEX ON ${t} (k)`);
+  await client.query('ANALYZE tpl; ANALYZE orgs; ANALYZE grps; ANALYZE tagpool; ANALYZE fmts; ANALYZE words');
+  const counts = (await client.query(`SELECT (SELECT count(*) FROM tpl) t, (SELECT count(*) FROM orgs) o, (SELECT count(*) FROM grps) g,
+    (SELECT count(*) FROM tagpool) tg, (SELECT count(*) FROM fmts) f, (SELECT count(*) FROM words) w`)).rows[0];
+  const [T, O, G, TG, F, W] = [counts.t, counts.o, counts.g, counts.tg, counts.f, counts.w].map(Number);
+  const BATCH = 20_000;
+  for (let from = 1; from <= n; from += BATCH) {
+    const to = Math.min(n, from + BATCH - 1);
+    await client.query('BEGIN');
+    await client.query(`CREATE TEMP TABLE m ON COMMIT DROP AS
+      SELECT g, (SELECT id FROM tpl WHERE k = g % ${T}) AS tpl_id, md5('pkg' || g)::uuid::text AS id FROM generate_series(${from}, ${to}) g`);
+    await client.query(`INSERT INTO packages (id, name, title, notes, license_id, author, maintainer, state, type, owner_org, private,
+        creator_user_id, metadata_created, metadata_modified, custom_fields)
+      SELECT m.id, left(t.name, 80) || '-c' || m.g, t.title || ' ' || (SELECT w FROM words WHERE k = (m.g * 7) % ${W}),
+        t.notes || ' ' || (SELECT w FROM words WHERE k = (m.g * 13) % ${W}) || ' ' || (SELECT w FROM words WHERE k = (m.g * 17) % ${W}),
+        t.license_id, t.author, t.maintainer, CASE WHEN m.g % 100 = 0 THEN 'draft' ELSE 'active' END, t.type,
+        (SELECT id FROM orgs WHERE k = (m.g * 7919) % ${O}), m.g % 20 = 0, t.creator_user_id,
+        now() - ((m.g * 104729) % (5 * 365 * 86400)) * interval '1 second',
+        now() - ((m.g * 7919) % (5 * 365 * 86400)) * interval '1 second', t.custom_fields
+      FROM m JOIN tpl t ON t.id = m.tpl_id`);
+    await client.query(`INSERT INTO package_tags (package_id, tag_id)
+      SELECT DISTINCT m.id, tp.id FROM m CROSS JOIN LATERAL generate_series(0, 1 + m.g % 4) j
+      JOIN tagpool tp ON tp.k = (m.g * 31 + j * 1009) % ${TG}`);
+    await client.query(`INSERT INTO resources (id, package_id, url, format, description, name, position, created, metadata_modified)
+      SELECT md5(m.g || r.id)::uuid::text, m.id, r.url, (SELECT f FROM fmts WHERE k = (m.g + r.position * 3) % ${F}), r.description, r.name,
+        r.position, r.created, r.metadata_modified
+      FROM m JOIN resources r ON r.package_id = m.tpl_id`);
+    await client.query(`INSERT INTO package_extras (package_id, key, value) SELECT m.id, e.key, e.value FROM m JOIN package_extras e ON e.package_id = m.tpl_id`);
+    await client.query(`INSERT INTO members (id, group_id, table_name, table_id, capacity, state)
+      SELECT md5('mem' || m.g)::uuid::text, (SELECT id FROM grps WHERE k = m.g % ${G}), 'package', m.id, 'public', 'active' FROM m WHERE m.g % 3 = 0`);
+    await client.query('COMMIT');
+    log(`  cloned ${to.toLocaleString()} / ${n.toLocaleString()}`);
+  }
+  await client.query('VACUUM ANALYZE');
+}
+
+// --- the query mix -------------------------------------------------------------------------------
+interface Q { label: string; params: Record<string, unknown> }
+
+function queryMix(org: string, tag: string): Q[] {
+  return [
+    { label: 'broad term: q=data', params: { q: 'data' } },
+    { label: 'free text: q=rainfall station', params: { q: 'rainfall station' } },
+    { label: 'rare term: q=glacier', params: { q: 'glacier' } },
+    { label: 'phrase: q="water quality monitoring"', params: { q: '"water quality monitoring"' } },
+    { label: `fq organization + tags + res_format`, params: { q: '*:*', fq: `organization:${org} AND tags:"${tag}" AND res_format:CSV` } },
+    { label: 'range: metadata_modified:[NOW-1YEAR TO NOW]', params: { q: 'metadata_modified:[NOW-1YEAR TO NOW]' } },
+    { label: '4 facets: organization, tags, res_format, license_id', params: { q: '*:*', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) } },
+    { label: 'q=data with the 4 facets', params: { q: 'data', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) } },
+    { label: 'sort metadata_modified desc', params: { q: '*:*', sort: 'metadata_modified desc' } },
+    { label: 'sort name asc', params: { q: '*:*', sort: 'name asc' } },
+    { label: 'deep paging: start=5000', params: { q: '*:*', start: 5000 } },
+    { label: 'deep paging: q=data start=5000', params: { q: 'data', start: 5000 } },
+    { label: 'wildcard + range: tags:wat* AND num_resources:[2 TO *]', params: { q: 'tags:wat* AND num_resources:[2 TO *]' } },
+  ];
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** The statements svc runs for one package_search call (recorded in-process on the same database). */
+async function recordStatements(dbUrl: string, params: Record<string, unknown>, services: any): Promise<{ text: string; values: unknown[] }[]> {
+  const seen: { text: string; values: unknown[] }[] = [];
+  const db = services.db;
+  const original = db.query.bind(db);
+  db.query = (text: any, values?: unknown[]) => {
+    seen.push({ text: typeof text === 'string' ? text : text.text, values: values ?? [] });
+    return original(text, values);
+  };
+  try {
+    await callAction(services, 'package_search', params, { identity: { user: null, sysadmin: false, via: 'anonymous' } as any });
+  } finally {
+    db.query = original;
+  }
+  void dbUrl;
+  return seen;
+}
+
+export async function run(): Promise<void> {
+  const dbName = `svc_bench_search_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const dbUrl = urlWith(ADMIN_URL, dbName);
+  const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-search-'));
+  const config = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': [], 'svc.log_level': 'warn' };
+  const server = await startServer(config);
+  const client = new pg.Client({ connectionString: dbUrl });
+  await client.connect();
+  const results: Record<string, unknown> = { datasets: TOTAL, created: CREATE, runs: RUNS };
+  try {
+    const sources = readCatalog();
+    log(`${sources.length} source datasets; creating ${CREATE} through package_create`);
+    const createRate = await createThroughApi(server.port, server.token, sources);
+    results.package_create_per_s = Math.round(createRate);
+    log(`package_create: ${createRate.toFixed(0)} datasets/s`);
+    log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
+    await cloneInSql(client, TOTAL - CREATE);
+    log('svc search-index rebuild');
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
+      env: { ...process.env, SVC__DATABASE_URL: dbUrl, SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' },
+      encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`rebuild failed: ${r.stdout}`);
+    const rebuildSecs = (Date.now() - started) / 1000;
+    const indexed = Number((await client.query('SELECT count(*) AS n FROM package_search_index')).rows[0].n);
+    results.rebuild_per_s = Math.round(indexed / rebuildSecs);
+    results.rebuild_seconds = rebuildSecs;
+    log(`rebuild: ${indexed} datasets in ${rebuildSecs.toFixed(1)} s (${Math.round(indexed / rebuildSecs)} datasets/s; ${r.stdout.trim().split('\n').pop()})`);
+    await client.query('VACUUM ANALYZE package_search_index');
+
+    const org = (await client.query(`SELECT organization AS o FROM package_search_index GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`)).rows[0].o;
+    const tag = (await client.query(`SELECT v FROM package_search_index, unnest(tags) v GROUP BY v ORDER BY count(*) DESC LIMIT 1`)).rows[0].v;
+    const services = await createServices(loadConfig({ env: {}, overrides: config, cwd: storage }), { logger: pino({ level: 'warn' }), migrate: false });
+    const rows: Record<string, unknown>[] = [];
+    try {
+      for (const q of queryMix(org, tag)) {
+        const qs = new URLSearchParams(Object.entries(q.params).map(([k, v]) => [k, String(v)]));
+        const url = `/api/3/action/package_search?${qs}`;
+        const once = await request(server.port, 'GET', url);
+        const body = JSON.parse(once.text);
+        if (!body.success) throw new Error(`${q.label}: ${once.text.slice(0, 300)}`);
+        const httpTimes: number[] = [];
+        for (let i = 0; i < RUNS + 3; i++) {
+          const t0 = performance.now();
+          const res = await request(server.port, 'GET', url);
+          if (res.status !== 200) throw new Error(`${q.label}: HTTP ${res.status}`);
+          if (i >= 3) httpTimes.push(performance.now() - t0);
+        }
+        const statements = await recordStatements(dbUrl, q.params, services);
+        const sqlTimes: number[] = [];
+        for (let i = 0; i < RUNS + 3; i++) {
+          const t0 = performance.now();
+          for (const s of statements) await client.query(s.text, s.values as any[]);
+          if (i >= 3) sqlTimes.push(performance.now() - t0);
+        }
+        const row = {
+          query: q.label, count: body.result.count,
+          http_p50: +pct(httpTimes, 50).toFixed(1), http_p95: +pct(httpTimes, 95).toFixed(1),
+          sql_p50: +pct(sqlTimes, 50).toFixed(1), sql_p95: +pct(sqlTimes, 95).toFixed(1), statements: statements.length,
+        };
+        rows.push(row);
+        log(`${q.label.padEnd(58)} count ${String(row.count).padStart(7)}  http p50 ${row.http_p50} p95 ${row.http_p95} ms | sql p50 ${row.sql_p50} p95 ${row.sql_p95} ms (${row.statements} statements)`);
+      }
+    } finally {
+      await closeServices(services);
+    }
+    results.queries = rows;
+    console.table(rows);
+    console.log(`package_create: ${results.package_create_per_s} datasets/s; search-index rebuild: ${results.rebuild_per_s} datasets/s (${TOTAL} datasets)`);
+    fs.mkdirSync(resultsDir, { recursive: true });
+    fs.writeFileSync(path.join(resultsDir, `search-postgres-${TOTAL}.json`), JSON.stringify(results, null, 2) + '\n');
+  } finally {
+    await client.end();
+    await stopChild(server.child);
+    agent.destroy();
+    if (process.env.SVC_BENCH_KEEP) console.log(`kept database ${dbUrl}`);
+    else {
+      const a = new pg.Client({ connectionString: ADMIN_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await a.end();
+    }
+    fs.rmSync(storage, { recursive: true, force: true });
+  }
+}
