@@ -17,6 +17,7 @@ import { countUserMembers, isSelfOrAncestor, replaceMembers, subGroups, upsertMe
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { reindexGroupDatasets } from '../search/service.ts';
+import { afterCommit } from './registry.ts';
 import { packageDicts } from '../model/package-dict.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { Invalid, validateOrThrow, type Schema, type Validator } from '../validation/validate.ts';
@@ -329,7 +330,7 @@ async function updateGroupFromDict(ctx: ActionContext, p: Record<string, any>, i
   if (p.approval_status !== undefined) changes.approval_status = p.approval_status;
   if (p.state !== undefined && (ctx.ignoreAuth || (await canEditGroup(ctx, group.id)))) changes.state = p.state;
   await updateGroup(ctx.db, group.id, changes as any);
-  if ((changes.name ?? group.name) !== group.name || (changes.title !== undefined && changes.title !== group.title)) await reindexGroupDatasets(ctx.services, ctx.db, group.id);
+  if ((changes.name ?? group.name) !== group.name || (changes.title !== undefined && changes.title !== group.title)) await reindexGroupDatasets(ctx.services, ctx.db, group.id, (fn) => afterCommit(ctx, fn));
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users !== undefined || !partial) await saveUsers(ctx, group, p.users ?? []);
   if (p.groups !== undefined || !partial) await saveSubGroups(ctx, group, p.groups ?? []);

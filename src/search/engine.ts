@@ -44,5 +44,7 @@ export interface SearchEngine {
   /** (Re)indexes the datasets, in the caller's transaction. */
   index(db: Queryable, packageIds: string[]): Promise<void>;
   remove(db: Queryable, packageIds: string[]): Promise<void>;
+  /** Called after index changes have committed (engines that cache results drop them). */
+  changed(db: Queryable): Promise<void>;
   query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult>;
 }

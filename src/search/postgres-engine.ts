@@ -85,8 +85,37 @@ function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nulla
   }
 }
 
+/** Results of recent queries, valid while the index generation is unchanged. */
+class ResultCache {
+  private readonly entries = new Map<string, { gen: string; result: PackageQueryResult }>();
+  constructor(private readonly max = 500) {}
+
+  get(key: string, gen: string): PackageQueryResult | undefined {
+    const e = this.entries.get(key);
+    if (!e || e.gen !== gen) return undefined;
+    this.entries.delete(key); // most recently used last
+    this.entries.set(key, e);
+    return e.result;
+  }
+
+  set(key: string, gen: string, result: PackageQueryResult): void {
+    this.entries.delete(key);
+    this.entries.set(key, { gen, result });
+    while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+  }
+}
+
 export class PostgresSearchEngine implements SearchEngine {
+  private readonly cache = new ResultCache();
   constructor(private readonly opts: PostgresEngineOptions) {}
+
+  /**
+   * Marks the index as changed; called after the change has committed, so that a result computed
+   * from a snapshot taken before the commit is never filed under the new generation.
+   */
+  async changed(db: Queryable): Promise<void> {
+    await db.query("SELECT nextval('package_search_generation')");
+  }
 
   async index(db: Queryable, packageIds: string[]): Promise<void> {
     if (!packageIds.length) return;
@@ -126,15 +155,27 @@ export class PostgresSearchEngine implements SearchEngine {
     const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
-    const count = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n);
-    if (count === 0 || (query.rows === 0 && !query.facetFields.length)) {
-      return { count, ids: [], facets: Object.fromEntries(query.facetFields.map((f) => [f, []])) };
-    }
-    const tasks: (() => Promise<unknown>)[] = [() => this.page(db, where, params, order, rank, count, query)];
+    // A cached result is valid while no index change has committed since it was computed.
+    const key = JSON.stringify([where, params, order, query.start, query.rows, query.sort, query.facetFields, query.facetLimit, query.facetMincount, this.opts.rankWindow()]);
+    const gen = String((await db.query<{ g: string }>('SELECT last_value AS g FROM package_search_generation')).rows[0].g);
+    const cached = this.cache.get(key, gen);
+    if (cached) return cached;
+    const result = await this.compute(db, where, params, order, rank, query);
+    this.cache.set(key, gen, result);
+    return result;
+  }
+
+  private async compute(db: Queryable, where: string, params: unknown[], order: { full: string; cheap: string }, rank: string | null,
+    query: PackageQuery): Promise<PackageQueryResult> {
+    // count, page and facets do not depend on each other: side by side on a pool
+    const tasks: (() => Promise<unknown>)[] = [
+      async () => Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n),
+      () => this.page(db, where, params, order, rank, query),
+    ];
     for (const field of query.facetFields) tasks.push(() => this.facet(db, where, params, field, query));
-    const [ids, ...facets] = await runAll(db, tasks);
+    const [count, ids, ...facets] = await runAll(db, tasks);
     return {
-      count,
+      count: count as number,
       ids: ids as string[],
       facets: Object.fromEntries(query.facetFields.map((f, i) => [f, facets[i] as { name: string; count: number }[]])),
     };
@@ -194,15 +235,16 @@ export class PostgresSearchEngine implements SearchEngine {
   }
 
   private async page(db: Queryable, where: string, params: unknown[], order: { full: string; cheap: string }, rank: string | null,
-    count: number, query: PackageQuery): Promise<string[]> {
+    query: PackageQuery): Promise<string[]> {
     const { start, rows } = query;
-    if (rows === 0 || start >= count) return [];
+    if (rows === 0) return [];
     const window = this.opts.rankWindow();
     const scoreFirst = rank && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
     const n = params.length;
     const select = async (sql: string, limit: number, offset: number) =>
       (await db.query<{ id: string }>(`${sql} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, limit, offset])).rows.map((r) => r.id);
-    if (!scoreFirst || count <= window) {
+    // with score first, the window holds every match when there are fewer: the same order as scoring all
+    if (!scoreFirst) {
       return select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.full}`, rows, start);
     }
     const ids: string[] = [];

@@ -18,9 +18,10 @@ export function setupSearch(services: Services): SearchEngine {
     rankWindow: () => config.int('svc.search.rank_window'),
   });
   engines.set(services, engine);
-  onPackageChange(services, async (db, packageId, change) => {
+  onPackageChange(services, async (db, packageId, change, afterCommit) => {
     if (change === 'purged') await engine.remove(db, [packageId]);
     else await engine.index(db, [packageId]);
+    afterCommit(() => engine.changed(services.db));
   });
   return engine;
 }
@@ -50,6 +51,7 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
   const batch = opts.batchSize ?? 500;
   if (!opts.onlyMissing) {
     await db.query('DELETE FROM package_search_index s WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.id = s.package_id)');
+    await engine.changed(db);
   }
   const missing = opts.onlyMissing ? 'AND NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)' : '';
   const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM packages p WHERE true ${missing}`)).rows[0].n);
@@ -62,6 +64,7 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
     )).rows.map((r) => r.id);
     if (!ids.length) break;
     await db.transaction((tx: Queryable) => engine.index(tx, ids));
+    await engine.changed(db);
     after = ids[ids.length - 1];
     done += ids.length;
     opts.progress?.(Math.min(done, total), total);
@@ -73,11 +76,13 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
  * A group or organization was renamed or retitled: its datasets carry its name (organization,
  * groups) and title (text) in the index, so they are indexed again in the caller's transaction.
  */
-export async function reindexGroupDatasets(services: Services, db: Queryable, groupId: string): Promise<void> {
+export async function reindexGroupDatasets(services: Services, db: Queryable, groupId: string,
+  afterCommit: (fn: () => Promise<void>) => unknown): Promise<void> {
   const ids = (await db.query<{ id: string }>(
     `SELECT id FROM packages WHERE owner_org = $1
      UNION SELECT table_id FROM members WHERE group_id = $1 AND table_name = 'package' AND state = 'active'`, [groupId],
   )).rows.map((r) => r.id);
   const engine = searchEngine(services);
   for (let i = 0; i < ids.length; i += 500) await engine.index(db, ids.slice(i, i + 500));
+  await afterCommit(() => engine.changed(services.db));
 }

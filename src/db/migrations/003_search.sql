@@ -43,3 +43,7 @@ CREATE INDEX package_search_created_idx ON package_search_index (metadata_create
 CREATE INDEX package_search_name_idx ON package_search_index (name COLLATE "C");
 CREATE INDEX package_search_organization_idx ON package_search_index (organization);
 CREATE INDEX package_search_license_idx ON package_search_index (license_id);
+
+-- Bumped after every committed index change: cached search results of an older generation are
+-- not used (src/search/postgres-engine.ts). A sequence: no row lock shared by writers.
+CREATE SEQUENCE package_search_generation;
