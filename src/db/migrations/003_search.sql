@@ -39,6 +39,10 @@ CREATE INDEX package_search_res_format_idx ON package_search_index USING gin (re
 CREATE INDEX package_search_labels_idx ON package_search_index USING gin (labels);
 CREATE INDEX package_search_extras_idx ON package_search_index USING gin (extras jsonb_path_ops);
 CREATE INDEX package_search_modified_idx ON package_search_index (metadata_modified DESC, package_id);
+-- What anonymous callers find (active public datasets): counted and paged from the index alone
+-- (index-only scans) for queries without words.
+CREATE INDEX package_search_public_modified_idx ON package_search_index (metadata_modified DESC, package_id)
+  WHERE state = 'active' AND NOT private;
 CREATE INDEX package_search_created_idx ON package_search_index (metadata_created DESC, package_id);
 CREATE INDEX package_search_name_idx ON package_search_index (name COLLATE "C");
 CREATE INDEX package_search_organization_idx ON package_search_index (organization);
