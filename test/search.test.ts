@@ -131,7 +131,8 @@ describe('query language', () => {
 
   test('malformed queries are a Search Query Error naming the problem', async () => {
     for (const q of ['(water', 'water AND', 'name:', '"unclosed', 'num_resources:[1 TO', 'num_resources:abc', 'metadata_modified:[bad TO *]',
-      'a)', 'title:[a TO b]', '^2', 'metadata_modified:[NOW-1FORTNIGHT TO *]', 'AND water', '()', 'tags:(a name:b)']) {
+      'a)', 'title:[a TO b]', '^2', 'metadata_modified:[NOW-1FORTNIGHT TO *]', 'AND water', '()', 'tags:(a name:b)',
+      '('.repeat(5000) + 'x' + ')'.repeat(5000), '-'.repeat(5000) + 'x', 'foo\\']) {
       const r = await t.call('package_search', { q });
       assert.equal(r.status, 400, q);
       assert.equal(r.body.error!.__type, 'Search Query Error', q);

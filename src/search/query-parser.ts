@@ -195,7 +195,19 @@ class Parser {
     return node;
   }
 
+  private depth = 0;
+
   private or(field: string | null): QueryNode {
+    // bounded recursion: a hostile query of thousands of "(" is an error, not a stack overflow
+    if (++this.depth > 100) this.fail('too deeply nested', this.peek().pos);
+    try {
+      return this.orItems(field);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private orItems(field: string | null): QueryNode {
     const items = [this.and(field)];
     while (this.peek().kind === 'or') {
       this.k++;
@@ -224,13 +236,15 @@ class Parser {
 
   private unary(field: string | null): QueryNode {
     const t = this.peek();
-    if (t.kind === 'not' || t.kind === 'minus') {
+    if (t.kind === 'not' || t.kind === 'minus' || t.kind === 'plus') {
       this.k++;
-      return { kind: 'not', item: this.unary(field) };
-    }
-    if (t.kind === 'plus') {
-      this.k++;
-      return this.unary(field);
+      if (++this.depth > 100) this.fail('too deeply nested', t.pos);
+      try {
+        const item = this.unary(field);
+        return t.kind === 'plus' ? item : { kind: 'not', item };
+      } finally {
+        this.depth--;
+      }
     }
     return this.primary(field);
   }
