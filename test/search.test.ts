@@ -270,6 +270,18 @@ describe('permissions', () => {
     assert.equal((await search({ q: 'capacity:private', include_private: true }, as(eve))).count, 0);
   });
 
+  test('collaborators find the private datasets they collaborate on (while collaborators are enabled)', async () => {
+    t.services.config.set('svc.auth.allow_dataset_collaborators', true);
+    try {
+      await t.ok('package_collaborator_create', { id: 'secret-plans', user_id: 'eve', capacity: 'member' }, as(alice));
+      assert.deepEqual(names(await search({ q: 'tags:classified', include_private: true }, as(eve))), ['secret-plans']);
+      assert.equal((await search({ q: 'tags:classified' }, as(eve))).count, 0);
+    } finally {
+      t.services.config.set('svc.auth.allow_dataset_collaborators', false);
+    }
+    assert.equal((await search({ q: 'tags:classified', include_private: true }, as(eve))).count, 0);
+  });
+
   test('drafts: only the caller\'s own with include_drafts, all for sysadmins', async () => {
     assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, as(alice))), ['alice-draft', 'old-rainfall', 'river-levels']);
     assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, as(eve))), ['old-rainfall', 'river-levels']);
