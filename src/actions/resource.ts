@@ -14,7 +14,6 @@ import { resourceSchema, type PackageValidationContext } from '../validation/pac
 import { bool, clampTo, defaultValue, intValidator, notEmpty, unicodeString } from '../validation/validators.ts';
 import { createResource, FileOps, packageOr404, replaceResource } from './package.ts';
 // The download route of uploaded files registers itself with the http layer.
-import '../http/downloads.ts';
 
 async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
   if (id === undefined || id === null || id === '') throw new ValidationError({ id: ['Missing value'] });

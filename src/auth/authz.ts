@@ -7,7 +7,7 @@
 // read, create/update/delete datasets and manage_group; member read and manage_group.
 // Capacities listed in svc.auth.roles_that_cascade_to_sub_groups (default admin) also hold in
 // every sub-group (a group that is a member of the group) of the same kind, recursively.
-import type { ActionContext } from '../actions/context.ts';
+import type { ActionContext } from '../context.ts';
 import type { Queryable } from '../db/database.ts';
 import { AuthorizationError } from '../errors.ts';
 

@@ -2,7 +2,7 @@
 // action (POST with a JSON body; GET with query parameters for side-effect-free actions), the
 // envelope with the declared result schema, the error envelope, and the three ways to send a token.
 import type { TSchema } from '@sinclair/typebox';
-import type { Services } from '../actions/context.ts';
+import type { Services } from '../context.ts';
 import type { ActionDefinition } from '../actions/registry.ts';
 import { actionHelp } from '../actions/registry.ts';
 import { objectSchema, type Params } from '../actions/params.ts';

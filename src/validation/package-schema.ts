@@ -1,5 +1,5 @@
 // Validation schemas of datasets and resources, with CKAN's messages.
-import type { ActionContext } from '../actions/context.ts';
+import type { ActionContext } from '../context.ts';
 import { canEditPackage, ownerOrgChangeError } from '../auth/authz.ts';
 import { canonicalFormat } from '../model/resources.ts';
 import { findGroup, packageNameHolder, type PackageRow } from '../model/packages.ts';

@@ -6,7 +6,6 @@ import { declareOption } from '../../config/options.ts';
 import { PostgresDatabase } from '../../db/database.ts';
 import { ConfigError } from '../../config/load.ts';
 import { PostgresBackend, readPoolOptions } from '../../datastore/postgres.ts';
-import { addHttpExtension } from '../../http/app.ts';
 import { datastoreActions } from './actions.ts';
 import { dumpExtension } from './dump.ts';
 import { onPackageChange } from '../../model/packages.ts';
@@ -75,6 +74,6 @@ export const datastorePlugin: Plugin = {
     services.registry.defineAll(datastoreActions);
     // datastore_search_sql exists only when svc.datastore.sqlsearch.enabled is set.
     registerSearchSql(services, { kind: backend.kind, ...sqlRead });
-    addHttpExtension(dumpExtension);
   },
+  routes: async (app, { services }) => dumpExtension.register(app, services),
 };
