@@ -187,7 +187,7 @@ test('state on update: anyone who may update the dataset may change it (draft ->
 });
 
 test('tags, tag_string, extras validation', async () => {
-  let r = await t.call('package_create', {
+  const r = await t.call('package_create', {
     name: 'tagged', owner_org: 'org1', tags: [{ name: 'ok' }, { name: 'x' }, { name: 'bad!' }],
     extras: [{ key: 'k', value: '1' }, { key: 'k', value: '2' }, { key: 'title', value: 'x' }],
   }, { token: editor.token });

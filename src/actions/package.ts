@@ -156,7 +156,7 @@ function resourceParts(r: Record<string, any>): { cols: ResourceWrite; extras: R
   const known = new Set<string>([...RESOURCE_FIELDS, 'id', 'datastore_active']);
   for (const [k, v] of Object.entries(r)) {
     if (known.has(k)) cols[k] = v;
-    else if (!RESOURCE_SERVICE_KEYS.has(k) && !Object.prototype.hasOwnProperty.call(resourceSchema, k)) extras[k] = v;
+    else if (!RESOURCE_SERVICE_KEYS.has(k) && !Object.hasOwn(resourceSchema, k)) extras[k] = v;
   }
   return { cols: cols as ResourceWrite, extras, sent: new Set(Object.keys(r)) };
 }

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActionContext, Services } from '../../actions/context.ts';
 import { callAction } from '../../actions/registry.ts';
-import type { DatastoreBackend, DatastoreField, DumpChunk } from '../../datastore/backend.ts';
+import type { DatastoreBackend, DumpChunk } from '../../datastore/backend.ts';
 import { csvCell } from '../../datastore/types.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { requestIdentity } from '../../http/request-identity.ts';
@@ -75,7 +75,6 @@ export const dumpExtension = {
 };
 
 async function* writeDump(format: string, bom: boolean, first: IteratorResult<DumpChunk>, rest: AsyncGenerator<DumpChunk>): AsyncGenerator<string | Buffer> {
-  let fields: DatastoreField[] | null = first.done ? null : first.value.fields;
   async function* chunks(): AsyncGenerator<DumpChunk> {
     if (!first.done) yield first.value;
     for (;;) {
@@ -90,7 +89,6 @@ async function* writeDump(format: string, bom: boolean, first: IteratorResult<Du
     const d = format === 'csv' ? ',' : '\t';
     let header = false;
     for await (const c of chunks()) {
-      fields ??= c.fields;
       if (!header) {
         yield c.fields.map((f) => csvCell(f.id, d)).join(d) + '\r\n';
         header = true;

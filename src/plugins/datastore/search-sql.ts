@@ -53,7 +53,6 @@ export interface SqlSearchResult {
   records_truncated?: true;
 }
 
-const UUIDISH = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Default resolution through the system catalog: tables in schema public are resources (named by
