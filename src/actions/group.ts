@@ -124,7 +124,7 @@ export interface ShowOptions {
   followersOnlyWhenAsked?: boolean;
 }
 
-/** The group dict of group_show / organization_show (reference §3.3). */
+/** The group dict of group_show / organization_show (CKAN's shape: counts, extras, and member lists on request). */
 export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     ...baseDict(ctx, g),

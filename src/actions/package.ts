@@ -193,7 +193,7 @@ export async function createResource(ctx: ActionContext, packageId: string, r: R
   return row;
 }
 
-/** Updates a resource with package_update's replace semantics (reference §4.4). */
+/** Updates a resource with package_update's replace semantics: fields not sent are cleared, resources not sent are deleted. */
 export async function replaceResource(ctx: ActionContext, old: ResourceRow, r: Record<string, any>, position: number | undefined, fileOps: FileOps, file?: UploadedFile): Promise<ResourceRow> {
   const { cols, extras, sent } = resourceParts(r);
   const w: ResourceWrite = { state: 'active', extras };
@@ -347,7 +347,7 @@ export async function createPackage(ctx: ActionContext, input: Record<string, un
   return row;
 }
 
-/** package_update: a full replace (reference §4.4). */
+/** package_update: a full replace (fields not sent are cleared, resources and lists not sent removed). */
 export async function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, input: Record<string, unknown>): Promise<PackageRow> {
   const full: Record<string, unknown> = { ...input };
   if (full.name === undefined || full.name === null) full.name = pkg.name;

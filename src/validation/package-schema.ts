@@ -56,7 +56,7 @@ const sysadminOnlyField: Validator = (v, f) => {
 };
 
 /**
- * CKAN's ignore_not_package_admin: on create, state is honoured for sysadmins only (reference §6.4);
+ * CKAN's ignore_not_package_admin: on create, state is honoured for sysadmins only;
  * on update, for anyone who may update the dataset (package_change_state = package_update's rule).
  * Anyone else's is ignored.
  */

@@ -1,5 +1,6 @@
 // GET /datastore/dump/{resource_id}: the rows of a data store table as CSV, TSV, JSON or XML,
-// streamed chunk by chunk (constant memory) with the formats of reference §7.10.
+// streamed chunk by chunk (constant memory) in CKAN's dump formats (CSV and TSV with a header row, JSON
+// {fields, records}, XML <data><row>).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActionContext, Services } from '../../actions/context.ts';

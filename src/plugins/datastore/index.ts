@@ -1,4 +1,4 @@
-// datastore: tabular data attached to resources (spec/datastore.md). Embedded mode keeps it in a
+// datastore: tabular data attached to resources (CKAN's DataStore API). Embedded mode keeps it in a
 // second PGlite database with a read-only role inside; server mode uses svc.datastore.write_url
 // (owner) and svc.datastore.read_url (read-only user). The backend is services.plugins.datastore.
 import type { Plugin } from '../plugin.ts';
