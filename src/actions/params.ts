@@ -34,6 +34,8 @@ interface ParamState {
   schema: TSchema;
   /** Validators that check and convert the type, after the presence check. */
   typeChain: Validator[];
+  /** Checks run before the type check (e.g. who may set the field at all). */
+  pre?: Validator[];
   /** Domain validators, after the type check. */
   extra: Validator[];
   presence: Presence;
@@ -91,6 +93,11 @@ export class Param<T = unknown, R extends boolean = false> {
     return this.with({ extra: [...this.state.extra, ...validators] });
   }
 
+  /** Validators run after the presence check and before the type check (e.g. sysadmin-only fields). */
+  first(...validators: Validator[]): Param<T, R> {
+    return this.with({ pre: [...(this.state.pre ?? []), ...validators] });
+  }
+
   /** Clamps a number to at most max (CKAN clamps limits silently). */
   max(max: number | (() => number)): Param<T, R> {
     const fn = typeof max === 'function' ? max : () => max;
@@ -109,7 +116,7 @@ export class Param<T = unknown, R extends boolean = false> {
 
   /** The CKAN validator chain of this parameter. */
   chain(): Validator[] {
-    return [...presenceValidators(this.state.presence), ...this.state.typeChain, ...this.state.extra];
+    return [...presenceValidators(this.state.presence), ...(this.state.pre ?? []), ...this.state.typeChain, ...this.state.extra];
   }
 
   /** The JSON Schema of this parameter for the OpenAPI document. */
@@ -182,6 +189,12 @@ export const p = {
     make<Record<string, any>>('dictionary', properties ? Type.Object(properties, { additionalProperties: true }) : Type.Record(Type.String(), Type.Unknown()), [jsonObject], description),
   /** Any JSON value (also given as JSON text). */
   json: (description: string, schema: TSchema = Type.Unknown()) => make<any>('JSON value', schema, [jsonValue], description),
+  /**
+   * A value of type T checked and converted by its own validators (a type the builders above do
+   * not cover, e.g. a password or "a string or a list of strings").
+   */
+  custom: <T>(description: string, validators: Validator[], schema: TSchema = Type.Unknown(), typeName = 'string') =>
+    make<T>(typeName, schema, validators, description),
   /** Any value, passed on unchanged (the handler or a domain validator checks it). */
   any: (description: string, schema: TSchema = Type.Unknown(), typeName = 'any') => make<any>(typeName, schema, [], description),
   /** A list of dicts, each validated by its own declarations. */
