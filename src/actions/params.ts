@@ -26,7 +26,8 @@ type Presence =
   | { mode: 'required' } // missing, null or "": "Missing value"
   | { mode: 'required-key' } // only a missing key is an error ("" is allowed)
   | { mode: 'nullable' } // missing, null or "": null is passed on
-  | { mode: 'default'; value: unknown };
+  | { mode: 'default'; value: unknown }
+  | { mode: 'own' }; // no presence check: the validators see a missing value (MISSING) themselves
 
 interface ParamState {
   /** Name of the type in help_show (`:type x: int`). */
@@ -76,6 +77,14 @@ export class Param<T = unknown, R extends boolean = false> {
   /** Used when the value is missing, null or "". */
   default<D extends T>(value: D | (() => D)): Param<T, true> {
     return this.with<T, true>({ presence: { mode: 'default', value } });
+  }
+
+  /**
+   * No presence check: the validators see a missing value (MISSING) and decide themselves (a
+   * field whose requirement depends on other fields or the configuration).
+   */
+  handlesMissing(): Param<T, R> {
+    return this.with({ presence: { mode: 'own' } });
   }
 
   /** An empty string also counts as not given. */
@@ -141,6 +150,7 @@ function presenceValidators(pr: Presence): Validator[] {
     case 'required-key': return [notMissing];
     case 'nullable': return [nullIfEmpty];
     case 'default': return [defaultValue(pr.value)];
+    case 'own': return [];
   }
 }
 
