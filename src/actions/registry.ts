@@ -24,6 +24,12 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   params?: Params;
   /** What happens to keys the declarations do not name: kept, dropped or refused (default drop). */
   extras?: ExtrasPolicy;
+  /**
+   * 'handler': the handler validates its input with these declarations itself, because the rules
+   * need the stored record first (a dataset's resources and organization on update); the handler
+   * then receives the input as sent. Help and the OpenAPI document still come from params.
+   */
+  validatedBy?: 'registry' | 'handler';
   /** What the action returns (help_show's :returns: and the OpenAPI result schema). */
   returns?: ActionReturns;
   /** The OpenAPI tag (entity); derived from the name when not given. */
@@ -66,7 +72,8 @@ const compiled = new WeakMap<ActionDefinition<any, any>, Schema | null>();
 export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
   let schema = compiled.get(def);
   if (schema === undefined) {
-    schema = def.params ? compileParams(def.params, def.extras ?? 'drop') : def.schema ?? null;
+    if (def.validatedBy === 'handler') schema = null;
+    else schema = def.params ? compileParams(def.params, def.extras ?? 'drop') : def.schema ?? null;
     compiled.set(def, schema);
   }
   return schema;

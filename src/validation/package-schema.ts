@@ -239,7 +239,7 @@ export function packageParams(opts: { create: boolean }) {
   return {
     id: opts.create
       ? p.uuid('the id (sysadmins only)').first(sysadminOnlyField).use(packageIdFree)
-      : p.any('the id or name of the dataset', Type.String()).hidden(),
+      : p.any('the id or name of the dataset', Type.String()),
     ...packageFields,
   };
 }
