@@ -12,7 +12,7 @@
 // help_show text, and the TypeScript type of the handler's parameters (ParamValues<P>).
 // Domain validators that need the database go into the same chain with `.use(...)`.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { ExtrasPolicy, ListOf, Schema, Validator } from '../validation/validate.ts';
+import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from '../validation/validate.ts';
 import {
   booleanValidator, defaultValue, emailValidator, ignoreEmpty, nullIfEmpty, ignoreMissing, intValidator, isoDate,
   jsonObject, jsonValue, maxLength, nameValidator, naturalNumber, notEmpty, notMissing, oneOf, positiveInteger,
@@ -74,8 +74,8 @@ export class Param<T = unknown, R extends boolean = false> {
     return this.with<T, true>({ presence: { mode: 'required-key' } });
   }
 
-  /** Used when the value is missing, null or "". */
-  default<D extends T>(value: D | (() => D)): Param<T, true> {
+  /** Used when the value is missing, null or "" (a function gets the field: field.context is the action context). */
+  default<D extends T>(value: D | ((field: FieldContext) => D)): Param<T, true> {
     return this.with<T, true>({ presence: { mode: 'default', value } });
   }
 

@@ -47,10 +47,7 @@ function withRefs(schema: unknown, inside?: TSchema): unknown {
 const plain = (s: unknown): Json => JSON.parse(JSON.stringify(s)) as Json;
 
 function requestSchema(def: ActionDefinition<any, any>): Json {
-  if (def.params) return plain(objectSchema(def.params, def.extras ?? 'drop'));
-  // Actions not yet declared with params: the names of their validated keys, types unknown.
-  const props = Object.fromEntries(Object.keys(def.schema ?? {}).filter((k) => k !== '$extras').map((k) => [k, {}]));
-  return { type: 'object', properties: props, additionalProperties: true };
+  return plain(objectSchema(def.params ?? {}, def.extras ?? 'drop'));
 }
 
 function queryParameters(params: Params | undefined): Json[] {
@@ -108,9 +105,7 @@ function operation(def: ActionDefinition<any, any>, method: 'get' | 'post'): Jso
   if (method === 'post') {
     op.requestBody = { required: false, content: { 'application/json': { schema: requestSchema(def) } } };
   } else {
-    op.parameters = def.params
-      ? queryParameters(def.params)
-      : Object.keys(def.schema ?? {}).filter((k) => k !== '$extras').map((name) => ({ name, in: 'query', schema: {} }));
+    op.parameters = queryParameters(def.params);
   }
   return op;
 }
