@@ -9,6 +9,7 @@ import { resourceActions } from './resource.ts';
 import { relationshipActions } from './relationship.ts';
 import { licenseActions } from './license.ts';
 import { tagActions } from './tag.ts';
+import { vocabularyActions } from './vocabulary.ts';
 
 import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
@@ -17,3 +18,4 @@ import { collaboratorActions } from './collaborator.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
+coreActions.push(...vocabularyActions);
