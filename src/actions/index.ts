@@ -10,6 +10,7 @@ import { relationshipActions } from './relationship.ts';
 import { licenseActions } from './license.ts';
 import { tagActions } from './tag.ts';
 import { vocabularyActions } from './vocabulary.ts';
+import { followActions } from './follow.ts';
 
 import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
@@ -18,4 +19,4 @@ import { collaboratorActions } from './collaborator.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
-coreActions.push(...vocabularyActions);
+coreActions.push(...vocabularyActions, ...followActions);
