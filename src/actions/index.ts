@@ -12,6 +12,7 @@ import { tagActions } from './tag.ts';
 import { vocabularyActions } from './vocabulary.ts';
 import { followActions } from './follow.ts';
 import { resourceViewActions } from './resource-view.ts';
+import { termTranslationActions } from './term-translation.ts';
 
 import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
@@ -20,4 +21,4 @@ import { collaboratorActions } from './collaborator.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
-coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions);
+coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);
