@@ -10,7 +10,7 @@ const sys = () => ({ token: t.sysadminToken });
 const types = (list: any[]) => list.map((a) => `${a.activity_type}:${a.data?.package?.name ?? a.data?.group?.name ?? a.data?.user?.name}`);
 
 before(async () => {
-  t = await startApp({ plugins: ['activity'] });
+  t = await startApp({ plugins: ['activity', 'webpage_view'] });
   editor = await t.user('a_editor');
   member = await t.user('a_member');
   outsider = await t.user('a_outsider');
@@ -190,6 +190,19 @@ test('activity_show, activity_data_show, activity_diff', async () => {
   r = await t.call('activity_diff', { id: latest.id, object_type: 'package' }, as(outsider));
   assert.equal(r.status, 403);
   assert.equal((await t.ok('activity_show', { id: latest.id, include_data: false })).data.package.name, 'a-pub');
+});
+
+test('resource view writes are activities of their dataset', async () => {
+  await t.ok('package_create', { name: 'a-views', owner_org: 'a-org', resources: [{ url: 'http://x.org/p.html' }] }, as(editor));
+  const res = (await t.ok('package_show', { id: 'a-views' })).resources[0];
+  const view = await t.ok('resource_view_create', { resource_id: res.id, title: 'Page', view_type: 'webpage_view' }, as(editor));
+  await t.ok('resource_view_update', { id: view.id, title: 'Page 2' }, as(editor));
+  await t.ok('resource_view_delete', { id: view.id }, as(editor));
+  const list = await t.ok('package_activity_list', { id: 'a-views', limit: 3 });
+  assert.deepEqual(list.map((a: any) => a.activity_type), ['deleted resource view', 'changed resource view', 'new resource view']);
+  assert.equal(list[1].data.title, 'Page 2');
+  assert.equal(list[1].object_id, res.package_id);
+  assert.equal(list[0].data.resource_id, res.id);
 });
 
 test('svc.auth.public_activity_stream_detail gives everyone the detail', async () => {

@@ -13,6 +13,9 @@ export interface ActivityRow {
   permission_labels: string[];
 }
 
+/** Activities about a dataset: its own and those of its resource views. */
+export const DATASET_ACTIVITY = "(a.activity_type LIKE '% package' OR a.activity_type LIKE '% resource view')";
+
 const COLUMNS = 'a.id, a.timestamp, a.user_id, a.object_id, a.activity_type, a.data, a.permission_labels';
 
 export async function insertActivity(db: Queryable, a: Omit<ActivityRow, 'id' | 'timestamp'>): Promise<string> {
@@ -121,7 +124,7 @@ export async function listActivities(db: Queryable, q: ActivityQuery): Promise<A
     const offset = params.length;
     const cond = q.visible.cond.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
     params.push(...q.visible.params);
-    where.push(`NOT EXISTS (SELECT 1 FROM packages p WHERE p.id = a.object_id AND a.activity_type LIKE '% package'
+    where.push(`NOT EXISTS (SELECT 1 FROM packages p WHERE p.id = a.object_id AND ${DATASET_ACTIVITY}
       AND (p.private OR p.state = 'draft') AND NOT ${cond})`);
   }
   if (q.hiddenUserIds.length) where.push(`(a.user_id IS NULL OR NOT (a.user_id = ANY(${add(q.hiddenUserIds)}::text[])))`);

@@ -24,8 +24,8 @@ const activitySchema = Type.Object({
 }, { additionalProperties: true, title: 'Activity' });
 const activityList = Type.Array(activitySchema);
 
-/** 'package', 'group', 'organization' or 'user': the object an activity type is about. */
-const objectTypeOf = (activityType: string) => activityType.split(' ').pop()!;
+/** 'package', 'group', 'organization' or 'user': the object an activity type is about (views: their dataset). */
+const objectTypeOf = (activityType: string) => (activityType.endsWith(' resource view') ? 'package' : activityType.split(' ').pop()!);
 
 const limitParam = () => p.natural('the most activities to return (default svc.activity_list_limit, at most svc.activity_list_limit_max)');
 

@@ -5,6 +5,7 @@ import { ANONYMOUS, type ActionContext, type Services } from '../../actions/cont
 import { userDict } from '../../actions/user-dict.ts';
 import { packagePermissionLabels } from '../../auth/authz.ts';
 import { hasActivity, insertActivity, updateActivity } from '../../model/activities.ts';
+import { findView } from '../../model/resource-views.ts';
 import { buildPackageDicts } from '../../model/package-dict.ts';
 import { findGroup, findPackage, onPackageChange, type ChangeContext } from '../../model/packages.ts';
 import { findUser } from '../../model/users.ts';
@@ -94,7 +95,30 @@ function wrapWrites(services: Services): void {
   }
 }
 
+/** View writes are activities of the view's dataset, with the view dict as data (CKAN's shape). */
+function wrapViewWrites(services: Services): void {
+  const { registry } = services;
+  for (const op of ['create', 'update', 'delete'] as const) {
+    const name = `resource_view_${op}`;
+    if (!registry.has(name)) continue;
+    registry.chainAction(name, (next: Handler) => async (ctx, params) => {
+      const before = op === 'delete' ? await findView(ctx.db, String(params.id)) : undefined;
+      const result = (await next(ctx, params)) as Record<string, any>;
+      const view = op === 'delete' ? before : await findView(ctx.db, result.id);
+      const pkg = view ? await findPackage(ctx.db, view.package_id) : undefined;
+      if (!view || !pkg || pkg.state === 'draft') return result;
+      const data = op === 'delete' ? { id: view.id, resource_id: view.resource_id, package_id: view.package_id } : { ...result };
+      const labels = packagePermissionLabels(pkg, services.config.bool('svc.auth.allow_dataset_collaborators'));
+      const activityType = `${op === 'create' ? 'new' : op === 'update' ? 'changed' : 'deleted'} resource view`;
+      const user = ctx.identity.user;
+      await insertActivity(ctx.db, { user_id: user?.id ?? null, object_id: pkg.id, activity_type: activityType, data, permission_labels: labels });
+      return result;
+    });
+  }
+}
+
 export function recordActivities(services: Services): void {
   listenToDatasets(services);
   wrapWrites(services);
+  wrapViewWrites(services);
 }
