@@ -203,6 +203,13 @@ test('resource view writes are activities of their dataset', async () => {
   assert.equal(list[1].data.title, 'Page 2');
   assert.equal(list[1].object_id, res.package_id);
   assert.equal(list[0].data.resource_id, res.id);
+  await t.ok('package_delete', { id: 'a-views' }, as(editor));
+  const [deleted] = await t.ok('package_activity_list', { id: 'a-views', limit: 1 }, as(editor));
+  assert.equal(deleted.activity_type, 'deleted package');
+  assert.equal(deleted.data.package.state, 'deleted');
+  // a deleted dataset is no longer public (CKAN's labels): its deletion is shown to its organization
+  assert.equal((await t.ok('recently_changed_packages_activity_list', { limit: 1 }, as(member)))[0].activity_type, 'deleted package');
+  assert.notEqual((await t.ok('recently_changed_packages_activity_list', { limit: 1 }))[0].id, deleted.id);
 });
 
 test('svc.auth.public_activity_stream_detail gives everyone the detail', async () => {
