@@ -17,6 +17,7 @@ import {
   type ResourceRow, type ResourceWrite,
 } from '../model/resources.ts';
 import { findVocabulary, setPackageTags } from '../model/tags.ts';
+import { findTag } from '../model/vocabularies.ts';
 import { validate } from '../validation/validate.ts';
 import {
   COMPUTED_PACKAGE_KEYS, PACKAGE_SCHEMA_KEYS, packageSchema, RESOURCE_SERVICE_KEYS, resourceSchema, tagNameErrors, type PackageValidationContext,
@@ -85,6 +86,7 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
       if (!t.vocabulary_id) continue;
       const v = await findVocabulary(ctx.db, t.vocabulary_id);
       if (!v) vocabErrs.push(`Tag vocabulary "${t.vocabulary_id}" does not exist`);
+      else if (!(await findTag(ctx.db, t.name, v.id))) vocabErrs.push(`Tag ${t.name} does not belong to vocabulary ${v.name}`);
       else t.vocabulary_id = v.id;
     }
     if (vocabErrs.length) errors.tags = [...((errors.tags as string[]) ?? []), ...vocabErrs];

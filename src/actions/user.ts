@@ -183,7 +183,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       if (user.state === 'deleted' && !ctx.identity.sysadmin) throw new NotFoundError('User not found');
       if ((p.include_password_hash || p.include_plugin_extras) && !ctx.identity.sysadmin) throw new AuthorizationError();
       const out = await userDict(ctx, user, { includePasswordHash: p.include_password_hash, includePluginExtras: p.include_plugin_extras });
-      if (p.include_num_followers) out.num_followers = 0;
+      if (p.include_num_followers) out.num_followers = await ctx.call('user_follower_count', { id: user.id }, { ignoreAuth: true });
       if (p.include_datasets) out.datasets = await createdDatasets(ctx, user);
       return out;
     },
