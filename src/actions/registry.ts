@@ -20,10 +20,10 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   /** Run the auth rule on the raw input before validation (CKAN's order for creates). */
   authBeforeValidation?: boolean;
   /** What the action does: the first paragraph of help_show and the OpenAPI summary. */
-  description?: string;
+  description: string;
   /** The typed parameter declarations (src/actions/params.ts): validation, help and OpenAPI. */
   params?: Params;
-  /** What happens to keys the declarations do not name: kept, dropped or refused (default drop). */
+  /** What happens to keys the declarations do not name: kept, dropped or refused (default drop: CKAN ignores them). */
   extras?: ExtrasPolicy;
   /**
    * 'handler': the handler validates its input with these declarations itself, because the rules
@@ -77,7 +77,7 @@ export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
 
 /** The help_show text of an action. */
 export function actionHelp(def: ActionDefinition<any, any>): string {
-  return helpText(def.description ?? '', def.params, def.returns);
+  return helpText(def.description, def.params, def.returns);
 }
 
 export type ActionChain = (next: ActionDefinition['handler']) => ActionDefinition['handler'];

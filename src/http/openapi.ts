@@ -84,7 +84,7 @@ const ERRORS: [string, string][] = [
 
 function operation(def: ActionDefinition<any, any>, method: 'get' | 'post'): Json {
   const description = actionHelp(def);
-  const summary = (def.description ?? description).split(/\n|(?<=\.)\s/)[0].slice(0, 120);
+  const summary = def.description.split(/\n|(?<=\.)\s/)[0].slice(0, 120);
   const responses: Json = {
     200: {
       description: def.returns?.description ?? 'the result',

@@ -15,7 +15,7 @@ export const expireApiTokenPlugin: Plugin = {
     const def = services.registry.get('api_token_create');
     services.registry.define(defineAction({
       ...def,
-      description: def.description ?? '',
+      description: def.description,
       params: {
         ...def.params,
         expires_in: p.positive('(expire_api_token) the token expires after this many units'),
