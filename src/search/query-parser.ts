@@ -263,7 +263,7 @@ class Parser {
         }
         this.fail('"*:" must be followed by "*"', v.pos);
       }
-      if (!/^[A-Za-z_][A-Za-z0-9_.\-]*$/.test(name)) this.fail(`"${name}" is not a field name`, t.pos);
+      if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name)) this.fail(`"${name}" is not a field name`, t.pos);
       return this.value(name);
     }
     return this.value(field);
