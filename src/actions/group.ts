@@ -293,7 +293,8 @@ const SHOW_ALL: ShowOptions = {
 
 /** What create/update/patch return: the show dict with everything but the datasets (users included). */
 async function showAfterWrite(ctx: ActionContext, id: string): Promise<Record<string, unknown>> {
-  const g = (await findGroup(ctx.db, id))!;
+  const g = await findGroup(ctx.db, id);
+  if (!g) throw new NotFoundError();
   return groupDict(ctx, g, SHOW_ALL);
 }
 
@@ -537,7 +538,7 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       name: `${k}_autocomplete`,
       sideEffectFree: true,
       auth: anyone,
-      schema: { q: [notEmpty, unicodeString], limit: [defaultValue(20), intValidator, clampTo(() => 1000)] },
+      schema: { q: [notEmpty, unicodeString], limit: [defaultValue(20), naturalNumber, clampTo(() => 1000)] },
       help: `Return active ${ks} whose name or title contains q.\n\n:param q: the text\n:param limit: (default 20)\n:returns: list of {id, name, title}\n:rtype: list`,
       handler: (ctx, p) => autocompleteGroups(ctx.db, isOrg, p.q, p.limit),
     },

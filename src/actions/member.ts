@@ -16,6 +16,7 @@ import { Invalid, type Validator } from '../validation/validate.ts';
 import { kindOf, showAuth } from './group.ts';
 
 const OBJECT_TYPES = ['user', 'package', 'group'] as const;
+const titleKind = (isOrg: boolean) => (isOrg ? 'Organization' : 'Group');
 const LABELS: Record<string, string> = { admin: 'Admin', editor: 'Editor', member: 'Member' };
 
 const roleExists: Validator = (v) => {
@@ -64,7 +65,7 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
   }
   if (type === 'group') {
-    const child = (await findGroup(ctx.db, id))!;
+    const child = await groupOrNotFound(ctx, id);
     if (child.is_organization !== group.is_organization) throw new ValidationError({ object: [`A ${kindOf(group.is_organization)} can only contain ${kindOf(group.is_organization)}s`] });
     if (await isSelfOrAncestor(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
     // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
@@ -127,7 +128,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       schema: { id: [notEmpty, unicodeString], username: [notEmpty, unicodeString], role: [notEmpty, unicodeString, roleExists] },
       help: `Make a user a member of ${isOrg ? 'an organization' : 'a group'}, or change their role. Admins of the ${k}.\n\n:param id: the ${k}'s id or name\n:param username: the user's name or id\n:param role: admin, editor or member\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary`,
       handler: async (ctx, p) => {
-        const group = (await findGroup(ctx.db, p.id))!;
+        const group = await groupOrNotFound(ctx, p.id, `${titleKind(isOrg)} not found`);
         const u = await findUser(ctx.db, p.username);
         if (!u || u.state === 'deleted') throw new ValidationError({ username: [`User ${p.username} does not exist.`] });
         return createMember(ctx, group, 'user', u.id, p.role);
@@ -142,7 +143,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       handler: async (ctx, p) => {
         const ref = p.username ?? p.user_id;
         if (!ref) throw new ValidationError({ username: ['Missing value'] });
-        const group = (await findGroup(ctx.db, p.id))!;
+        const group = await groupOrNotFound(ctx, p.id, `${titleKind(isOrg)} not found`);
         const u = await findUser(ctx.db, ref);
         if (!u) throw new NotFoundError('User was not found.');
         await removeMember(ctx.db, group.id, 'user', u.id);
@@ -165,7 +166,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
       capacity: [notEmpty, unicodeString],
     },
     help: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member) and sub-groups: admins of the group; you must also be admin of a group you add as a sub-group. Datasets (capacity public) into a group: any member of the group.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group\n:param capacity: the capacity\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary',
-    handler: async (ctx, p) => createMember(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.object, p.capacity),
+    handler: async (ctx, p) => createMember(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.object, p.capacity),
   },
   {
     name: 'member_delete',
@@ -178,7 +179,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
     },
     help: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group',
     handler: async (ctx, p) => {
-      const group = (await findGroup(ctx.db, p.id))!;
+      const group = await groupOrNotFound(ctx, p.id);
       const id = await objectId(ctx, p.object_type, p.object);
       const removed = await removeMember(ctx.db, group.id, p.object_type, id);
       forgetCapacities(ctx);
@@ -196,7 +197,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
       capacity: [ignoreMissing, unicodeString],
     },
     help: "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).\n\n:param id: the group's id or name\n:param object_type: only user, package or group members (optional)\n:param capacity: only this capacity (admin, editor, member, public, organization; optional)\n:rtype: list",
-    handler: async (ctx, p) => memberRows(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.capacity),
+    handler: async (ctx, p) => memberRows(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.capacity),
   },
   {
     name: 'member_roles_list',

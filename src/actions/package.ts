@@ -833,7 +833,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     name: 'package_autocomplete',
     sideEffectFree: true,
     auth: anyone,
-    schema: { q: [notEmpty, unicodeString], limit: [defaultValue(10), intValidator, clampTo(() => 1000)] },
+    schema: { q: [notEmpty, unicodeString], limit: [defaultValue(10), naturalNumber, clampTo(() => 1000)] },
     help: 'Return datasets whose name or title contains q.\n\n:param q: the text to look for\n:param limit: at most this many (default 10)\n:returns: list of {name, title, match_field, match_displayed}\n:rtype: list',
     handler: async (ctx, p) => {
       const like = `%${String(p.q).replace(/[\\%_]/g, (c) => '\\' + c)}%`;

@@ -110,8 +110,10 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     schema: { id: [notEmpty, unicodeString], id2: [ignoreMissing, unicodeString], rel: [ignoreMissing, unicodeString] },
     help: 'Return the relationships of a dataset, seen from it (reverse types when it is the object).\n\n:param id: id or name of the dataset\n:param id2: only relationships with this dataset (optional)\n:param rel: only relationships of this type (optional)\n:returns: list of {subject, type, object, comment}\n:rtype: list',
     handler: async (ctx, p) => {
-      const pkg = (await findPackage(ctx.db, p.id))!;
+      const pkg = await findPackage(ctx.db, p.id);
+      if (!pkg) throw new NotFoundError('First package not found');
       const other = p.id2 ? await findPackage(ctx.db, p.id2) : undefined;
+      if (p.id2 && !other) throw new NotFoundError('Second package not found');
       if (p.rel && !RELATIONSHIP_TYPES.includes(p.rel)) throw new ValidationError({ rel: [`Relationship type ${p.rel} does not exist.`] });
       const rels = await relationshipsFrom(ctx.db, pkg.id, other?.id, p.rel);
       // relationships with datasets the caller may not see are left out

@@ -11,7 +11,7 @@ import { findPackage, notifyPackageChange, touchPackage, type PackageRow } from 
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
 import { resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
-import { bool, clampTo, defaultValue, intValidator, notEmpty, unicodeString } from '../validation/validators.ts';
+import { bool, clampTo, defaultValue, naturalNumber, notEmpty, unicodeString } from '../validation/validators.ts';
 import { createResource, FileOps, packageOr404, replaceResource } from './package.ts';
 // The download route of uploaded files registers itself with the http layer.
 import '../http/downloads.ts';
@@ -170,7 +170,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     name: 'format_autocomplete',
     sideEffectFree: true,
     auth: anyone,
-    schema: { q: [notEmpty, unicodeString], limit: [defaultValue(5), intValidator, clampTo(() => 1000)] },
+    schema: { q: [notEmpty, unicodeString], limit: [defaultValue(5), naturalNumber, clampTo(() => 1000)] },
     help: 'Return resource formats in use that contain q (lower case), most used first.\n\n:param q: the text to look for\n:param limit: at most this many (default 5)\n:rtype: list of strings',
     handler: (ctx, p) => formatsLike(ctx.db, p.q, Math.max(0, p.limit)),
   },

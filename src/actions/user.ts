@@ -264,7 +264,7 @@ export const userActions: ActionDefinition<any, any>[] = [
     auth: userListAuth,
     schema: {
       q: [notEmpty, unicodeString],
-      limit: [defaultValue(20), intValidator, clampTo(() => 1000)],
+      limit: [defaultValue(20), naturalNumber, clampTo(() => 1000)],
       ignore_self: bool(false),
     },
     help: 'Return users whose name or full name contains q.\n\n:param q: the text to look for\n:param limit: at most this many (default 20)\n:param ignore_self: leave out the calling user (default false)\n:returns: list of {id, name, fullname}\n:rtype: list',
