@@ -22,7 +22,7 @@ after(async () => { await t?.close(); });
 
 /** The parameter names an action declares (adapt here when declarations change shape). */
 function declaredParamNames(def: ActionDefinition): string[] {
-  return Object.keys(def.schema ?? {}).filter((k) => k !== '$extras');
+  return [...new Set([...Object.keys(def.params ?? {}), ...Object.keys(def.schema ?? {})])].filter((k) => k !== '$extras');
 }
 
 /** Names many actions read, for actions that declare none (handlers that validate their own input). */
