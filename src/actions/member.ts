@@ -10,7 +10,7 @@ import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
 import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
-import { findPackage, touchAndNotify } from '../model/packages.ts';
+import { findPackage, lockPackages, touchAndNotify } from '../model/packages.ts';
 import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { kindOf, showAuth } from './group.ts';
@@ -71,6 +71,7 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
     if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
   }
+  if (type === 'package') await lockPackages(ctx.db, [id]);
   const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
   forgetCapacities(ctx);
   if (type === 'package' && changed) await touchAndNotify(ctx, [id]);
@@ -181,6 +182,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
     handler: async (ctx, p) => {
       const group = await groupOrNotFound(ctx, p.id);
       const id = await objectId(ctx, p.object_type, p.object);
+      if (p.object_type === 'package') await lockPackages(ctx.db, [id]);
       const removed = await removeMember(ctx.db, group.id, p.object_type, id);
       forgetCapacities(ctx);
       if (removed && p.object_type === 'package') await touchAndNotify(ctx, [id]);

@@ -11,7 +11,7 @@ import { removeResourceFile, storeResourceFile, mungeFilename } from '../files/s
 import { MISSING } from '../validation/validate.ts';
 import { bool, clampTo, defaultValue, ignoreMissing, intValidator, naturalNumber, notEmpty, unicodeString } from '../validation/validators.ts';
 import {
-  activePublicNames, addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, packageGroups, PACKAGE_TEXT_FIELDS, purgePackage,
+  activePublicNames, addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, lockPackages, packageGroups, PACKAGE_TEXT_FIELDS, purgePackage,
   notifyPackageChange, removeMembershipsAndCollaborators, removePackageFromGroup, setExtras, updatePackage, type PackageRow,
 } from '../model/packages.ts';
 import { buildPackageDicts } from '../model/package-dict.ts';
@@ -120,6 +120,18 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
       if (other && other.package_id !== pkg?.id) (itemErrors[i] as Record<string, string[]>).id = ['Resource id already exists.'];
     }
     if (itemErrors.some((e) => Object.keys(e).length)) errors.resources = itemErrors;
+  }
+
+  // groups: each must exist (a dataset is never saved without a group it was sent with)
+  if (Array.isArray(data.groups)) {
+    const missing: string[] = [];
+    for (const g of data.groups as Record<string, unknown>[]) {
+      const ref = g.id || g.name;
+      if (typeof ref !== 'string' || !ref) continue;
+      const group = await findGroup(ctx.db, ref);
+      if (!group || group.state === 'deleted') missing.push(`Group ${ref} was not found.`);
+    }
+    if (missing.length) errors.groups = missing;
   }
 
   // relationships: the other dataset must exist
@@ -292,6 +304,9 @@ async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, is
 // --- relationships --------------------------------------------------------------------------
 
 async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
+  // Both ends of every relationship written, as package_relationship_create locks them.
+  const others = ['relationships_as_subject', 'relationships_as_object'].flatMap((k) => (Array.isArray(data[k]) ? data[k].map((r: any) => r._other) : []));
+  if (others.length) await lockPackages(ctx.db, [pkgId, ...others]);
   for (const [key, asSubject] of [['relationships_as_subject', true], ['relationships_as_object', false]] as const) {
     const list = data[key];
     if (!Array.isArray(list)) continue;
@@ -353,6 +368,7 @@ export async function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, inp
   if (full.name === undefined || full.name === null) full.name = pkg.name;
   if (!('owner_org' in full)) full.owner_org = pkg.owner_org ?? undefined;
   if (full.private === undefined || full.private === null) full.private = pkg.private;
+  await lockPackages(ctx.db, [pkg.id]);
   const { data, custom } = await validatePackage(ctx, full, pkg);
   if (data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg.id);
   const fileOps = new FileOps(ctx);
@@ -385,20 +401,14 @@ async function checkGroupAuth(ctx: ActionContext, groups: unknown, pkg?: Package
     const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
     if (!ref || typeof ref !== 'string') continue;
     const group = await findGroup(ctx.db, ref);
-    if (!group) throw new NotFoundError('Group was not found.');
-    if (current.includes(group.id)) continue;
+    // (a group that does not exist is the validation's error)
+    if (!group || current.includes(group.id)) continue;
     if (!(await hasGroupPermission(ctx, group.id, 'manage_group'))) throw denied(ctx, 'edit these groups');
   }
 }
 
 const packageCreateAuth: AuthFunction = async (ctx, params) => {
-  // CKAN's _check_group_auth: a group that does not exist is Not Found
-  if (Array.isArray(params.groups)) {
-    for (const g of params.groups) {
-      const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
-      if (typeof ref === 'string' && ref && !(await findGroup(ctx.db, ref))) throw new NotFoundError('Group was not found.');
-    }
-  }
+  // (groups that do not exist are reported by the validation, as Validation Errors)
   await checkPackageCreate(ctx, params);
 };
 
@@ -700,7 +710,8 @@ async function bulkUpdate(ctx: ActionContext, p: Record<string, any>, changes: {
   const org = await findGroup(ctx.db, p.org_id);
   if (!org) throw new NotFoundError('Organization was not found.');
   const ids = Array.isArray(p.datasets) ? p.datasets.map(String) : [p.datasets];
-  const r = await ctx.db.query<{ id: string }>("SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted'", [ids, org.id]);
+  const r = await ctx.db.query<{ id: string }>("SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted' ORDER BY id", [ids, org.id]);
+  await lockPackages(ctx.db, r.rows.map((x) => x.id));
   for (const row of r.rows) {
     await updatePackage(ctx.db, row.id, changes);
     if (changes.state === 'deleted') await removeMembershipsAndCollaborators(ctx.db, row.id);
@@ -776,6 +787,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     help: 'Delete a dataset (state deleted). Its group memberships and collaborators are removed.\n\n:param id: the id or name of the dataset',
     handler: async (ctx, p) => {
       const pkg = await targetPackage(ctx, p);
+      await lockPackages(ctx.db, [pkg.id]);
       await updatePackage(ctx.db, pkg.id, { state: 'deleted' });
       await removeMembershipsAndCollaborators(ctx.db, pkg.id);
       await notifyPackageChange(ctx, pkg.id, 'deleted');
@@ -790,6 +802,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     help: 'Purge a dataset: removes it for good with its resources, their uploaded files, memberships, relationships, extras and tags no longer used. Sysadmins only.\n\n:param id: the id or name of the dataset',
     handler: async (ctx, p) => {
       const pkg = await targetPackage(ctx, p);
+      await lockPackages(ctx.db, [pkg.id]);
       const resources = await allResourcesOf(ctx.db, pkg.id);
       const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map((r) => r.tag_id);
       // Listeners run before the rows go, so they can still see what belonged to the dataset.

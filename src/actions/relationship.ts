@@ -4,7 +4,7 @@ import type { ActionDefinition, AuthFunction } from './registry.ts';
 import { canEditPackage, canReadPackage } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { findPackage, notifyPackageChange, packagesByIds, touchPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, lockPackages, notifyPackageChange, packagesByIds, touchPackage, type PackageRow } from '../model/packages.ts';
 import { deleteRelationship, findRelationship, RELATIONSHIP_TYPES, relationshipsFrom, saveRelationship } from '../model/relationships.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { ignoreMissing, notEmpty, unicodeString } from '../validation/validators.ts';
@@ -59,6 +59,7 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     help: 'Create a relationship between two datasets (an existing one gets the new comment). You must be authorized to edit both datasets.\n\n:param subject: id or name of the subject dataset\n:param object: id or name of the object dataset\n:param type: one of depends_on, dependency_of, derives_from, has_derivation, links_to, linked_from, child_of, parent_of\n:param comment: (optional)\n:returns: {subject, type, object, comment}\n:rtype: dictionary',
     handler: async (ctx, p) => {
       const [s, o] = await both(ctx, p);
+      await lockPackages(ctx.db, [s.id, o.id]);
       await saveRelationship(ctx.db, s.id, p.type, o.id, p.comment ?? '');
       await touchPackage(ctx.db, s.id);
       await touchPackage(ctx.db, o.id);
@@ -75,6 +76,7 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     help: 'Update the comment of a relationship between two datasets.\n\n:param subject, object, type: identify the relationship\n:param comment: the new comment (optional, default "")\n:rtype: dictionary',
     handler: async (ctx, p) => {
       const [s, o] = await both(ctx, p);
+      await lockPackages(ctx.db, [s.id, o.id]);
       const existing = await findRelationship(ctx.db, s.id, p.type, o.id);
       if (!existing) throw new NotFoundError('This relationship between the packages was not found.');
       await saveRelationship(ctx.db, s.id, p.type, o.id, p.comment ?? '');
@@ -93,6 +95,7 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     help: 'Delete a relationship between two datasets.\n\n:param subject, object, type: identify the relationship',
     handler: async (ctx, p) => {
       const [s, o] = await both(ctx, p);
+      await lockPackages(ctx.db, [s.id, o.id]);
       const existing = await findRelationship(ctx.db, s.id, p.type, o.id);
       if (!existing) throw new NotFoundError('This relationship between the packages was not found.');
       await deleteRelationship(ctx.db, existing.id);

@@ -2,12 +2,12 @@
 // resource_delete, package_resource_reorder, format_autocomplete.
 import type { ActionContext } from './context.ts';
 import { afterCommit, type ActionDefinition, type AuthFunction } from './registry.ts';
-import { canEditPackage, canReadPackage } from '../auth/authz.ts';
+import { canEditPackage, canReadPackage, visiblePackagesCondition } from '../auth/authz.ts';
 import { anyone, denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile } from '../files/storage.ts';
 import { resourceDict } from '../model/package-dict.ts';
-import { findPackage, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, lockPackages, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
 import { resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
@@ -25,9 +25,16 @@ async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: Re
   return { res, pkg };
 }
 
+/** resource_create's dataset reference, checked before anything is looked up. */
+function packageIdParam(params: Record<string, any>): string {
+  const ref = params.package_id;
+  if (ref === undefined || ref === null || ref === '') throw new ValidationError({ package_id: ['Missing value'] });
+  if (typeof ref !== 'string') throw new ValidationError({ package_id: ['Must be a string'] });
+  return ref;
+}
+
 const resourceCreateAuth: AuthFunction = async (ctx, params) => {
-  if (!params.package_id) throw new ValidationError({ package_id: ['Missing value'] });
-  const pkg = await packageOr404(ctx, String(params.package_id));
+  const pkg = await packageOr404(ctx, packageIdParam(params));
   if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `create resources on dataset ${pkg.id}`);
 };
 
@@ -64,7 +71,9 @@ async function validateResource(ctx: ActionContext, input: Record<string, unknow
 }
 
 async function resourceCreate(ctx: ActionContext, p: Record<string, any>) {
-  const pkg = await packageOr404(ctx, String(p.package_id));
+  const pkg = await packageOr404(ctx, packageIdParam(p));
+  // Concurrent creates on one dataset take positions one after another.
+  await lockPackages(ctx.db, [pkg.id]);
   const data = await validateResource(ctx, p);
   const position = (await resourcesOf(ctx.db, [pkg.id])).length;
   const fileOps = new FileOps(ctx);
@@ -77,6 +86,7 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, any>) {
 
 async function resourceUpdate(ctx: ActionContext, p: Record<string, any>) {
   const { res, pkg } = await resourceOr404(ctx, p.id);
+  await lockPackages(ctx.db, [pkg.id]);
   const data = await validateResource(ctx, p, res);
   const fileOps = new FileOps(ctx);
   const row = await replaceResource(ctx, res, data, undefined, fileOps, ctx.files?.upload);
@@ -134,6 +144,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     help: 'Delete a resource from its dataset (an uploaded file is removed).\n\n:param id: the id of the resource',
     handler: async (ctx, p) => {
       const { res, pkg } = await resourceOr404(ctx, p.id);
+      await lockPackages(ctx.db, [pkg.id]);
       await markResourceDeleted(ctx.db, res.id);
       await setPositions(ctx.db, (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id));
       await touchPackage(ctx.db, pkg.id);
@@ -151,6 +162,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     handler: async (ctx, p) => {
       const pkg = await packageOr404(ctx, String(p.id));
       if (!Array.isArray(p.order)) throw new ValidationError({ order: 'Must be a list of resource' });
+      await lockPackages(ctx.db, [pkg.id]);
       if (new Set(p.order).size !== p.order.length) throw new ValidationError({ order: 'Must supply unique resource_ids' });
       const existing = (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id);
       const ordered: string[] = [];
@@ -172,7 +184,11 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     auth: anyone,
     schema: { q: [notEmpty, unicodeString], limit: [defaultValue(5), naturalNumber, clampTo(() => 1000)] },
     help: 'Return resource formats in use that contain q (lower case), most used first.\n\n:param q: the text to look for\n:param limit: at most this many (default 5)\n:rtype: list of strings',
-    handler: (ctx, p) => formatsLike(ctx.db, p.q, Math.max(0, p.limit)),
+    handler: async (ctx, p) => {
+      const params: unknown[] = [];
+      const visible = await visiblePackagesCondition(ctx, params, 'p');
+      return formatsLike(ctx.db, p.q, p.limit, visible, params);
+    },
   },
 ];
 

@@ -6,7 +6,7 @@ import { denied, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
 import {
-  findUser, findUserByEmail, insertUser, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
+  findUser, findUserByEmail, insertUser, lockEmail, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
 } from '../model/users.ts';
 import { Invalid, type Schema, type Validator } from '../validation/validate.ts';
 import {
@@ -50,6 +50,7 @@ const nameAvailable: Validator = async (v, f) => {
 };
 
 const emailAvailable: Validator = async (v, f) => {
+  await lockEmail(f.context.db, v);
   const existing = await findUserByEmail(f.context.db, v);
   if (existing && existing.id !== f.context._editingUserId) throw new Invalid(`The email address '${v}' belongs to a registered user.`);
   return v;

@@ -4,12 +4,11 @@ import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../actions/context.ts';
 import { ActionError, BadRequestError, ValidationError } from '../errors.ts';
-import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
+import { uploadTmpName } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';
 import { jsonError } from '../json/bytes.ts';
 
@@ -116,7 +115,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
     try {
       for await (const part of request.parts({ limits: { fileSize: opts.maxFileBytes } })) {
         if (part.type === 'file') {
-          const target = path.join(tmpDir, `${UPLOAD_TMP_PREFIX}${randomUUID()}`);
+          const target = path.join(tmpDir, uploadTmpName());
           // Opened here, not lazily by the stream: the file then exists before any await, so the
           // catch below always finds it (a stream opening later could recreate it after the removal).
           const fd = fs.openSync(target, 'w');
