@@ -175,6 +175,8 @@ export async function callAction(services: Services, name: string, input: Record
   const def = services.registry.get(name);
   checkInput(input);
   const inTransaction = !(def.sideEffectFree || def.transaction === false);
+  // (PGlite runs one transaction at a time: nothing can race there, a failure would only repeat)
+  const attempts = services.db.kind === 'postgres' ? WRITE_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
     const committed: AfterCommit[] = [];
     const base = {
@@ -187,7 +189,7 @@ export async function callAction(services: Services, name: string, input: Record
         ? await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input))
         : await runDefinition(makeContext({ ...base, db: services.db }), def, input);
     } catch (e) {
-      if (inTransaction && attempt < WRITE_ATTEMPTS && isRace(e)) {
+      if (inTransaction && attempt < attempts && isRace(e)) {
         await backoff(attempt);
         continue;
       }
