@@ -6,10 +6,6 @@ import { ValidationError } from '../errors.ts';
 /** Deeper input is refused before any handler sees it (recursive code would run out of stack). */
 export const MAX_INPUT_DEPTH = 100;
 
-type Path = (string | number)[];
-
-const fieldName = (path: Path) => (path.length ? String(path[0]) : 'input');
-
 /** Plain JSON containers; anything else (lazy byte lists, file descriptions built by us) is not walked. */
 function isContainer(v: unknown): v is Record<string, unknown> | unknown[] {
   if (Array.isArray(v)) return true;
@@ -18,24 +14,55 @@ function isContainer(v: unknown): v is Record<string, unknown> | unknown[] {
   return proto === Object.prototype || proto === null;
 }
 
+const NUL = 'Null characters are not allowed';
+
 /**
  * Refuses NUL characters (no PostgreSQL text or jsonb can hold one) in any key or string, and
- * nesting deeper than MAX_INPUT_DEPTH. Iterative, so hostile nesting cannot overflow the stack.
+ * nesting deeper than MAX_INPUT_DEPTH, naming the top-level field. Iterative, so hostile nesting
+ * cannot overflow the stack; one pass without allocations per value (large data store bodies).
  */
 export function checkInput(input: Record<string, unknown>): void {
-  const stack: { value: unknown; path: Path; depth: number }[] = [{ value: input, path: [], depth: 0 }];
-  while (stack.length) {
-    const { value, path, depth } = stack.pop()!;
+  const values: unknown[] = [];
+  const fields: string[] = [];
+  const depths: number[] = [];
+  for (const [k, v] of Object.entries(input)) {
+    if (k.includes('\u0000')) throw new ValidationError({ [k]: [NUL] });
+    values.push(v);
+    fields.push(k);
+    depths.push(1);
+  }
+  while (values.length) {
+    const value = values.pop();
+    const field = fields.pop()!;
+    const depth = depths.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) throw new ValidationError({ [fieldName(path)]: ['Null characters are not allowed'] });
+      if (value.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
       continue;
     }
     if (!isContainer(value)) continue;
-    if (depth >= MAX_INPUT_DEPTH) throw new ValidationError({ [fieldName(path)]: [`Nested too deeply (at most ${MAX_INPUT_DEPTH} levels)`] });
-    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
-    for (const [k, v] of entries) {
-      if (typeof k === 'string' && k.includes('\u0000')) throw new ValidationError({ [fieldName(path.length ? path : [k])]: ['Null characters are not allowed'] });
-      stack.push({ value: v, path: [...path, k], depth: depth + 1 });
+    if (depth >= MAX_INPUT_DEPTH) throw new ValidationError({ [field]: [`Nested too deeply (at most ${MAX_INPUT_DEPTH} levels)`] });
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        if (typeof v === 'string') {
+          if (v.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
+        } else if (v !== null && typeof v === 'object') {
+          values.push(v);
+          fields.push(field);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    for (const k in value) {
+      if (k.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
+      const v = value[k];
+      if (typeof v === 'string') {
+        if (v.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
+      } else if (v !== null && typeof v === 'object') {
+        values.push(v);
+        fields.push(field);
+        depths.push(depth + 1);
+      }
     }
   }
 }
