@@ -50,12 +50,13 @@ test('a NUL character anywhere is a Validation Error naming the field, and saves
 });
 
 test('values the database refuses are Validation Errors naming the field (the safety net)', async () => {
-  // A resource size of 2^70 passes the resource schema's number check but not a bigint column.
-  await t.ok('package_create', { name: 'ce-sizes', owner_org: 'ce-org' }, admin());
-  const r = await t.call('resource_create', { package_id: 'ce-sizes', url: 'http://example.org/x', size: '1180591620717411303424' }, admin());
-  assert.notEqual(r.status, 500, JSON.stringify(r.body));
-  assert.equal(r.body.error!.__type, 'Validation Error');
-  assert.ok(r.body.error!.size, JSON.stringify(r.body.error));
+  await t.ok('package_create', { name: 'ce-dates', owner_org: 'ce-org' }, admin());
+  // Year 0 passes the date check but is no PostgreSQL timestamp (SQLSTATE 22008).
+  const r = await t.call('resource_create', { package_id: 'ce-dates', url: 'http://example.org/x', last_modified: '0000-01-01' }, admin());
+  validationError(r, 'last_modified', /^Invalid value: date\/time field value out of range/);
+  assert.deepEqual((await t.ok('package_show', { id: 'ce-dates' }, admin())).resources, []);
+  // Integers beyond 2^53 are refused before they reach the database.
+  validationError(await t.call('resource_create', { package_id: 'ce-dates', url: 'http://example.org/x', size: '1180591620717411303424' }, admin()), 'size', 'Invalid integer');
 });
 
 test('JSON nested 10,000 deep where an id is expected is a Validation Error, not a stack overflow', async () => {

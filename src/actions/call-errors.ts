@@ -95,25 +95,32 @@ export function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt + 5));
 }
 
-/** The top-level field whose value (a string or number anywhere below it) the message quotes. */
+/**
+ * The top-level field whose value (a string or number anywhere below it) the message quotes:
+ * exactly, or else a string the quoted text contains (validators normalize: a date gains its time).
+ */
 function quotedField(input: Record<string, unknown>, message: string): string | undefined {
-  const quoted = new Set([...message.matchAll(/"([^"]*)"/g)].map((m) => m[1]));
-  if (!quoted.size) return undefined;
+  const quoted = [...message.matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+  if (!quoted.length) return undefined;
+  let near: string | undefined;
   const stack: { value: unknown; top: string; depth: number }[] = Object.entries(input).map(([k, v]) => ({ value: v, top: k, depth: 0 }));
   while (stack.length) {
     const { value, top, depth } = stack.pop()!;
-    if ((typeof value === 'string' || typeof value === 'number') && quoted.has(String(value))) return top;
-    if (isContainer(value) && depth < MAX_INPUT_DEPTH) {
+    if (typeof value === 'string' || typeof value === 'number') {
+      const text = String(value);
+      if (quoted.includes(text)) return top;
+      if (!near && text.length >= 4 && quoted.some((q) => q.includes(text))) near = top;
+    } else if (isContainer(value) && depth < MAX_INPUT_DEPTH) {
       for (const v of Array.isArray(value) ? value : Object.values(value)) stack.push({ value: v, top, depth: depth + 1 });
     }
   }
-  return undefined;
+  return near;
 }
 
 /**
  * The database's refusal of a value (SQLSTATE class 22: bad text, numbers out of range, invalid
- * dates...), a constraint that still fails after the retries, or a race that never settled, as
- * a Validation Error. Anything else is returned unchanged (a real fault: the 500 path logs it).
+ * dates...; class 23: a constraint, also one that still fails after the retries), or a race that
+ * never settled, as a Validation Error. Anything else is returned unchanged (a real fault: the 500 path logs it).
  */
 export function databaseErrorAsValidation(e: unknown, input: Record<string, unknown>): unknown {
   const code = pgCode(e);
@@ -128,6 +135,10 @@ export function databaseErrorAsValidation(e: unknown, input: Record<string, unkn
     const key = /^Key \(([^)]*)\)/.exec(err.detail ?? '')?.[1];
     const field = key && /^\w+$/.test(key) ? key : 'input';
     return new ValidationError({ [field]: [code === '23505' ? 'That value is already in use.' : 'Refers to something that does not exist.'] });
+  }
+  if (code.startsWith('23')) {
+    // Other integrity constraints (not null, check): the input broke a rule the schema holds.
+    return new ValidationError({ [err.column ?? 'input']: [`Invalid value: ${message}`] });
   }
   if (code === '40001' || code === '40P01' || code === '55P03') {
     return new ValidationError({ message: ['Concurrent changes conflicted with this request; please send it again.'] });
