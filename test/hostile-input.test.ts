@@ -154,3 +154,19 @@ test('every action answers hostile parameter values with a clean envelope', asyn
   assert.equal(status.status, 200);
   assert.equal(status.body.success, true);
 });
+
+test('a large data store body with a record value nested 10,000 deep is a Validation Error and writes nothing', async () => {
+  const pkg = await t.ok('package_show', { id: 'hostile-ds' }, { token: t.sysadminToken });
+  const ds = await t.ok('datastore_create', { resource: { package_id: pkg.id }, fields: [{ id: 'a', type: 'json' }, { id: 'b', type: 'text' }] }, { token: t.sysadminToken });
+  // Large enough that the records are read lazily from the body's bytes.
+  const filler = Array.from({ length: 3000 }, (_, i) => `{"a": 1, "b": "row ${i}"}`).join(',');
+  for (const action of ['datastore_upsert', 'datastore_create']) {
+    const body = `{"resource_id": "${ds.resource_id}", "method": "insert", "records": [${filler}, {"a": ${deep(10000)}, "b": "x"}]}`;
+    const res = await t.app.inject({ method: 'POST', url: `/api/3/action/${action}`, headers: { 'content-type': 'application/json', authorization: t.sysadminToken }, payload: body });
+    assert.equal(res.statusCode, 409, `${action}: ${res.body.slice(0, 300)}`);
+    assert.equal(res.json().error.__type, 'Validation Error');
+    assert.ok(res.json().error.records, res.body.slice(0, 300));
+  }
+  const found = await t.ok('datastore_search', { resource_id: ds.resource_id, limit: 1 }, { token: t.sysadminToken });
+  assert.equal(found.total, 0);
+});

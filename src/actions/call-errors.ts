@@ -145,3 +145,13 @@ export function databaseErrorAsValidation(e: unknown, input: Record<string, unkn
   }
   return e;
 }
+
+/**
+ * A stack overflow while a handler reads its input: nesting checkInput could not see (lists
+ * an action reads lazily from the body's bytes) — the input's fault, named by those lists.
+ */
+export function overflowAsValidation(e: unknown, lazyLists: readonly string[] | undefined): unknown {
+  if (!(e instanceof RangeError) || !/call stack/i.test(e.message)) return e;
+  const field = lazyLists?.[0] ?? 'input';
+  return new ValidationError({ [field]: [`Nested too deeply (at most ${MAX_INPUT_DEPTH} levels)`] });
+}

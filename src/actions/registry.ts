@@ -5,7 +5,7 @@ import { AuthorizationError, NotFoundError } from '../errors.ts';
 import type { TSchema } from '@sinclair/typebox';
 import { validateOrThrow, type ExtrasPolicy, type Schema } from '../validation/validate.ts';
 import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
-import { backoff, checkInput, databaseErrorAsValidation, isRace } from './call-errors.ts';
+import { backoff, checkInput, databaseErrorAsValidation, isRace, overflowAsValidation } from './call-errors.ts';
 import { compileParams, helpText, type ParamValues, type Params } from './params.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
@@ -193,7 +193,7 @@ export async function callAction(services: Services, name: string, input: Record
         await backoff(attempt);
         continue;
       }
-      throw databaseErrorAsValidation(e, input);
+      throw overflowAsValidation(databaseErrorAsValidation(e, input), def.lazyLists);
     }
     for (const fn of committed) {
       try {
