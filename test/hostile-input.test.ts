@@ -22,7 +22,9 @@ after(async () => { await t?.close(); });
 
 /** The parameter names an action declares (adapt here when declarations change shape). */
 function declaredParamNames(def: ActionDefinition): string[] {
-  return [...new Set([...Object.keys(def.params ?? {}), ...Object.keys(def.schema ?? {})])].filter((k) => k !== '$extras');
+  // (actions not yet declared with params had validator chains in `schema`)
+  const legacy = (def as { schema?: Record<string, unknown> }).schema ?? {};
+  return [...new Set([...Object.keys(def.params ?? {}), ...Object.keys(legacy)])].filter((k) => k !== '$extras');
 }
 
 /** Names many actions read, for actions that declare none (handlers that validate their own input). */

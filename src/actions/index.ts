@@ -9,6 +9,10 @@ import { resourceActions } from './resource.ts';
 import { relationshipActions } from './relationship.ts';
 import { licenseActions } from './license.ts';
 import { tagActions } from './tag.ts';
+import { vocabularyActions } from './vocabulary.ts';
+import { followActions } from './follow.ts';
+import { resourceViewActions } from './resource-view.ts';
+import { termTranslationActions } from './term-translation.ts';
 
 import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
@@ -17,3 +21,4 @@ import { collaboratorActions } from './collaborator.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
+coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);

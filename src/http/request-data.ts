@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import type { UploadedFile } from '../actions/context.ts';
+import type { UploadedFile } from '../context.ts';
 import { ActionError, BadRequestError, ValidationError } from '../errors.ts';
 import { uploadTmpName } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';

@@ -44,10 +44,10 @@ export async function tagsOf(db: Queryable, packageIds: string[]): Promise<Packa
   )).rows;
 }
 
-/** Deletes tags (of the given ids) that no dataset uses any more. */
+/** Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay). */
 export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {
   if (!tagIds.length) return;
-  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
+  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
 }
 
 /**
