@@ -275,13 +275,15 @@ test('package_update replaces; package_patch merges; metadata_modified moves', a
   assert.equal((await t.ok('package_update', { id: 'upd-renamed' }, { token: editor.token })).private, true);
 });
 
-test('groups need manage_group; unknown group is Not Found', async () => {
+test('groups need manage_group; an unknown group is a Validation Error and saves nothing', async () => {
   await makeGroup('grp-closed', [], false);
   let r = await t.call('package_create', { name: 'grouped', owner_org: 'org1', groups: [{ name: 'grp-closed' }] }, { token: editor.token });
   assert.equal(r.status, 403);
   assert.equal(r.body.error!.message, 'Access denied: User ed not authorized to edit these groups');
   r = await t.call('package_create', { name: 'grouped', owner_org: 'org1', groups: [{ name: 'no-such-group' }] }, { token: editor.token });
-  assert.equal(r.status, 404);
+  assert.equal(r.status, 409);
+  assert.deepEqual(r.body.error!.groups, ['Group no-such-group was not found.']);
+  assert.equal((await t.call('package_show', { id: 'grouped' }, { token: sys })).status, 404);
   const pkg = await t.ok('package_create', { name: 'grouped', owner_org: 'org1', groups: [{ name: 'grp-closed' }] }, { token: sys });
   assert.equal(pkg.groups[0].name, 'grp-closed');
   // an editor may keep a group they cannot manage (it is not added by them)

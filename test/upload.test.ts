@@ -197,25 +197,58 @@ test('an interrupted multipart upload leaves no temp file behind', async () => {
   assert.deepEqual(leftovers(), before);
 });
 
-test('stale upload temp files are swept at startup; recent ones stay', async () => {
+test('every upload temp file a stopped process left is swept at startup, however recent', async () => {
   const storage = fs.mkdtempSync(path.join(t.storagePath, 'sweep-'));
   const tmp = path.join(storage, 'tmp');
   fs.mkdirSync(tmp, { recursive: true });
-  const stale = path.join(tmp, 'upload-stale');
+  // A pid that is surely not running (beyond pid_max), a running one (our parent), an old-style name.
+  const stale = path.join(tmp, `upload-999999999-${randomUUID()}`);
   const fresh = path.join(tmp, 'upload-fresh');
+  const mine = path.join(tmp, `upload-${process.pid}-${randomUUID()}`);
+  const running = path.join(tmp, `upload-${process.ppid}-${randomUUID()}`);
   const other = path.join(tmp, 'not-an-upload');
-  for (const f of [stale, fresh, other]) fs.writeFileSync(f, 'x');
-  const old = new Date(Date.now() - 2 * 24 * 3600 * 1000);
-  fs.utimesSync(stale, old, old);
-  fs.utimesSync(other, old, old);
+  for (const f of [stale, fresh, mine, running, other]) fs.writeFileSync(f, 'x');
   const t2 = await startApp({ plugins: [], config: { 'svc.storage_path': storage } });
   try {
-    assert.equal(fs.existsSync(stale), false, 'stale upload removed');
-    assert.equal(fs.existsSync(fresh), true, 'recent upload kept');
+    assert.equal(fs.existsSync(stale), false, 'upload of a stopped process removed');
+    assert.equal(fs.existsSync(fresh), false, 'recent upload without owner removed');
+    assert.equal(fs.existsSync(mine), false, 'a file of this pid is from an earlier life');
+    assert.equal(fs.existsSync(running), true, 'upload in flight in another running process kept');
     assert.equal(fs.existsSync(other), true, 'other files kept');
   } finally {
     await t2.close();
   }
+});
+
+test('a client that goes away mid-upload leaves no temp file behind', async () => {
+  await t.ok('package_create', { name: 'up-abort', owner_org: 'up-org' }, { token: editor.token });
+  const tmp = path.join(t.storagePath, 'tmp');
+  const leftovers = () => (fs.existsSync(tmp) ? fs.readdirSync(tmp).filter((f) => f.startsWith('upload-')) : []);
+  const before = leftovers();
+  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = new URL(address);
+  const boundary = '----svcabort' + randomUUID();
+  const head = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="package_id"\r\n\r\nup-abort\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`),
+    Buffer.alloc(256 * 1024, 'a'),
+  ]);
+  const net = await import('node:net');
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  // Announces 900 KB, sends 256 KB, waits until the server has started the temp file, then vanishes.
+  socket.write(`POST /api/3/action/resource_create HTTP/1.1\r\nHost: x\r\nAuthorization: ${editor.token}\r\n` +
+    `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${900 * 1024}\r\n\r\n`);
+  socket.write(head);
+  const deadline = Date.now() + 5000;
+  while (leftovers().length === before.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(leftovers().length > before.length, 'the upload was being received');
+  socket.destroy();
+  const gone = Date.now() + 5000;
+  while (leftovers().length !== before.length && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(leftovers(), before);
+  // The server still answers.
+  assert.equal((await t.call('status_show')).status, 200);
 });
 
 test('a request that fails after the handler leaves the stored file and the old one as they were', async () => {

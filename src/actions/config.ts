@@ -7,7 +7,7 @@ import { p } from './params.ts';
 import { listOf } from './result-schemas.ts';
 import { sysadminOnly } from '../auth/rules.ts';
 import { ConfigError, convertOption } from '../config/load.ts';
-import { optionDeclaration } from '../config/options.ts';
+import { optionDeclaration, type OptionType } from '../config/options.ts';
 import { ValidationError } from '../errors.ts';
 import { allSystemInfo, setSystemInfo } from '../model/system-info.ts';
 import { Invalid, validate, type Validator } from '../validation/validate.ts';
@@ -15,10 +15,21 @@ import { ignoreMissing, unicodeString } from '../validation/validators.ts';
 
 const PREFIX = 'config:';
 
-/** Converts with the option's declaration (type and validate), reporting problems as field errors. */
+/** What JSON may carry for each declared type (strings too: form and GET values). */
+const ACCEPTED: Record<OptionType, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  int: (v) => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v)),
+  float: (v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)),
+  bool: (v) => typeof v === 'string' || typeof v === 'boolean',
+  list: (v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')),
+};
+const TYPE_NAMES: Record<OptionType, string> = { string: 'a string', int: 'an integer', float: 'a number', bool: 'a boolean', list: 'a list of strings' };
+
+/** Checks and converts with the option's declaration (type and validate), reporting problems as field errors. */
 const declared: Validator = (v, f) => {
   const decl = optionDeclaration(f.key);
   if (!decl) return v;
+  if (!ACCEPTED[decl.type](v)) throw new Invalid(`Must be ${TYPE_NAMES[decl.type]}`);
   try {
     return convertOption(decl, v);
   } catch (e) {
@@ -40,7 +51,7 @@ export function removeEditableOption(key: string): void {
 
 for (const key of ['svc.site_custom_css', 'svc.main_css', 'svc.site_title', 'svc.site_about', 'svc.site_url', 'svc.site_logo',
   'svc.site_description', 'svc.site_intro_text', 'svc.homepage_style', 'svc.hola']) {
-  addEditableOption(key, [ignoreMissing, unicodeString, declared]);
+  addEditableOption(key, [ignoreMissing, declared]);
 }
 
 /** Applies values saved by config_option_update to this process at start-up. */
@@ -48,7 +59,20 @@ export async function loadPersistedOptions(services: Services): Promise<void> {
   const saved = await allSystemInfo(services.db, PREFIX);
   for (const [k, raw] of Object.entries(saved)) {
     const key = k.slice(PREFIX.length);
-    if (editable.has(key)) services.config.set(key, JSON.parse(raw));
+    if (!editable.has(key)) continue;
+    const value = JSON.parse(raw);
+    const decl = optionDeclaration(key);
+    // A value saved before it was checked by type (a number as site URL) must not stop the start.
+    if (decl && !ACCEPTED[decl.type](value)) {
+      services.logger.warn({ option: key }, 'ignoring a saved runtime option of the wrong type');
+      continue;
+    }
+    try {
+      services.config.set(key, value);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      services.logger.warn({ option: key, err: e.message }, 'ignoring an invalid saved runtime option');
+    }
   }
 }
 

@@ -304,7 +304,8 @@ const SHOW_ALL: ShowOptions = {
 
 /** What create/update/patch return: the show dict with everything but the datasets (users included). */
 async function showAfterWrite(ctx: ActionContext, id: string): Promise<Record<string, unknown>> {
-  const g = (await findGroup(ctx.db, id))!;
+  const g = await findGroup(ctx.db, id);
+  if (!g) throw new NotFoundError();
   return groupDict(ctx, g, SHOW_ALL);
 }
 
@@ -566,7 +567,7 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       description: `Return active ${ks} whose name or title contains q.`,
       params: {
         q: p.string('the text').required(),
-        limit: p.integer('at most this many').default(20).max(1000),
+        limit: p.natural('at most this many').default(20).max(1000),
       },
       returns: {
         description: 'list of {id, name, title}',

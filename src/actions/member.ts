@@ -13,12 +13,13 @@ import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
 import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
-import { findPackage, touchAndNotify } from '../model/packages.ts';
+import { findPackage, lockPackages, touchAndNotify } from '../model/packages.ts';
 import { unicodeString } from '../validation/validators.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { kindOf, showAuth } from './group.ts';
 
 const OBJECT_TYPES = ['user', 'package', 'group'] as const;
+const titleKind = (isOrg: boolean) => (isOrg ? 'Organization' : 'Group');
 const LABELS: Record<string, string> = { admin: 'Admin', editor: 'Editor', member: 'Member' };
 
 const roleExists: Validator = (v) => {
@@ -76,12 +77,13 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
   }
   if (type === 'group') {
-    const child = (await findGroup(ctx.db, id))!;
+    const child = await groupOrNotFound(ctx, id);
     if (child.is_organization !== group.is_organization) throw new ValidationError({ object: [`A ${kindOf(group.is_organization)} can only contain ${kindOf(group.is_organization)}s`] });
     if (await isSelfOrAncestor(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
     // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
     if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
   }
+  if (type === 'package') await lockPackages(ctx.db, [id]);
   const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
   forgetCapacities(ctx);
   if (type === 'package' && changed) await touchAndNotify(ctx, [id]);
@@ -144,7 +146,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       },
       returns: memberReturns,
       handler: async (ctx, p) => {
-        const group = (await findGroup(ctx.db, p.id))!;
+        const group = await groupOrNotFound(ctx, p.id, `${titleKind(isOrg)} not found`);
         const u = await findUser(ctx.db, p.username);
         if (!u || u.state === 'deleted') throw new ValidationError({ username: [`User ${p.username} does not exist.`] });
         return createMember(ctx, group, 'user', u.id, p.role);
@@ -164,7 +166,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       handler: async (ctx, p) => {
         const ref = p.username ?? p.user_id;
         if (!ref) throw new ValidationError({ username: ['Missing value'] });
-        const group = (await findGroup(ctx.db, p.id))!;
+        const group = await groupOrNotFound(ctx, p.id, `${titleKind(isOrg)} not found`);
         const u = await findUser(ctx.db, ref);
         if (!u) throw new NotFoundError('User was not found.');
         await removeMember(ctx.db, group.id, 'user', u.id);
@@ -189,7 +191,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
       capacity: p.string('the capacity (admin, editor or member for users; public for datasets)').required(),
     },
     returns: memberReturns,
-    handler: async (ctx, p) => createMember(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.object, p.capacity),
+    handler: async (ctx, p) => createMember(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.object, p.capacity),
   }),
   defineAction({
     name: 'member_delete',
@@ -203,8 +205,9 @@ export const memberActions: ActionDefinition<any, any>[] = [
     },
     returns: nullReturns,
     handler: async (ctx, p) => {
-      const group = (await findGroup(ctx.db, p.id))!;
+      const group = await groupOrNotFound(ctx, p.id);
       const id = await objectId(ctx, p.object_type, p.object);
+      if (p.object_type === 'package') await lockPackages(ctx.db, [id]);
       const removed = await removeMember(ctx.db, group.id, p.object_type, id);
       forgetCapacities(ctx);
       if (removed && p.object_type === 'package') await touchAndNotify(ctx, [id]);
@@ -222,7 +225,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
       capacity: p.string('only this capacity (admin, editor, member, public, organization)'),
     },
     returns: { description: '[id, type, capacity] lists', rtype: 'list', schema: listOf(Type.Tuple([Type.String(), Type.String(), Type.String()])) },
-    handler: async (ctx, p) => memberRows(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.capacity),
+    handler: async (ctx, p) => memberRows(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.capacity),
   }),
   defineAction({
     name: 'member_roles_list',

@@ -8,7 +8,7 @@ import { denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile, storeResourceFile, mungeFilename } from '../files/storage.ts';
 import {
-  addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, packageGroups, PACKAGE_TEXT_FIELDS, notifyPackageChange, removePackageFromGroup, setExtras, updatePackage, type PackageRow,
+  addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, lockPackages, packageGroups, PACKAGE_TEXT_FIELDS, notifyPackageChange, removePackageFromGroup, setExtras, updatePackage, type PackageRow,
 } from '../model/packages.ts';
 import { buildPackageDicts } from '../model/package-dict.ts';
 import { findRelationship, relationshipsOf, saveRelationship, deleteRelationship } from '../model/relationships.ts';
@@ -118,6 +118,18 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
       if (other && other.package_id !== pkg?.id) (itemErrors[i] as Record<string, string[]>).id = ['Resource id already exists.'];
     }
     if (itemErrors.some((e) => Object.keys(e).length)) errors.resources = itemErrors;
+  }
+
+  // groups: each must exist (a dataset is never saved without a group it was sent with)
+  if (Array.isArray(data.groups)) {
+    const missing: string[] = [];
+    for (const g of data.groups as Record<string, unknown>[]) {
+      const ref = g.id || g.name;
+      if (typeof ref !== 'string' || !ref) continue;
+      const group = await findGroup(ctx.db, ref);
+      if (!group || group.state === 'deleted') missing.push(`Group ${ref} was not found.`);
+    }
+    if (missing.length) errors.groups = missing;
   }
 
   // relationships: the other dataset must exist
@@ -289,6 +301,11 @@ async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, is
 
 // --- relationships --------------------------------------------------------------------------
 
+/** The other datasets of the relationships a validated dict sends. */
+function relationshipOthers(data: Record<string, any>): string[] {
+  return ['relationships_as_subject', 'relationships_as_object'].flatMap((k) => (Array.isArray(data[k]) ? data[k].map((r: any) => r._other as string) : []));
+}
+
 async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
   for (const [key, asSubject] of [['relationships_as_subject', true], ['relationships_as_object', false]] as const) {
     const list = data[key];
@@ -322,6 +339,11 @@ function coreColumns(data: Record<string, any>): Record<string, unknown> {
 /** Saves a dataset dict (a new dataset, or a full replace of pkg): the row, extras, tags, groups, resources, relationships. */
 async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, pkg?: PackageRow): Promise<PackageRow> {
   const { data, custom } = await validatePackage(ctx, input, pkg);
+  // The dataset and both ends of its relationships, all at once in id order (as
+  // package_relationship_create locks them), before anything is written. (A new row is seen by
+  // no one else until commit.)
+  const locked = [...(pkg ? [pkg.id] : []), ...relationshipOthers(data)];
+  if (locked.length) await lockPackages(ctx.db, locked);
   if (!pkg || data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg?.id);
   const fileOps = new FileOps(ctx);
   const customFields = Object.keys(custom).length ? custom : null;

@@ -10,7 +10,7 @@ import { removeResourceFile } from '../files/storage.ts';
 import { Invalid, MISSING, type Validator } from '../validation/validate.ts';
 import { notEmpty, unicodeString } from '../validation/validators.ts';
 import {
-  activePublicNames, findGroup, findPackage, packageGroups, purgePackage, notifyPackageChange, removeMembershipsAndCollaborators, updatePackage,
+  activePublicNames, findGroup, findPackage, lockPackages, packageGroups, purgePackage, notifyPackageChange, removeMembershipsAndCollaborators, updatePackage,
   type PackageRow,
 } from '../model/packages.ts';
 import { buildPackageDicts } from '../model/package-dict.ts';
@@ -32,20 +32,14 @@ async function checkGroupAuth(ctx: ActionContext, groups: unknown, pkg?: Package
     const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
     if (!ref || typeof ref !== 'string') continue;
     const group = await findGroup(ctx.db, ref);
-    if (!group) throw new NotFoundError('Group was not found.');
-    if (current.includes(group.id)) continue;
+    // (a group that does not exist is the validation's error)
+    if (!group || current.includes(group.id)) continue;
     if (!(await hasGroupPermission(ctx, group.id, 'manage_group'))) throw denied(ctx, 'edit these groups');
   }
 }
 
 const packageCreateAuth: AuthFunction = async (ctx, params) => {
-  // CKAN's _check_group_auth: a group that does not exist is Not Found
-  if (Array.isArray(params.groups)) {
-    for (const g of params.groups) {
-      const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
-      if (typeof ref === 'string' && ref && !(await findGroup(ctx.db, ref))) throw new NotFoundError('Group was not found.');
-    }
-  }
+  // (groups that do not exist are reported by the validation, as Validation Errors)
   await checkPackageCreate(ctx, params);
 };
 
@@ -94,8 +88,9 @@ async function bulkUpdate(ctx: ActionContext, p: { datasets: string[]; org_id: s
   const org = await findGroup(ctx.db, p.org_id);
   if (!org) throw new NotFoundError('Organization was not found.');
   const r = await ctx.db.query<{ id: string }>(
-    "SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted'", [p.datasets, org.id],
+    "SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted' ORDER BY id", [p.datasets, org.id],
   );
+  await lockPackages(ctx.db, r.rows.map((x) => x.id));
   for (const row of r.rows) {
     await updatePackage(ctx.db, row.id, changes);
     if (changes.state === 'deleted') await removeMembershipsAndCollaborators(ctx.db, row.id);
@@ -227,6 +222,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     returns: nullReturns,
     handler: async (ctx, p) => {
       const pkg = await targetPackage(ctx, p);
+      await lockPackages(ctx.db, [pkg.id]);
       await updatePackage(ctx.db, pkg.id, { state: 'deleted' });
       await removeMembershipsAndCollaborators(ctx.db, pkg.id);
       await notifyPackageChange(ctx, pkg.id, 'deleted');
@@ -243,6 +239,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     returns: nullReturns,
     handler: async (ctx, p) => {
       const pkg = await targetPackage(ctx, p);
+      await lockPackages(ctx.db, [pkg.id]);
       const resources = await allResourcesOf(ctx.db, pkg.id);
       const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map((r) => r.tag_id);
       // Listeners run before the rows go, so they can still see what belonged to the dataset.
@@ -295,7 +292,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     description: 'Return datasets whose name or title contains q.',
     params: {
       q: p.string('the text to look for').required(),
-      limit: p.integer('at most this many').default(10).max(1000),
+      limit: p.natural('at most this many').default(10).max(1000),
     },
     returns: {
       description: 'list of {name, title, match_field, match_displayed}',

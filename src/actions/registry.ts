@@ -6,6 +6,7 @@ import { AuthorizationError, NotFoundError } from '../errors.ts';
 import type { TSchema } from '@sinclair/typebox';
 import { validateOrThrow, type ExtrasPolicy, type Schema } from '../validation/validate.ts';
 import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
+import { backoff, checkInput, databaseErrorAsValidation, isRace, overflowAsValidation } from './call-errors.ts';
 import { compileParams, helpText, type ParamValues, type Params } from './params.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
@@ -164,26 +165,48 @@ export interface CallOptions {
   request?: ActionContext['request'];
 }
 
-/** Calls an action from outside (HTTP, CLI): one transaction for the whole call unless it is a read. */
+/** How many times a write that lost a race to another transaction is run (call-errors.ts). */
+const WRITE_ATTEMPTS = 6;
+
+/**
+ * Calls an action from outside (HTTP, CLI): one transaction for the whole call unless it is a read.
+ * A write that loses a race is run again from the start; the database's refusals of values
+ * become Validation Errors (call-errors.ts).
+ */
 export async function callAction(services: Services, name: string, input: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
   const def = services.registry.get(name);
-  const committed: AfterCommit[] = [];
-  const base = {
-    services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false,
-    afterCommit: (fn: AfterCommit) => committed.push(fn),
-  };
-  const result = def.sideEffectFree || def.transaction === false
-    ? await runDefinition(makeContext({ ...base, db: services.db }), def, input)
-    : await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input));
-  for (const fn of committed) {
+  checkInput(input);
+  const inTransaction = !(def.sideEffectFree || def.transaction === false);
+  // (PGlite runs one transaction at a time: nothing can race there, a failure would only repeat)
+  const attempts = services.db.kind === 'postgres' ? WRITE_ATTEMPTS : 1;
+  for (let attempt = 1; ; attempt++) {
+    const committed: AfterCommit[] = [];
+    const base = {
+      services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false,
+      afterCommit: (fn: AfterCommit) => committed.push(fn),
+    };
+    let result: unknown;
     try {
-      await fn();
+      result = inTransaction
+        ? await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input))
+        : await runDefinition(makeContext({ ...base, db: services.db }), def, input);
     } catch (e) {
-      // The database has the change already: report, do not fail the call.
-      services.logger.error({ err: e, action: name }, 'work after commit failed');
+      if (inTransaction && attempt < attempts && isRace(e)) {
+        await backoff(attempt);
+        continue;
+      }
+      throw overflowAsValidation(databaseErrorAsValidation(e, input), def.lazyLists);
     }
+    for (const fn of committed) {
+      try {
+        await fn();
+      } catch (e) {
+        // The database has the change already: report, do not fail the call.
+        services.logger.error({ err: e, action: name }, 'work after commit failed');
+      }
+    }
+    return result;
   }
-  return result;
 }
 
 /** Runs fn after the call commits (at once for a context without a transaction of its own). */

@@ -7,7 +7,7 @@ import { listOf } from './result-schemas.ts';
 import { canEditPackage, canReadPackage } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';
 import { NotFoundError } from '../errors.ts';
-import { findPackage, notifyPackageChange, packagesByIds, touchPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, lockPackages, notifyPackageChange, packagesByIds, touchPackage, type PackageRow } from '../model/packages.ts';
 import { deleteRelationship, findRelationship, RELATIONSHIP_TYPES, relationshipsFrom, saveRelationship } from '../model/relationships.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { unicodeString } from '../validation/validators.ts';
@@ -73,6 +73,7 @@ async function touchBoth(ctx: ActionContext, s: PackageRow, o: PackageRow): Prom
 function saveRelationshipAction(mustExist: boolean) {
   return async (ctx: ActionContext, p: RelationshipParams) => {
     const [s, o] = await both(ctx, p);
+    await lockPackages(ctx.db, [s.id, o.id]);
     if (mustExist && !(await findRelationship(ctx.db, s.id, p.type, o.id))) {
       throw new NotFoundError('This relationship between the packages was not found.');
     }
@@ -110,6 +111,7 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       const [s, o] = await both(ctx, p);
+      await lockPackages(ctx.db, [s.id, o.id]);
       const existing = await findRelationship(ctx.db, s.id, p.type, o.id);
       if (!existing) throw new NotFoundError('This relationship between the packages was not found.');
       await deleteRelationship(ctx.db, existing.id);
@@ -129,8 +131,10 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     },
     returns: { description: 'list of {subject, type, object, comment}', rtype: 'list', schema: listOf(relationshipSchema) },
     handler: async (ctx, p) => {
-      const pkg = (await findPackage(ctx.db, p.id))!;
+      const pkg = await findPackage(ctx.db, p.id);
+      if (!pkg) throw new NotFoundError('First package not found');
       const other = p.id2 ? await findPackage(ctx.db, p.id2) : undefined;
+      if (p.id2 && !other) throw new NotFoundError('Second package not found');
       const rels = await relationshipsFrom(ctx.db, pkg.id, other?.id, p.rel);
       // relationships with datasets the caller may not see are left out
       const others = new Map((await packagesByIds(ctx.db, rels.map((r) => r.other))).map((x) => [x.id, x]));

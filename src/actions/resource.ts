@@ -5,12 +5,12 @@ import { afterCommit, defineAction, type ActionDefinition, type AuthFunction } f
 import { Type } from '@sinclair/typebox';
 import { p } from './params.ts';
 import { listOf, resourceSchema as resourceResult } from './result-schemas.ts';
-import { canEditPackage, canReadPackage } from '../auth/authz.ts';
+import { canEditPackage, canReadPackage, visiblePackagesCondition } from '../auth/authz.ts';
 import { anyone, denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile } from '../files/storage.ts';
 import { resourceDict } from '../model/package-dict.ts';
-import { findPackage, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
+import { findPackage, lockPackages, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
 import { resourceParams, resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
@@ -25,9 +25,16 @@ async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: Re
   return { res, pkg };
 }
 
+/** resource_create's dataset reference, checked before anything is looked up. */
+function packageIdParam(params: Record<string, any>): string {
+  const ref = params.package_id;
+  if (ref === undefined || ref === null || ref === '') throw new ValidationError({ package_id: ['Missing value'] });
+  if (typeof ref !== 'string') throw new ValidationError({ package_id: ['Must be a string'] });
+  return ref;
+}
+
 const resourceCreateAuth: AuthFunction = async (ctx, params) => {
-  if (!params.package_id) throw new ValidationError({ package_id: ['Missing value'] });
-  const pkg = await packageOr404(ctx, String(params.package_id));
+  const pkg = await packageOr404(ctx, packageIdParam(params));
   if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `create resources on dataset ${pkg.id}`);
 };
 
@@ -64,7 +71,9 @@ async function validateResource(ctx: ActionContext, input: Record<string, unknow
 }
 
 async function resourceCreate(ctx: ActionContext, p: Record<string, unknown>) {
-  const pkg = await packageOr404(ctx, String(p.package_id));
+  const pkg = await packageOr404(ctx, packageIdParam(p));
+  // Concurrent creates on one dataset take positions one after another.
+  await lockPackages(ctx.db, [pkg.id]);
   const data = await validateResource(ctx, p);
   const position = (await resourcesOf(ctx.db, [pkg.id])).length;
   const fileOps = new FileOps(ctx);
@@ -77,6 +86,7 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, unknown>) {
 
 async function resourceUpdate(ctx: ActionContext, p: Record<string, unknown>) {
   const { res, pkg } = await resourceOr404(ctx, p.id);
+  await lockPackages(ctx.db, [pkg.id]);
   const data = await validateResource(ctx, p, res);
   const fileOps = new FileOps(ctx);
   const row = await replaceResource(ctx, res, data, undefined, fileOps, ctx.files?.upload);
@@ -153,6 +163,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       const { res, pkg } = await resourceOr404(ctx, p.id);
+      await lockPackages(ctx.db, [pkg.id]);
       await markResourceDeleted(ctx.db, res.id);
       await setPositions(ctx.db, (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id));
       await touchPackage(ctx.db, pkg.id);
@@ -180,6 +191,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     handler: async (ctx, p) => {
       const pkg = await packageOr404(ctx, String(p.id));
       if (!Array.isArray(p.order)) throw new ValidationError({ order: 'Must be a list of resource' });
+      await lockPackages(ctx.db, [pkg.id]);
       if (new Set(p.order).size !== p.order.length) throw new ValidationError({ order: 'Must supply unique resource_ids' });
       const existing = (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id);
       const ordered: string[] = [];
@@ -202,10 +214,14 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     description: 'Return resource formats in use that contain q (lower case), most used first.',
     params: {
       q: p.string('the text to look for').required(),
-      limit: p.integer('at most this many').default(5).max(1000),
+      limit: p.natural('at most this many').default(5).max(1000),
     },
     returns: { description: 'the formats', rtype: 'list of strings', schema: listOf(Type.String()) },
-    handler: (ctx, p) => formatsLike(ctx.db, p.q, Math.max(0, p.limit)),
+    handler: async (ctx, p) => {
+      const params: unknown[] = [];
+      const visible = await visiblePackagesCondition(ctx, params, 'p');
+      return formatsLike(ctx.db, p.q, p.limit, visible, params);
+    },
   }),
 ];
 

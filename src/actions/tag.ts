@@ -4,6 +4,7 @@ import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition } from './registry.ts';
 import { p } from './params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
+import { visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError } from '../errors.ts';
 import { listTags } from '../model/tags.ts';
 import { deleteTag, findTag, findVocabularyRow, insertTag, publicPackagesWithTag, tagDict, type VocabularyRow } from '../model/vocabularies.ts';
@@ -47,7 +48,7 @@ export const tagActions: ActionDefinition<any, any>[] = [
     name: 'tag_list',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Return the free tags used by active public datasets, or the tags of a vocabulary.',
+    description: 'Return the free tags used by active datasets you may see, or the tags of a vocabulary.',
     params: {
       query: p.string('only tags whose name contains this (case-insensitive)'),
       q: p.string('the same as query'),
@@ -57,7 +58,9 @@ export const tagActions: ActionDefinition<any, any>[] = [
     returns: { description: 'tag names, or tag dicts with all_fields', rtype: 'list', schema: Type.Union([names, listOf(tagSchema)]) },
     handler: async (ctx, prm) => {
       const vocabularyId = prm.vocabulary_id ? (await vocabularyOr404(ctx, prm.vocabulary_id)).id : undefined;
-      const tags = await listTags(ctx.db, { query: prm.query ?? prm.q, vocabularyId });
+      const params: unknown[] = [];
+      const visible = await visiblePackagesCondition(ctx, params, 'p');
+      const tags = await listTags(ctx.db, { query: prm.query ?? prm.q, vocabularyId, visible, params });
       return prm.all_fields ? tags.map(tagDict) : tags.map((t) => t.name);
     },
   }),

@@ -6,7 +6,7 @@ import { denied, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
 import {
-  findUser, findUserByEmail, insertUser, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
+  findUser, findUserByEmail, insertUser, lockEmail, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
 } from '../model/users.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { Type } from '@sinclair/typebox';
@@ -49,6 +49,7 @@ const nameAvailable: Validator = async (v, f) => {
 };
 
 const emailAvailable: Validator = async (v, f) => {
+  await lockEmail(f.context.db, v);
   const existing = await findUserByEmail(f.context.db, v);
   if (existing && existing.id !== f.context._editingUserId) throw new Invalid(`The email address '${v}' belongs to a registered user.`);
   return v;
@@ -265,7 +266,7 @@ export const userActions: ActionDefinition<any, any>[] = [
     description: 'Return users whose name or full name contains q.',
     params: {
       q: p.string('the text to look for').required(),
-      limit: p.integer('at most this many').default(20).max(1000),
+      limit: p.natural('at most this many').default(20).max(1000),
       ignore_self: p.boolean('leave out the calling user').default(false),
     },
     returns: {

@@ -32,12 +32,13 @@ export function optionDeclaration(name: string): OptionDeclaration | undefined {
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
 const nonNegative = (v: number) => (v >= 0 ? undefined : 'must be zero or more');
 const port = (v: number) => (v > 0 && v < 65536 ? undefined : 'must be a port number (1-65535)');
+const httpUrl = (v: string) => (v === '' || /^https?:\/\/[^\s/?#@]+(\/[^\s]*)?$/i.test(v) ? undefined : 'must be an http:// or https:// URL');
 const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
 
 const core: OptionDeclaration[] = [
   { name: 'svc.port', type: 'int', default: 5000, description: 'TCP port the server listens on', validate: port },
   { name: 'svc.host', type: 'string', default: 'localhost', description: 'Address the server binds to' },
-  { name: 'svc.site_url', type: 'string', default: '', runtimeEditable: true, description: 'Public base URL of the site (defaults to http://HOST:PORT)' },
+  { name: 'svc.site_url', type: 'string', default: '', runtimeEditable: true, validate: httpUrl, description: 'Public base URL of the site (defaults to http://HOST:PORT)' },
   { name: 'svc.site_id', type: 'string', default: 'default', description: 'Identifier of this site' },
   { name: 'svc.storage_path', type: 'string', default: './data', description: 'Folder for the embedded databases and uploaded files' },
   { name: 'svc.database_url', type: 'string', default: '', secret: true, validate: postgresUrl, description: 'PostgreSQL URL of the catalog database; empty uses the embedded database' },

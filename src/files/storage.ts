@@ -53,17 +53,31 @@ export function mungeFilename(name: string): string {
 /** Name prefix of the temporary files multipart uploads are written to (request-data.ts). */
 export const UPLOAD_TMP_PREFIX = 'upload-';
 
+/** A new upload temp file name: the prefix, this process's pid (whose files they are), a random part. */
+export function uploadTmpName(): string {
+  return `${UPLOAD_TMP_PREFIX}${process.pid}-${randomUUID()}`;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Where multipart uploads are received before an action stores them (request-data.ts). */
 export function uploadTmpDir(config: Config): string {
   return path.join(config.str('svc.storage_path'), 'tmp');
 }
 
 /**
- * At startup: removes upload temp files left by a process that stopped mid-request. Only files
- * older than maxAgeMs go, so uploads in flight in another process sharing the storage are spared.
- * Returns how many were removed.
+ * At startup: removes every upload temp file left by a process that stopped mid-request (killed,
+ * crashed). Only the files of another process still running on this machine are spared (its
+ * uploads in flight, when several processes share the storage). Returns how many were removed.
  */
-export function sweepUploadTmp(config: Config, maxAgeMs = 60 * 60 * 1000): number {
+export function sweepUploadTmp(config: Config): number {
   const dir = uploadTmpDir(config);
   let names: string[];
   try {
@@ -71,14 +85,14 @@ export function sweepUploadTmp(config: Config, maxAgeMs = 60 * 60 * 1000): numbe
   } catch {
     return 0;
   }
-  const cutoff = Date.now() - maxAgeMs;
   let removed = 0;
   for (const name of names) {
     if (!name.startsWith(UPLOAD_TMP_PREFIX)) continue;
+    const owner = Number(/^(\d+)-/.exec(name.slice(UPLOAD_TMP_PREFIX.length))?.[1]);
+    if (owner && owner !== process.pid && processAlive(owner)) continue;
     const file = path.join(dir, name);
     try {
-      const st = fs.statSync(file);
-      if (!st.isFile() || st.mtimeMs > cutoff) continue;
+      if (!fs.statSync(file).isFile()) continue;
       fs.rmSync(file, { force: true });
       removed++;
     } catch {

@@ -6,6 +6,7 @@ import multipart from '@fastify/multipart';
 import type { Identity, Services } from '../context.ts';
 import { ANONYMOUS } from '../context.ts';
 import { callAction } from '../actions/registry.ts';
+import { databaseErrorAsValidation } from '../actions/call-errors.ts';
 import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
@@ -31,6 +32,9 @@ export function helpUrl(services: Services, name: string): string {
 
 export function envelopeError(e: unknown, services: Services): ActionError {
   if (e instanceof ActionError) return e;
+  // A value the database refused on a route that is not an action call (they map their own).
+  const refused = databaseErrorAsValidation(e, {});
+  if (refused instanceof ActionError) return refused;
   const code = (e as { code?: string; statusCode?: number })?.code;
   const status = (e as { statusCode?: number })?.statusCode;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {

@@ -4,12 +4,11 @@ import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../context.ts';
-import { BadRequestError, ValidationError } from '../errors.ts';
-import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
+import { ActionError, BadRequestError, ValidationError } from '../errors.ts';
+import { uploadTmpName } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';
 import { jsonError } from '../json/bytes.ts';
 
@@ -48,9 +47,21 @@ export function parseJsonObject(text: string): Record<string, unknown> {
     throw jsonError(e);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new BadRequestError(`Bad request - JSON Error: Request data JSON decoded to ${JSON.stringify(value)} but it needs to be a dictionary.`);
+    throw new BadRequestError(`Bad request - JSON Error: Request data JSON decoded to ${describeJson(value)} but it needs to be a dictionary.`);
   }
   return value as Record<string, unknown>;
+}
+
+/** A short text for a decoded JSON value (hostile nesting cannot overflow JSON.stringify here). */
+function describeJson(value: unknown): string {
+  if (!Array.isArray(value)) return JSON.stringify(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return 'a deeply nested list';
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
 }
 
 /** Adds a value under key; a repeated key becomes a list. */
@@ -104,7 +115,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
     try {
       for await (const part of request.parts({ limits: { fileSize: opts.maxFileBytes } })) {
         if (part.type === 'file') {
-          const target = path.join(tmpDir, `${UPLOAD_TMP_PREFIX}${randomUUID()}`);
+          const target = path.join(tmpDir, uploadTmpName());
           // Opened here, not lazily by the stream: the file then exists before any await, so the
           // catch below always finds it (a stream opening later could recreate it after the removal).
           const fd = fs.openSync(target, 'w');
@@ -127,6 +138,10 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
       discardFiles(files);
       if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
         throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
+      }
+      // The body's own fault (cut short, bad boundaries, bad headers): not a server error.
+      if (e instanceof Error && !(e instanceof ActionError) && !(e as NodeJS.ErrnoException).syscall) {
+        throw new BadRequestError(`Bad request - malformed multipart/form-data body: ${e.message}`);
       }
       throw e;
     }

@@ -26,20 +26,19 @@ export async function findMember(db: Queryable, groupId: string, table: MemberTa
   )).rows[0];
 }
 
-/** Adds the object to the group with the capacity, or changes the capacity of an existing membership. */
 /** Adds the membership or changes its capacity; changed is false when it was already so. */
 export async function upsertMember(db: Queryable, groupId: string, table: MemberTable, tableId: string, capacity: string): Promise<{ member: MemberRow; changed: boolean }> {
-  const existing = await findMember(db, groupId, table, tableId);
   if (table !== 'package') membershipsChanged();
-  if (existing) {
-    if (existing.capacity === capacity) return { member: existing, changed: false };
-    return { member: (await db.query<MemberRow>('UPDATE members SET capacity = $2 WHERE id = $1 RETURNING *', [existing.id, capacity])).rows[0], changed: true };
-  }
-  const member = (await db.query<MemberRow>(
-    "INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active') RETURNING *",
+  // One statement, so a concurrent add of the same member waits for it instead of failing.
+  const written = (await db.query<MemberRow>(
+    `INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active')
+     ON CONFLICT (group_id, table_name, table_id) WHERE state = 'active'
+     DO UPDATE SET capacity = EXCLUDED.capacity WHERE members.capacity IS DISTINCT FROM EXCLUDED.capacity
+     RETURNING *`,
     [randomUUID(), groupId, table, tableId, capacity],
   )).rows[0];
-  return { member, changed: true };
+  if (written) return { member: written, changed: true };
+  return { member: (await findMember(db, groupId, table, tableId))!, changed: false };
 }
 
 /** Ends a membership; false when there was none. */

@@ -97,6 +97,15 @@ export async function updatePackage(db: Queryable, id: string, changes: PackageW
   return r.rows[0];
 }
 
+/**
+ * Locks the datasets' rows until the transaction ends, always in id order: every write of a
+ * dataset's parts (resources and their positions, tags, extras, groups, relationships) takes it
+ * first, so such writes on one dataset run one after another and never deadlock.
+ */
+export async function lockPackages(db: Queryable, ids: string[]): Promise<void> {
+  await db.query('SELECT 1 FROM packages WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [ids]);
+}
+
 /** Marks the dataset as modified now (resource writes). */
 export async function touchPackage(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE packages SET metadata_modified = ${NOW} WHERE id = $1`, [id]);
@@ -150,10 +159,11 @@ export async function packageGroups(db: Queryable, packageIds: string[]): Promis
 }
 
 export async function addPackageToGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {
-  const exists = await db.query("SELECT 1 FROM members WHERE group_id = $1 AND table_name = 'package' AND table_id = $2 AND state = 'active'", [groupId, packageId]);
-  if (exists.rows.length) return;
-  await db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'public', 'active')",
-    [randomUUID(), groupId, packageId]);
+  await db.query(
+    `INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'public', 'active')
+     ON CONFLICT (group_id, table_name, table_id) WHERE state = 'active' DO NOTHING`,
+    [randomUUID(), groupId, packageId],
+  );
 }
 
 export async function removePackageFromGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {

@@ -43,7 +43,9 @@ export async function findRelationship(db: Queryable, subjectId: string, type: s
 export async function saveRelationship(db: Queryable, subjectId: string, type: string, objectId: string, comment: string | null): Promise<RelationshipRow> {
   const existing = await findRelationship(db, subjectId, type, objectId);
   if (existing) {
-    return (await db.query<RelationshipRow>('UPDATE package_relationships SET comment = $2 WHERE id = $1 RETURNING *', [existing.id, comment])).rows[0];
+    const updated = (await db.query<RelationshipRow>('UPDATE package_relationships SET comment = $2 WHERE id = $1 RETURNING *', [existing.id, comment])).rows[0];
+    // (gone meanwhile when the caller did not lock both datasets: written anew)
+    if (updated) return updated;
   }
   const f = forwardForm(subjectId, type, objectId);
   return (await db.query<RelationshipRow>(

@@ -102,13 +102,18 @@ export async function setDatastoreActive(db: Queryable, resourceId: string, acti
   await db.query('UPDATE resources SET datastore_active = $2 WHERE id = $1', [resourceId, active]);
 }
 
-/** Formats in use containing q (lower case), most used first. */
-export async function formatsLike(db: Queryable, q: string, limit: number): Promise<string[]> {
+/**
+ * Formats in use containing q (lower case), most used first, counting only resources of datasets
+ * matching visible (an SQL condition over alias p whose parameters are already in params).
+ */
+export async function formatsLike(db: Queryable, q: string, limit: number, visible: string, params: unknown[]): Promise<string[]> {
+  params.push(`%${q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, limit);
+  const n = params.length;
   const r = await db.query<{ f: string }>(
-    `SELECT lower(format) AS f FROM resources r WHERE state = 'active' AND format ILIKE $1 AND format <> ''
-       AND EXISTS (SELECT 1 FROM packages p WHERE p.id = r.package_id AND p.state = 'active' AND NOT p.private)
-     GROUP BY lower(format) ORDER BY count(*) DESC, lower(format) LIMIT $2`,
-    [`%${q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, limit],
+    `SELECT lower(r.format) AS f FROM resources r JOIN packages p ON p.id = r.package_id
+     WHERE r.state = 'active' AND p.state = 'active' AND ${visible} AND r.format ILIKE $${n - 1} AND r.format <> ''
+     GROUP BY lower(r.format) ORDER BY count(*) DESC, lower(r.format) LIMIT $${n}`,
+    params,
   );
   return r.rows.map((x) => x.f);
 }

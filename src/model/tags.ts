@@ -12,13 +12,16 @@ export interface PackageTagRow {
 
 /** The tag's id, creating the tag when it does not exist. */
 export async function ensureTag(db: Queryable, name: string, vocabularyId: string | null): Promise<string> {
-  const found = await db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
+  const find = () => db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
+  const found = await find();
   if (found.rows[0]) return found.rows[0].id;
-  // Concurrent writers may create the same tag: the second waits for the first and takes its row.
-  await db.query(`INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3)
-    ON CONFLICT (name, (coalesce(vocabulary_id, ''))) DO NOTHING`, [randomUUID(), name, vocabularyId]);
-  const made = await db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
-  return made.rows[0].id;
+  // Another transaction may create the same tag meanwhile: the insert then waits for it and does
+  // nothing, and the next statement sees its row.
+  const inserted = await db.query<{ id: string }>(
+    "INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3) ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING RETURNING id",
+    [randomUUID(), name, vocabularyId],
+  );
+  return inserted.rows[0]?.id ?? (await find()).rows[0].id;
 }
 
 /** Replaces the dataset's tags. */
@@ -29,7 +32,7 @@ export async function setPackageTags(db: Queryable, packageId: string, tags: { n
     const id = await ensureTag(db, t.name, t.vocabulary_id ?? null);
     if (seen.has(id)) continue;
     seen.add(id);
-    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active')", [packageId, id]);
+    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active') ON CONFLICT DO NOTHING", [packageId, id]);
   }
 }
 
@@ -47,10 +50,17 @@ export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise
   await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
 }
 
-/** Free tags in use by active public datasets (or tags of a vocabulary), optionally containing query. */
-export async function listTags(db: Queryable, opts: { query?: string; vocabularyId?: string | null }): Promise<{ id: string; name: string; vocabulary_id: string | null }[]> {
-  const params: unknown[] = [opts.vocabularyId ?? ''];
-  let cond = "coalesce(t.vocabulary_id, '') = $1";
+/**
+ * Free tags in use by active datasets (or tags of a vocabulary), optionally containing query.
+ * visible: an SQL condition over the dataset alias p (the caller's read rule, src/auth/authz.ts)
+ * whose parameters are already in params.
+ */
+export async function listTags(
+  db: Queryable, opts: { query?: string; vocabularyId?: string | null; visible: string; params: unknown[] },
+): Promise<{ id: string; name: string; vocabulary_id: string | null }[]> {
+  const params = opts.params;
+  params.push(opts.vocabularyId ?? '');
+  let cond = `coalesce(t.vocabulary_id, '') = $${params.length}`;
   if (opts.query) {
     params.push(`%${opts.query.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
     cond += ` AND t.name ILIKE $${params.length}`;
@@ -58,7 +68,8 @@ export async function listTags(db: Queryable, opts: { query?: string; vocabulary
   // Free tags: only those in use; vocabulary tags exist on their own.
   const inUse = opts.vocabularyId
     ? ''
-    : " AND EXISTS (SELECT 1 FROM package_tags pt JOIN packages p ON p.id = pt.package_id WHERE pt.tag_id = t.id AND pt.state = 'active' AND p.state = 'active' AND NOT p.private)";
+    : ` AND EXISTS (SELECT 1 FROM package_tags pt JOIN packages p ON p.id = pt.package_id
+         WHERE pt.tag_id = t.id AND pt.state = 'active' AND p.state = 'active' AND ${opts.visible})`;
   return (await db.query(`SELECT t.id, t.name, t.vocabulary_id FROM tags t WHERE ${cond}${inUse} ORDER BY t.name`, params)).rows;
 }
 

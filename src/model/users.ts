@@ -31,6 +31,15 @@ export async function findUserByApikey(db: Queryable, apikey: string): Promise<U
   return (await db.query<UserRow>('SELECT * FROM users WHERE apikey = $1', [apikey])).rows[0];
 }
 
+/**
+ * Holds the address (any case) until the transaction ends: e-mails have no unique index (old
+ * data may repeat them), so the check that an address is free and the write that takes it must
+ * not interleave with another user's.
+ */
+export async function lockEmail(db: Queryable, email: string): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtextextended('svc.user_email:' || lower($1), 0))", [email]);
+}
+
 export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
   return (await db.query<UserRow>("SELECT * FROM users WHERE lower(email) = lower($1) AND state <> 'deleted' LIMIT 1", [email])).rows[0];
 }

@@ -81,6 +81,9 @@ async function runChain(chain: Validator[], value: unknown, field: FieldContext)
         messages.push(e.message);
         continue;
       }
+      // A validator assuming what an earlier one refused (v.trim() after "Must be a string"):
+      // the field has its error already.
+      if (messages.length && e instanceof TypeError) return { value: MISSING, messages };
       throw e;
     }
   }

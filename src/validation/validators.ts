@@ -71,9 +71,13 @@ export const booleanValidator: Validator = (v) => {
 /** An optional boolean with a default. */
 export const bool = (d: boolean): Validator[] => [defaultValue(d), booleanValidator];
 
+/** An integer; beyond 2^53 (2^64, 1e400) it is not one the database or JavaScript could use. */
 export const intValidator: Validator = (v) => {
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v)) return Number.parseInt(v, 10);
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v)) {
+    const n = Number.parseInt(v, 10);
+    if (Number.isSafeInteger(n)) return n;
+  }
   throw new Invalid('Invalid integer');
 };
 
