@@ -13,7 +13,7 @@ import {
   autocompleteGroups, countOrganizationDatasets, deleteGroup, disownDatasets, extrasOfGroups, findGroup, groupNameHolder, insertGroup,
   listGroups, purgeGroup, saveGroupExtras, updateGroup, type GroupRow,
 } from '../model/groups.ts';
-import { countUserMembers, isSelfOrAncestor, replaceMembers, subGroups, upsertMember, userMembers } from '../model/members.ts';
+import { countUserMembers, lockHierarchy, parentGroups, replaceMembers, upsertMember, userMembers, wouldCreateLoop } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { packageDicts } from '../model/package-dict.ts';
@@ -141,7 +141,7 @@ export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions)
     out.packages = await packageDicts(ctx, ids);
   }
   if (o.includeTags) out.tags = [];
-  if (o.includeGroups) out.groups = (await subGroups(ctx.db, g.id)).map((s) => ({ name: s.name, capacity: s.capacity }));
+  if (o.includeGroups) out.groups = (await parentGroups(ctx.db, g.id)).map((s) => ({ name: s.name, capacity: s.capacity }));
   if (o.includeUsers) {
     const users = await userMembers(ctx.db, g.id);
     const dicts: Record<string, unknown>[] = [];
@@ -232,27 +232,28 @@ async function saveUsers(ctx: ActionContext, group: GroupRow, users: Ref[]): Pro
   await replaceMembers(ctx.db, group.id, 'user', entries);
 }
 
-async function saveSubGroups(ctx: ActionContext, group: GroupRow, groups: Ref[]): Promise<void> {
+/**
+ * Sets the group's parents (the `groups` of a group dict, CKAN's hierarchy convention). Callers
+ * are admins of the group (its update/create rule): putting a group under another hands its
+ * control to the parent's admins (svc.auth.roles_that_cascade_to_sub_groups), which only the
+ * group's own admins may decide.
+ */
+async function saveParents(ctx: ActionContext, group: GroupRow, groups: Ref[]): Promise<void> {
+  if (groups.length) await lockHierarchy(ctx.db);
   const entries: { id: string; capacity: string }[] = [];
   const errors: Record<string, string[]>[] = [];
-  const current = new Set((await subGroups(ctx.db, group.id)).map((s) => s.id));
+  const kind = kindOf(group.is_organization);
   for (const g of groups) {
     const ref = g.id || g.name;
     const row = ref ? await findGroup(ctx.db, ref) : undefined;
-    if (!row || row.is_organization !== group.is_organization || entries.some((e) => e.id === row.id)) {
+    const key = g.id ? 'id' : 'name';
+    if (!row || row.state === 'deleted') errors.push({ [key]: [`${titleKind(group.is_organization)} not found: ${ref ?? ''}`] });
+    else if (row.is_organization !== group.is_organization) errors.push({ [key]: [`The parent of ${kind === 'organization' ? 'an organization' : 'a group'} must be ${kind === 'organization' ? 'an organization' : 'a group'}`] });
+    else if (await wouldCreateLoop(ctx.db, group.id, row.id)) errors.push({ [key]: ['This parent would create a loop in the hierarchy'] });
+    else {
       errors.push({});
-      continue;
+      if (!entries.some((e) => e.id === row.id)) entries.push({ id: row.id, capacity: g.capacity });
     }
-    if (await isSelfOrAncestor(ctx.db, group.id, row.id)) {
-      errors.push({ name: ['This parent would create a loop in the hierarchy'] });
-      continue;
-    }
-    // Making a group a sub-group hands its control to our admins (cascade): only its own admins may.
-    if (!current.has(row.id) && !ctx.ignoreAuth && !(await canEditGroup(ctx, row.id))) {
-      throw notAuthorized(ctx, `edit ${kindOf(row.is_organization)} ${row.id}`);
-    }
-    errors.push({});
-    entries.push({ id: row.id, capacity: g.capacity });
   }
   if (errors.some((e) => Object.keys(e).length)) throw new ValidationError({ groups: errors });
   await replaceMembers(ctx.db, group.id, 'group', entries);
@@ -307,7 +308,7 @@ async function createGroup(ctx: ActionContext, p: Record<string, any>, isOrg: bo
   });
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users) await saveUsers(ctx, group, p.users);
-  if (p.groups) await saveSubGroups(ctx, group, p.groups);
+  if (p.groups) await saveParents(ctx, group, p.groups);
   if (!isOrg && p.packages) await savePackages(ctx, group, p.packages);
   // The creator becomes an admin.
   if (ctx.identity.user) await upsertMember(ctx.db, group.id, 'user', ctx.identity.user.id, 'admin');
@@ -330,7 +331,7 @@ async function updateGroupFromDict(ctx: ActionContext, p: Record<string, any>, i
   await updateGroup(ctx.db, group.id, changes as any);
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users !== undefined || !partial) await saveUsers(ctx, group, p.users ?? []);
-  if (p.groups !== undefined || !partial) await saveSubGroups(ctx, group, p.groups ?? []);
+  if (p.groups !== undefined || !partial) await saveParents(ctx, group, p.groups ?? []);
   if (!isOrg && p.packages !== undefined) await savePackages(ctx, group, p.packages);
   forgetCapacities(ctx);
   return showAfterWrite(ctx, group.id);
@@ -471,7 +472,7 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       auth: createAuth(isOrg),
       authBeforeValidation: true,
       schema: groupSchema('create'),
-      help: `Create a new ${k}. You become its admin. Needs a login${isOrg ? ' and svc.auth.user_create_organizations (default true)' : ' and svc.auth.user_create_groups (default true)'}.\n\n:param name: unique among groups and organizations, deleted ones included (2-100 characters: lowercase alphanumerics, - and _)\n:param title, description, image_url: (optional)\n:param type: (optional, default '${k}')\n:param state: (optional, sysadmin only)\n:param approval_status: (optional)\n:param extras: list of {key, value} (optional)\n:param users: list of {name, capacity} (admin, editor or member; optional)\n:param groups: sub-${ks}: list of {name, capacity} (optional; you must be admin of each)${isOrg ? '' : '\n:param packages: datasets of the group: list of {id} or {name} (optional)'}\n:param id: (optional, sysadmin only, a UUID)\n:returns: the new ${k} (as ${k}_show)\n:rtype: dictionary`,
+      help: `Create a new ${k}. You become its admin. Needs a login${isOrg ? ' and svc.auth.user_create_organizations (default true)' : ' and svc.auth.user_create_groups (default true)'}.\n\n:param name: unique among groups and organizations, deleted ones included (2-100 characters: lowercase alphanumerics, - and _)\n:param title, description, image_url: (optional)\n:param type: (optional, default '${k}')\n:param state: (optional, sysadmin only)\n:param approval_status: (optional)\n:param extras: list of {key, value} (optional)\n:param users: list of {name, capacity} (admin, editor or member; optional)\n:param groups: the parent ${k}: [{name}] (or {id}; capacity defaults to 'parent'; optional). Admins of the parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)${isOrg ? '' : '\n:param packages: datasets of the group: list of {id} or {name} (optional)'}\n:param id: (optional, sysadmin only, a UUID)\n:returns: the new ${k} (as ${k}_show)\n:rtype: dictionary`,
       handler: (ctx, p) => createGroup(ctx, p, isOrg),
     },
     {

@@ -8,7 +8,7 @@ import {
 } from '../auth/authz.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
-import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import { listMembers, lockHierarchy, wouldCreateLoop, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify } from '../model/packages.ts';
 import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
@@ -64,11 +64,12 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
   }
   if (type === 'group') {
-    const child = (await findGroup(ctx.db, id))!;
-    if (child.is_organization !== group.is_organization) throw new ValidationError({ object: [`A ${kindOf(group.is_organization)} can only contain ${kindOf(group.is_organization)}s`] });
-    if (await isSelfOrAncestor(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
-    // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
-    if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
+    // The group (id) goes under the object (its parent); only the group's admins may (memberAuth).
+    const parent = (await findGroup(ctx.db, id))!;
+    if (parent.is_organization !== group.is_organization) throw new ValidationError({ object: [`The parent of ${group.is_organization ? 'an organization' : 'a group'} must be ${group.is_organization ? 'an organization' : 'a group'}`] });
+    if (parent.state === 'deleted') throw new NotFoundError('Group was not found.');
+    await lockHierarchy(ctx.db);
+    if (await wouldCreateLoop(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
   }
   const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
   forgetCapacities(ctx);
@@ -164,7 +165,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
       object_type: [notEmpty, unicodeString, oneOf(OBJECT_TYPES)],
       capacity: [notEmpty, unicodeString],
     },
-    help: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member) and sub-groups: admins of the group; you must also be admin of a group you add as a sub-group. Datasets (capacity public) into a group: any member of the group.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group\n:param capacity: the capacity\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary',
+    help: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity \'parent\'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group\n:param capacity: the capacity\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary',
     handler: async (ctx, p) => createMember(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.object, p.capacity),
   },
   {
