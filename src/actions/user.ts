@@ -180,13 +180,13 @@ export const userActions: ActionDefinition<any, any>[] = [
       include_password_hash: bool(false),
       include_plugin_extras: bool(false),
     },
-    help: 'Return a user account. Email and apikey are shown to the user and sysadmins only.\n\n:param id: the id or name of the user (optional, default: the calling user)\n:param include_datasets: include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins; default false)\n:param include_num_followers: (default false)\n:param include_password_hash: sysadmin only (default false)\n:param include_plugin_extras: sysadmin only (default false)\n:rtype: dictionary',
+    help: 'Return a user account. Email and apikey are shown to the user and sysadmins only.\n\n:param id: the id or name of the user (optional, default: the calling user)\n:param include_datasets: include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins; default false)\n:param include_num_followers: (default false)\n:param include_password_hash: add password_hash (default false; sysadmins only, ignored for others)\n:param include_plugin_extras: add plugin_extras (default false; sysadmins only, ignored for others)\n:rtype: dictionary',
     handler: async (ctx, p) => {
       const target = p.id ?? ctx.identity.user?.id;
       if (!target) throw new ValidationError({ id: ['Missing value'] });
       const user = await userOr404(ctx, target);
       if (user.state === 'deleted' && !ctx.identity.sysadmin) throw new NotFoundError('User not found');
-      if ((p.include_password_hash || p.include_plugin_extras) && !ctx.identity.sysadmin) throw new AuthorizationError();
+      // For anyone but a sysadmin these two are ignored (userDict shows them to sysadmins only).
       const out = await userDict(ctx, user, { includePasswordHash: p.include_password_hash, includePluginExtras: p.include_plugin_extras });
       if (p.include_num_followers) out.num_followers = 0;
       if (p.include_datasets) out.datasets = await createdDatasets(ctx, user);
@@ -206,7 +206,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       limit: [ignoreMissing, naturalNumber],
       offset: [ignoreMissing, naturalNumber],
     },
-    help: 'Return the active users of the site.\n\n:param q: only users whose name, full name or email contains q (optional)\n:param email: only the user with this email (sysadmin only)\n:param order_by: one of id, name, fullname, display_name, created, about, sysadmin, number_created_packages (default display_name)\n:param all_fields: user dicts (true, default) or names (false)\n:param limit, offset: paging (optional)\n:rtype: list',
+    help: 'Return the active users of the site.\n\n:param q: only users whose name, full name or email contains q (optional)\n:param email: only the user with this email (sysadmin only)\n:param order_by: one of id, name, fullname, display_name (full name, else name), created, about, sysadmin, number_created_packages (public active datasets created), all ascending (default display_name)\n:param all_fields: user dicts (true, default) or names (false)\n:param limit, offset: paging (optional)\n:rtype: list',
     handler: async (ctx, p) => {
       if (p.email && !ctx.identity.sysadmin) throw new AuthorizationError('only sysadmins may filter users by email');
       const rows = await listUsers(ctx.db, {
