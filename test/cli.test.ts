@@ -123,7 +123,11 @@ describe('svc CLI', () => {
 
   test('serve answers on the port; account commands go to the running server over its admin socket', { timeout: 180_000 }, async () => {
     const port = await freePort();
-    const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+      env: { ...env, SVC__LOG_LEVEL: 'info', SVC__LOG__FORMAT: 'pretty' }, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    server.stdout!.on('data', (d) => { log += d; });
     const base = `http://127.0.0.1:${port}/api/3/action`;
     const sock = path.join(storage, 'run', 'admin.sock');
     try {
@@ -167,6 +171,11 @@ describe('svc CLI', () => {
         assert.equal(locked.code, 1);
         assert.match(locked.err, /in use by another svc process/);
       }
+      // the log: a line per request for people, no password or token
+      assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET site_read 200 \d+ ms$/m);
+      assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET user_show 200 \d+ ms user=\S+$/m);
+      assert.match(log, /admin command over the socket command=user token add user=live-admin/);
+      assert.ok(!log.includes(token), 'no token in the log');
     } finally {
       server.kill('SIGTERM');
       await new Promise((r) => server.once('exit', r));

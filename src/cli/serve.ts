@@ -1,12 +1,12 @@
 // svc serve: open the services, start the HTTP server, stop cleanly on SIGINT/SIGTERM.
-import pino from 'pino';
 import type { Config } from '../config/load.ts';
 import { buildApp } from '../http/app.ts';
 import { closeServices, createServices } from '../services.ts';
 import { listenAdminSocket } from './admin-socket.ts';
+import { createLogger } from '../log.ts';
 
 export async function serve(config: Config): Promise<void> {
-  const logger = pino({ level: config.str('svc.log_level') });
+  const logger = createLogger(config);
   const embedded = !config.str('svc.database_url');
   logger.info({ mode: embedded ? 'embedded' : 'postgresql', storage: config.str('svc.storage_path'), config: config.file ?? null }, 'starting svc');
   const services = await createServices(config, { logger });

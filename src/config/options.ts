@@ -87,5 +87,7 @@ const core: OptionDeclaration[] = [
   { name: 'svc.search.rows_max', type: 'int', default: 1000, validate: positive, description: 'Largest package_search page' },
   { name: 'svc.extra_resource_fields', type: 'list', default: [], description: 'Resource extra fields searchable by resource_search' },
   { name: 'svc.user_list_limit', type: 'int', default: 20, validate: nonNegative, description: 'Default page size of user_list (0 = no limit)' },
+  { name: 'svc.log.format', type: 'string', default: 'auto', description: 'Server log format: pretty (a line per event for people), json (a JSON object per line), auto (pretty on a terminal, else json)',
+    validate: (v: string) => (['pretty', 'json', 'auto'].includes(v) ? undefined : 'must be one of pretty, json, auto') },
 ];
 core.forEach(declareOption);
