@@ -13,6 +13,7 @@ import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
 import { registerHome } from './home.ts';
+import { apiDocsRoutes } from './api-docs.ts';
 
 export interface HttpExtension {
   /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
@@ -150,6 +151,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   registerHome(app, services);
   app.get('/api', async () => ({ version: 3 }));
   app.get('/api/3', async () => ({ version: 3 }));
+  await app.register(apiDocsRoutes, { services });
 
   for (const ext of httpExtensions) await ext.register(app, services);
   return app;
