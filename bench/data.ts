@@ -1,5 +1,5 @@
 // Benchmark rows: a real-shaped table derived from the JHU CSSE COVID-19 time series
-// (/work/shared/data/tables/covid19-time-series-combined-2021-03-17.csv.gz, 115,080 rows x 6
+// (covid19-time-series-combined-2021-03-17.csv.gz, see SOURCE; 115,080 rows x 6
 // columns, ODC-PDDL). To reach N rows the file is repeated; repetition k shifts every date by
 // k * 421 days (the span of the file plus one), so rows stay distinct and realistic. Five derived
 // columns make it 11 columns of mixed types (int, date, text, nullable text/int, float, bool,
@@ -9,7 +9,9 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 
-export const SOURCE = process.env.SVC_BENCH_SOURCE ?? '/work/shared/data/tables/covid19-time-series-combined-2021-03-17.csv.gz';
+const SOURCE_FILE = 'covid19-time-series-combined-2021-03-17.csv.gz';
+/** The source file: SVC_BENCH_SOURCE, else shared/data/tables/ next to the checkout when it exists. */
+export const SOURCE = process.env.SVC_BENCH_SOURCE ?? new URL(`../../shared/data/tables/${SOURCE_FILE}`, import.meta.url).pathname;
 const SHIFT_DAYS = 421;
 const DAY_MS = 86_400_000;
 
@@ -45,6 +47,10 @@ export const FIELDS: { id: keyof BenchRow; type: string }[] = [
 interface SourceRow { day: number; country: string; province: string | null; confirmed: number; recovered: number | null; deaths: number }
 
 function readSource(): SourceRow[] {
+  if (!fs.existsSync(SOURCE)) {
+    throw new Error(`benchmark data ${SOURCE} not found: download the JHU CSSE COVID-19 time series (combined, as of 2021-03-17; `
+      + `https://github.com/datasets/covid-19, time-series-19-covid-combined.csv), gzip it and set SVC_BENCH_SOURCE to its path`);
+  }
   const text = zlib.gunzipSync(fs.readFileSync(SOURCE)).toString('utf8');
   const rows: string[][] = parse(text, { from_line: 2 });
   const num = (s: string) => (s === '' ? null : Number(s));

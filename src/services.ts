@@ -2,7 +2,7 @@
 // migrations, the action registry with core actions and the enabled plugins.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { Services } from './actions/context.ts';
+import type { Services } from './context.ts';
 import { Registry } from './actions/registry.ts';
 import { coreActions } from './actions/index.ts';
 import { ConfigError, type Config } from './config/load.ts';

@@ -10,7 +10,6 @@ let alice: U; // admin of org "acme" and of group "maps"
 let gina: U; // member of group "maps", outsider of acme
 let dave: U; // outsider
 const as = (u: U) => ({ token: u.token });
-let pub: any;
 let priv: any;
 
 before(async () => {
@@ -19,7 +18,7 @@ before(async () => {
   gina = await t.user('gina');
   dave = await t.user('dave');
   await t.ok('organization_create', { name: 'acme' }, as(alice));
-  pub = await t.ok('package_create', { name: 'pub-ds', owner_org: 'acme' }, as(alice));
+  await t.ok('package_create', { name: 'pub-ds', owner_org: 'acme' }, as(alice));
   priv = await t.ok('package_create', { name: 'priv-ds', owner_org: 'acme', private: true }, as(alice));
   await t.ok('group_create', {
     name: 'maps', title: 'Maps', packages: [{ name: 'pub-ds' }, { id: priv.id }], users: [{ name: 'gina', capacity: 'member' }],

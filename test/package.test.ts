@@ -187,7 +187,7 @@ test('state on update: anyone who may update the dataset may change it (draft ->
 });
 
 test('tags, tag_string, extras validation', async () => {
-  let r = await t.call('package_create', {
+  const r = await t.call('package_create', {
     name: 'tagged', owner_org: 'org1', tags: [{ name: 'ok' }, { name: 'x' }, { name: 'bad!' }],
     extras: [{ key: 'k', value: '1' }, { key: 'k', value: '2' }, { key: 'title', value: 'x' }],
   }, { token: editor.token });
@@ -387,7 +387,7 @@ test('bulk updates on an organization that does not exist: 404', async () => {
 
 test('ckanapi dump lines round-trip their custom fields', async () => {
   const fs = await import('node:fs');
-  const lines = fs.readFileSync(new URL('../../shared/data/catalogs/open-canada-obd-datasets-sample.jsonl', import.meta.url), 'utf8').trim().split('\n');
+  const lines = fs.readFileSync(new URL('./fixtures/open-canada-obd-dataset.jsonl', import.meta.url), 'utf8').trim().split('\n');
   const first = JSON.parse(lines[0]);
   await makeGroup(first.owner_org);
   const created = await t.ok('package_create', first, { token: sys });

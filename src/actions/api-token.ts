@@ -1,12 +1,14 @@
 // API token actions: api_token_create, api_token_list, api_token_revoke.
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { p, type ParamValues } from './params.ts';
+import { apiTokenSchema, listOf } from './result-schemas.ts';
 import { newTokenId, signToken, tokenSecret, verifyToken } from '../auth/tokens.ts';
 import { denied } from '../auth/rules.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
 import { deleteToken, findToken, insertToken, listTokens } from '../model/api-tokens.ts';
 import { findUser, type UserRow } from '../model/users.ts';
-import { ignoreMissing, notEmpty, unicodeString, maxLength } from '../validation/validators.ts';
 
 export async function issueToken(ctx: ActionContext, user: UserRow, name: string, expiresAt?: Date | null): Promise<{ token: string; id: string }> {
   const id = newTokenId();
@@ -39,34 +41,43 @@ async function targetUser(ctx: ActionContext, idOrName: string | undefined): Pro
   return user;
 }
 
+const createParams = {
+  user: p.string('name or id of the user the token is for').required(),
+  name: p.string('a name for the token').required().maxLength(200),
+};
+
 export const apiTokenActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'api_token_create',
     sideEffectFree: false,
     auth: ownTokens('api_token_create'),
-    schema: {
-      user: [notEmpty, unicodeString],
-      name: [notEmpty, unicodeString, maxLength(200)],
-    },
-    help: 'Create a new API token for a user. The token is shown only in this response: store it.\n\n:param user: name or id of the user the token is for\n:param name: a name for the token\n:returns: {"token": "<JWT>"}\n:rtype: dictionary',
-    handler: async (ctx, p: { user: string; name: string; expires_at?: Date }) => {
+    description: 'Create a new API token for a user. The token is shown only in this response: store it.',
+    params: createParams,
+    returns: { description: '{"token": "<JWT>"}', rtype: 'dictionary', schema: Type.Object({ token: Type.String() }) },
+    // expires_at comes from the expire_api_token plugin, which wraps this handler.
+    handler: async (ctx, p: ParamValues<typeof createParams> & { expires_at?: Date }) => {
       const user = await targetUser(ctx, p.user);
       return { token: (await issueToken(ctx, user, p.name, p.expires_at ?? null)).token };
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'api_token_list',
     sideEffectFree: true,
     auth: ownTokens('api_token_list'),
-    schema: { user_id: [ignoreMissing, unicodeString], user: [ignoreMissing, unicodeString] },
-    help: 'Return the API tokens of a user (the calling user by default).\n\n:param user_id: name or id of the user (optional; also accepted as "user")\n:returns: list of {id, name, user_id, created_at, last_access}\n:rtype: list',
+    description: 'Return the API tokens of a user (the calling user by default).',
+    params: {
+      user_id: p.string('name or id of the user'),
+      user: p.string('name or id of the user (another name of user_id)'),
+    },
+    returns: { description: 'the tokens', rtype: 'list', schema: listOf(apiTokenSchema) },
     handler: async (ctx, p) => {
       const user = await targetUser(ctx, p.user_id ?? p.user);
       return (await listTokens(ctx.db, user.id)).map(tokenDict);
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'api_token_revoke',
+
     sideEffectFree: false,
     auth: async (ctx, params) => {
       if (!ctx.identity.user) throw new AuthorizationError('Action api_token_revoke requires an authenticated user');
@@ -75,8 +86,12 @@ export const apiTokenActions: ActionDefinition<any, any>[] = [
       const token = await findToken(ctx.db, jti);
       if (token && token.user_id !== ctx.identity.user.id) throw denied(ctx, 'revoke this API token');
     },
-    schema: { jti: [ignoreMissing, unicodeString], token: [ignoreMissing, unicodeString] },
-    help: 'Revoke an API token. Send its id (jti) or the token itself.\n\n:param jti: the id of the token\n:param token: the token\n:returns: null',
+    description: 'Revoke an API token. Send its id (jti) or the token itself.',
+    params: {
+      jti: p.string('the id of the token'),
+      token: p.string('the token'),
+    },
+    returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       let jti: string | undefined = p.jti;
       if (!jti && p.token) {
@@ -90,5 +105,5 @@ export const apiTokenActions: ActionDefinition<any, any>[] = [
       if (!(await deleteToken(ctx.db, jti))) throw new NotFoundError('API token not found');
       return null;
     },
-  },
+  }),
 ];

@@ -1,14 +1,17 @@
 // Runtime configuration: config_option_list, config_option_show, config_option_update.
 // The editable set maps each key to its validator chain; plugins may add or remove keys.
 import type { Services } from './context.ts';
-import type { ActionDefinition } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { defineAction, type ActionDefinition } from './registry.ts';
+import { p } from './params.ts';
+import { listOf } from './result-schemas.ts';
 import { sysadminOnly } from '../auth/rules.ts';
 import { ConfigError, convertOption } from '../config/load.ts';
 import { optionDeclaration } from '../config/options.ts';
 import { ValidationError } from '../errors.ts';
 import { allSystemInfo, setSystemInfo } from '../model/system-info.ts';
 import { Invalid, validate, type Validator } from '../validation/validate.ts';
-import { ignoreMissing, notEmpty, unicodeString } from '../validation/validators.ts';
+import { ignoreMissing, unicodeString } from '../validation/validators.ts';
 
 const PREFIX = 'config:';
 
@@ -56,30 +59,35 @@ function notEditable(keys: string[]): ValidationError {
 }
 
 export const configActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'config_option_list',
     sideEffectFree: true,
     auth: sysadminOnly,
-    help: 'Return the list of configuration options that can be changed at run time with config_option_update. Sysadmin only.\n\n:rtype: list',
+    description: 'Return the list of configuration options that can be changed at run time with config_option_update. Sysadmin only.',
+    returns: { description: 'the option keys', rtype: 'list', schema: listOf(Type.String()) },
     handler: () => [...editable.keys()].sort(),
-  },
-  {
+  }),
+  defineAction({
     name: 'config_option_show',
     sideEffectFree: true,
     auth: sysadminOnly,
-    schema: { key: [notEmpty, unicodeString] },
-    help: 'Return the current value of a runtime-editable configuration option. Sysadmin only.\n\n:param key: the option name, e.g. svc.site_title\n:rtype: string',
-    handler: (ctx, p: { key: string }) => {
-      if (!editable.has(p.key)) throw notEditable([p.key]);
-      return ctx.config.get(p.key);
+    description: 'Return the current value of a runtime-editable configuration option. Sysadmin only.',
+    params: { key: p.string('the option name, e.g. svc.site_title').required() },
+    returns: { description: 'the value', rtype: 'string', schema: Type.Unknown() },
+    handler: (ctx, params) => {
+      if (!editable.has(params.key)) throw notEditable([params.key]);
+      return ctx.config.get(params.key);
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'config_option_update',
     sideEffectFree: false,
     auth: sysadminOnly,
-    schema: { $extras: 'keep' },
-    help: 'Change runtime-editable configuration options. Send an object mapping option keys to values; the values are validated, saved in the database and take effect at once. Sysadmin only.\n\n:returns: the updated keys and their values\n:rtype: dictionary',
+    description: 'Change runtime-editable configuration options. Send an object mapping option keys to values; the values are validated, saved in the database and take effect at once. Sysadmin only.',
+    // The editable keys change at run time (plugins add and remove them): their chains run in the handler.
+    params: {},
+    extras: 'keep',
+    returns: { description: 'the updated keys and their values', rtype: 'dictionary', schema: Type.Record(Type.String(), Type.Unknown()) },
     handler: async (ctx, input: Record<string, unknown>) => {
       const unknown = Object.keys(input).filter((k) => !editable.has(k));
       if (unknown.length) throw notEditable(unknown);
@@ -90,5 +98,5 @@ export const configActions: ActionDefinition<any, any>[] = [
       for (const [k, v] of Object.entries(data)) ctx.config.set(k, v);
       return data;
     },
-  },
+  }),
 ];

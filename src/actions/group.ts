@@ -2,7 +2,10 @@
 // parametrised by isOrganization: groupActions(false) gives group_*, groupActions(true) (see
 // organization.ts) organization_*. Permissions are decided in src/auth/authz.ts.
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { compileParams, p, type ParamValues } from './params.ts';
+import { datasetSchema, groupSchema, groupSummarySchema, listOf, organizationSummarySchema } from './result-schemas.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import {
   callerCapacities, canCreateGroup, canDeleteGroup, canEditGroup, canReadGroup, canReadPackage, capacityAllows, forgetCapacities,
@@ -18,11 +21,8 @@ import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { packageDicts } from '../model/package-dict.ts';
 import { siteUrl } from '../config/site-url.ts';
-import { Invalid, validateOrThrow, type Schema, type Validator } from '../validation/validate.ts';
-import {
-  bool, defaultValue, ignoreMissing, intValidator, naturalNumber, nameValidator, notEmpty, oneOf, stringList, unicodeString,
-  uuidValidator, clampTo,
-} from '../validation/validators.ts';
+import { Invalid, validateOrThrow, type Validator } from '../validation/validate.ts';
+import { booleanValidator, defaultValue } from '../validation/validators.ts';
 import { userDict } from './user-dict.ts';
 
 // --- shared helpers ---------------------------------------------------------------------------
@@ -124,7 +124,7 @@ export interface ShowOptions {
   followersOnlyWhenAsked?: boolean;
 }
 
-/** The group dict of group_show / organization_show (reference §3.3). */
+/** The group dict of group_show / organization_show (CKAN's shape: counts, extras, and member lists on request). */
 export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     ...baseDict(ctx, g),
@@ -185,31 +185,26 @@ const groupIdFree: Validator = async (v, f) => {
   return v;
 };
 
-const memberItem = (capacityDefault: string, capacities?: readonly string[]): Schema => ({
-  id: [ignoreMissing, unicodeString],
-  name: [ignoreMissing, unicodeString],
-  capacity: capacities ? [defaultValue(capacityDefault), unicodeString, oneOf(capacities)] : [defaultValue(capacityDefault), unicodeString],
-  $extras: 'drop',
+const memberItem = (capacityDefault: string, capacities?: readonly string[]) => ({
+  id: p.string('id'),
+  name: p.string('name'),
+  capacity: capacities ? p.enum(capacities, 'the capacity').default(capacityDefault) : p.string('the capacity').default(capacityDefault),
 });
 
-function groupSchema(mode: 'create' | 'update'): Schema {
-  return {
-    id: mode === 'create' ? [ignoreMissing, sysadminField, uuidValidator, groupIdFree] : [notEmpty, unicodeString, editingGroup],
-    name: mode === 'create' ? [notEmpty, nameValidator, groupNameAvailable] : [ignoreMissing, nameValidator, groupNameAvailable],
-    title: [ignoreMissing, unicodeString],
-    description: [ignoreMissing, unicodeString],
-    image_url: [ignoreMissing, unicodeString],
-    type: [ignoreMissing, unicodeString],
-    state: [ignoreMissing, unicodeString, oneOf(['active', 'deleted', 'draft'])],
-    approval_status: [ignoreMissing, unicodeString],
-    extras: { listOf: { key: [notEmpty, unicodeString], value: [ignoreMissing], deleted: [ignoreMissing], $extras: 'drop' }, before: [ignoreMissing] },
-    users: { listOf: memberItem('member', ['admin', 'editor', 'member']), before: [ignoreMissing] },
-    groups: { listOf: memberItem('parent'), before: [ignoreMissing] },
-    packages: { listOf: { id: [ignoreMissing, unicodeString], name: [ignoreMissing, unicodeString], $extras: 'drop' }, before: [ignoreMissing] },
-    tags: [ignoreMissing],
-    $extras: 'drop',
-  };
-}
+/** The fields of a group dict, shared by create and update. */
+const groupFields = {
+  title: p.string('the title'),
+  description: p.string('the description'),
+  image_url: p.string('URL of the image'),
+  type: p.string('the type'),
+  state: p.enum(['active', 'deleted', 'draft'], 'the state (honoured for sysadmins on create, for editors of the group on update)'),
+  approval_status: p.string('the approval status'),
+  extras: p.listOf({ key: p.string('the key').required(), value: p.any('the value'), deleted: p.any('ignored') }, 'custom fields: list of {key, value}'),
+  users: p.listOf(memberItem('member', ['admin', 'editor', 'member']), 'members: list of {name or id, capacity (admin, editor or member)}'),
+  groups: p.listOf(memberItem('parent'), "the parents: list of {name or id, capacity (default 'parent')}; admins of a parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)"),
+  packages: p.listOf({ id: p.string('id'), name: p.string('name') }, 'datasets of a group: list of {id} or {name}'),
+  tags: p.any('accepted, not stored').hidden(),
+};
 
 /** Records which group is being edited, for the name check. */
 const editingGroup: Validator = async (v, f) => {
@@ -217,6 +212,20 @@ const editingGroup: Validator = async (v, f) => {
   if (g) f.context._editingGroupId = g.id;
   return v;
 };
+
+const createParams = {
+  id: p.uuid('the id (sysadmins only)').first(sysadminField).use(groupIdFree),
+  name: p.name('unique among groups and organizations, deleted ones included').required().use(groupNameAvailable),
+  ...groupFields,
+};
+
+const updateParams = {
+  id: p.string('the id or name').required().use(editingGroup),
+  name: p.name('a new name').use(groupNameAvailable),
+  ...groupFields,
+};
+const updateSchema = compileParams(updateParams);
+type UpdateParams = ParamValues<typeof updateParams>;
 
 // --- writing members from a group dict --------------------------------------------------------
 
@@ -298,7 +307,7 @@ async function showAfterWrite(ctx: ActionContext, id: string): Promise<Record<st
   return groupDict(ctx, g, SHOW_ALL);
 }
 
-async function createGroup(ctx: ActionContext, p: Record<string, any>, isOrg: boolean) {
+async function createGroup(ctx: ActionContext, p: ParamValues<typeof createParams>, isOrg: boolean) {
   const type = p.type ?? kindOf(isOrg);
   if (!isOrg && type === 'organization') throw new ValidationError({ type: ['Trying to create an organization as a group'] });
   const group = await insertGroup(ctx.db, {
@@ -317,12 +326,12 @@ async function createGroup(ctx: ActionContext, p: Record<string, any>, isOrg: bo
 }
 
 /** group_update (partial=false: omitted users/groups are removed, title etc. cleared) and group_patch (partial=true). */
-async function updateGroupFromDict(ctx: ActionContext, p: Record<string, any>, isOrg: boolean, partial: boolean) {
+async function updateGroupFromDict(ctx: ActionContext, p: UpdateParams, isOrg: boolean, partial: boolean) {
   const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
   if (p.type !== undefined && p.type !== group.type) throw validationMessage('Type cannot be updated');
   const changes: Record<string, unknown> = {};
   if (p.name !== undefined) changes.name = p.name;
-  for (const k of ['title', 'description', 'image_url']) {
+  for (const k of ['title', 'description', 'image_url'] as const) {
     if (p[k] !== undefined) changes[k] = p[k];
     else if (!partial) changes[k] = null;
   }
@@ -337,7 +346,7 @@ async function updateGroupFromDict(ctx: ActionContext, p: Record<string, any>, i
   return showAfterWrite(ctx, group.id);
 }
 
-async function deleteGroupAction(ctx: ActionContext, p: Record<string, any>, isOrg: boolean, purge: boolean) {
+async function deleteGroupAction(ctx: ActionContext, p: { id: string }, isOrg: boolean, purge: boolean) {
   const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
   const changed: string[] = [];
   if (isOrg && (await countOrganizationDatasets(ctx.db, group.id)) > 0) {
@@ -371,7 +380,7 @@ export function parseGroupSort(sort: string): { field: string; dir: 'asc' | 'des
   return out[0] ?? { field: 'title', dir: 'asc' };
 }
 
-async function listGroupsAction(ctx: ActionContext, p: Record<string, any>, isOrg: boolean) {
+async function listGroupsAction(ctx: ActionContext, p: ParamValues<ListParams>, isOrg: boolean) {
   const sort = parseGroupSort(p.sort || p.order_by || 'title');
   const max = ctx.config.int(p.all_fields ? 'svc.group_and_organization_list_all_fields_max' : 'svc.group_and_organization_list_max');
   const limit = !p.limit || p.limit > max ? max : p.limit;
@@ -430,57 +439,64 @@ export const showAuth = (isOrg: boolean | undefined, mode: 'show' | 'members' | 
 
 // --- definitions ------------------------------------------------------------------------------
 
-const SHOW_SCHEMA: Schema = {
-  id: [notEmpty, unicodeString],
-  include_datasets: bool(false),
-  include_dataset_count: bool(true),
-  include_extras: bool(true),
-  include_users: [ignoreMissing, ...bool(true)],
-  include_groups: bool(true),
-  include_tags: bool(true),
-  include_followers: bool(true),
-  include_member_count: bool(false),
+const showParams = {
+  id: p.string('id or name').required(),
+  include_datasets: p.boolean('list up to 1000 (organizations: 10) of its datasets you may see').default(false),
+  include_dataset_count: p.boolean('package_count (private datasets count only for members)').default(true),
+  include_extras: p.boolean('include the extras').default(true),
+  // Missing or null: the configuration decides (svc.auth.public_user_details); "" is true.
+  include_users: p.custom<boolean>('include the users (default svc.auth.public_user_details)', [defaultValue(true), booleanValidator], Type.Boolean(), 'bool'),
+  include_groups: p.boolean('include the parent groups (groups)').default(true),
+  include_tags: p.boolean('include the tags').default(true),
+  include_followers: p.boolean('include num_followers').default(true),
+  include_member_count: p.boolean('include member_count').default(false),
 };
 
-function listSchema(isOrg: boolean): Schema {
-  return {
-    type: [ignoreMissing, unicodeString],
-    sort: [ignoreMissing, unicodeString],
-    order_by: [ignoreMissing, unicodeString],
-    limit: [ignoreMissing, naturalNumber],
-    offset: [ignoreMissing, naturalNumber],
-    q: [ignoreMissing, unicodeString],
-    [isOrg ? 'organizations' : 'groups']: [ignoreMissing, stringList(true)],
-    all_fields: bool(false),
-    include_dataset_count: bool(true),
-    include_extras: bool(false),
-    include_tags: bool(false),
-    include_groups: bool(false),
-    include_users: bool(false),
-    include_followers: bool(false),
-    include_member_count: bool(false),
-  };
-}
+const namesParam = p.stringList('only these names (a list, or one comma-separated string)', { split: true });
+const listCommon = {
+  type: p.string('the type (default: group or organization)'),
+  sort: p.string('name, title or package_count, with asc/desc (default \'title asc\'; \'packages\' = package_count desc)'),
+  order_by: p.string('deprecated, use sort'),
+  limit: p.natural('at most this many (default and maximum svc.group_and_organization_list_max, or svc.group_and_organization_list_all_fields_max with all_fields)'),
+  offset: p.natural('skip this many (default 0)'),
+  q: p.string('only those whose name, title or description contains q'),
+  all_fields: p.boolean('return dicts instead of names').default(false),
+  include_dataset_count: p.boolean('include package_count (with all_fields)').default(true),
+  include_extras: p.boolean('include the extras (with all_fields)').default(false),
+  include_tags: p.boolean('include the tags (with all_fields)').default(false),
+  include_groups: p.boolean('include the parent groups (groups; with all_fields)').default(false),
+  include_users: p.boolean('include the users (with all_fields)').default(false),
+  include_followers: p.boolean('include num_followers (with all_fields)').default(false),
+  include_member_count: p.boolean('include member_count (with all_fields)').default(false),
+};
+/** group_list takes groups, organization_list organizations (the names to keep). */
+type ListParams = typeof listCommon & { groups: typeof namesParam; organizations: typeof namesParam };
+const listParams = (isOrg: boolean) => ({ ...listCommon, [isOrg ? 'organizations' : 'groups']: namesParam }) as ListParams;
+
+const groupReturns = (k: string) => ({ description: `the ${k} (as ${k}_show)`, rtype: 'dictionary', schema: groupSchema });
+const nullReturns = { description: 'null', schema: Type.Null() };
 
 export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
   const k = kindOf(isOrg);
   const ks = `${k}s`;
   return [
-    {
+    defineAction({
       name: `${k}_create`,
       sideEffectFree: false,
       auth: createAuth(isOrg),
       authBeforeValidation: true,
-      schema: groupSchema('create'),
-      help: `Create a new ${k}. You become its admin. Needs a login${isOrg ? ' and svc.auth.user_create_organizations (default true)' : ' and svc.auth.user_create_groups (default true)'}.\n\n:param name: unique among groups and organizations, deleted ones included (2-100 characters: lowercase alphanumerics, - and _)\n:param title, description, image_url: (optional)\n:param type: (optional, default '${k}')\n:param state: (optional, sysadmin only)\n:param approval_status: (optional)\n:param extras: list of {key, value} (optional)\n:param users: list of {name, capacity} (admin, editor or member; optional)\n:param groups: the parent ${k}: [{name}] (or {id}; capacity defaults to 'parent'; optional). Admins of the parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)${isOrg ? '' : '\n:param packages: datasets of the group: list of {id} or {name} (optional)'}\n:param id: (optional, sysadmin only, a UUID)\n:returns: the new ${k} (as ${k}_show)\n:rtype: dictionary`,
+      description: `Create a new ${k}. You become its admin. Needs a login${isOrg ? ' and svc.auth.user_create_organizations (default true)' : ' and svc.auth.user_create_groups (default true)'}.`,
+      params: createParams,
+      returns: groupReturns(k),
       handler: (ctx, p) => createGroup(ctx, p, isOrg),
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_show`,
       sideEffectFree: true,
       auth: showAuth(isOrg),
-      schema: SHOW_SCHEMA,
-      help: `Return a ${k}. Active ${ks} are public (their users only when svc.auth.public_user_details); deleted ones are shown to their members and sysadmins.\n\n:param id: id or name\n:param include_datasets: list up to ${isOrg ? 10 : 1000} of its datasets you may see (default false)\n:param include_dataset_count: package_count (default true; private datasets count only for members)\n:param include_extras, include_groups, include_tags, include_followers: (default true)\n:param include_users: (default svc.auth.public_user_details)\n:param include_member_count: (default false)\n:rtype: dictionary`,
+      description: `Return a ${k}. Active ${ks} are public (their users only when svc.auth.public_user_details); deleted ones are shown to their members and sysadmins.`,
+      params: showParams,
+      returns: { description: `the ${k}`, rtype: 'dictionary', schema: groupSchema },
       handler: async (ctx, p) => {
         const g = await groupOr404(ctx, p.id, isOrg);
         const includeUsers = p.include_users ?? ctx.config.bool('svc.auth.public_user_details');
@@ -489,59 +505,74 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
           includeGroups: p.include_groups, includeTags: p.include_tags, includeFollowers: p.include_followers, includeMemberCount: p.include_member_count,
         });
       },
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_update`,
       sideEffectFree: false,
       auth: updateAuth(isOrg, `${k}_update`),
-      schema: groupSchema('update'),
-      help: `Replace a ${k} (admins of the ${k}). This is a full replace: users and groups not sent are removed (admins too, you included), title, description and image_url not sent are cleared; extras are replaced only when a non-empty list is sent${isOrg ? '' : '; datasets only when packages is sent'}. The type cannot change. Use ${k}_patch to change some fields only.\n\n:param id: id or name\n:param name, title, description, image_url, state, approval_status, extras, users, groups${isOrg ? '' : ', packages'}: as for ${k}_create\n:returns: the ${k}\n:rtype: dictionary`,
+      description: `Replace a ${k} (admins of the ${k}). This is a full replace: users and groups not sent are removed (admins too, you included), title, description and image_url not sent are cleared; extras are replaced only when a non-empty list is sent${isOrg ? '' : '; datasets only when packages is sent'}. The type cannot change. Use ${k}_patch to change some fields only.`,
+      params: updateParams,
+      returns: groupReturns(k),
       handler: (ctx, p) => updateGroupFromDict(ctx, p, isOrg, false),
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_patch`,
       sideEffectFree: false,
       auth: updateAuth(isOrg, `${k}_patch`),
-      schema: { id: [notEmpty, unicodeString], $extras: 'keep' },
-      help: `Change some fields of a ${k}, keeping the others (member lists not sent are kept). Admins of the ${k}.\n\n:param id: id or name\n:returns: the ${k}\n:rtype: dictionary`,
+      description: `Change some fields of a ${k} (those of ${k}_update), keeping the others (member lists not sent are kept). Admins of the ${k}.`,
+      params: { id: p.string('id or name').required() },
+      extras: 'keep',
+      returns: groupReturns(k),
       handler: async (ctx, p) => {
+        // The other fields are checked against update's declarations once the id is resolved.
         const g = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
-        const data = await validateOrThrow(groupSchema('update'), { ...p, id: g.id }, ctx);
+        const data = await validateOrThrow<UpdateParams>(updateSchema, { ...p, id: g.id }, ctx);
         return updateGroupFromDict(ctx, data, isOrg, true);
       },
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_delete`,
       sideEffectFree: false,
       auth: deleteAuth(isOrg),
-      schema: { id: [notEmpty, unicodeString] },
-      help: `Delete a ${k} (state deleted; its memberships end). Admins of the ${k}, when svc.auth.user_delete_${ks} (default true).${isOrg ? ' An organization that still has datasets cannot be deleted, unless svc.auth.create_unowned_dataset is true: its datasets then become unowned.' : ''}\n\n:param id: id or name`,
+      description: `Delete a ${k} (state deleted; its memberships end). Admins of the ${k}, when svc.auth.user_delete_${ks} (default true).${isOrg ? ' An organization that still has datasets cannot be deleted, unless svc.auth.create_unowned_dataset is true: its datasets then become unowned.' : ''}`,
+      params: { id: p.string('id or name').required() },
+      returns: nullReturns,
       handler: (ctx, p) => deleteGroupAction(ctx, p, isOrg, false),
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_purge`,
       sideEffectFree: false,
       auth: purgeAuth(isOrg),
-      schema: { id: [notEmpty, unicodeString] },
-      help: `Remove a ${k} for good, with its extras and memberships. Sysadmin only.${isOrg ? ' As for organization_delete, datasets must be gone first unless svc.auth.create_unowned_dataset.' : ''}\n\n:param id: id or name`,
+      description: `Remove a ${k} for good, with its extras and memberships. Sysadmin only.${isOrg ? ' As for organization_delete, datasets must be gone first unless svc.auth.create_unowned_dataset.' : ''}`,
+      params: { id: p.string('id or name').required() },
+      returns: nullReturns,
       handler: (ctx, p) => deleteGroupAction(ctx, p, isOrg, true),
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_list`,
       sideEffectFree: true,
       auth: anyone,
-      schema: listSchema(isOrg),
-      help: `Return the active ${ks}: names, or dicts with all_fields.\n\n:param type: (default '${k}')\n:param sort: name, title or package_count, with asc/desc (default 'title asc'; 'packages' = package_count desc)\n:param order_by: deprecated, use sort\n:param limit: (default and maximum svc.group_and_organization_list_max = 1000, or svc.group_and_organization_list_all_fields_max = 25 with all_fields)\n:param offset: (default 0)\n:param q: only ${ks} whose name, title or description contains q\n:param ${isOrg ? 'organizations' : 'groups'}: only these names\n:param all_fields: return dicts (default false)\n:param include_dataset_count: (default true)\n:param include_extras, include_tags, include_groups, include_users, include_followers, include_member_count: (default false)\n:rtype: list`,
+      description: `Return the active ${ks}: names, or dicts with all_fields.`,
+      params: listParams(isOrg),
+      returns: { description: `names, or ${k} dicts with all_fields`, rtype: 'list', schema: Type.Union([listOf(Type.String()), listOf(groupSchema)]) },
       handler: (ctx, p) => listGroupsAction(ctx, p, isOrg),
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_autocomplete`,
       sideEffectFree: true,
       auth: anyone,
-      schema: { q: [notEmpty, unicodeString], limit: [defaultValue(20), intValidator, clampTo(() => 1000)] },
-      help: `Return active ${ks} whose name or title contains q.\n\n:param q: the text\n:param limit: (default 20)\n:returns: list of {id, name, title}\n:rtype: list`,
+      description: `Return active ${ks} whose name or title contains q.`,
+      params: {
+        q: p.string('the text').required(),
+        limit: p.integer('at most this many').default(20).max(1000),
+      },
+      returns: {
+        description: 'list of {id, name, title}',
+        rtype: 'list',
+        schema: listOf(Type.Object({ id: Type.String(), name: Type.String(), title: Type.String() }, { additionalProperties: true })),
+      },
       handler: (ctx, p) => autocompleteGroups(ctx.db, isOrg, p.q, p.limit),
-    },
+    }),
   ];
 }
 
@@ -568,12 +599,18 @@ async function activeGroups(ctx: ActionContext, isOrg: boolean, ids: string[] | 
 }
 
 export const groupExtraActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'group_list_authz',
     sideEffectFree: true,
     auth: anyone,
-    schema: { available_only: bool(false), am_member: bool(false), include_dataset_count: bool(false), package_id: [ignoreMissing, unicodeString] },
-    help: 'Return the groups (not organizations) you may add datasets to: those where you are a member in any capacity (sysadmins: all groups). Anonymous callers get [].\n\n:param am_member: only groups you are a member of, also for sysadmins (default false)\n:param available_only: with package_id, leave out groups the dataset is already in (default false)\n:param package_id: the dataset for available_only (optional)\n:param include_dataset_count: add package_count (default false)\n:rtype: list of dictionaries',
+    description: 'Return the groups (not organizations) you may add datasets to: those where you are a member in any capacity (sysadmins: all groups). Anonymous callers get [].',
+    params: {
+      available_only: p.boolean('with package_id, leave out groups the dataset is already in').default(false),
+      am_member: p.boolean('only groups you are a member of, also for sysadmins').default(false),
+      include_dataset_count: p.boolean('add package_count').default(false),
+      package_id: p.string('the dataset for available_only'),
+    },
+    returns: { description: 'the groups', rtype: 'list of dictionaries', schema: listOf(groupSummarySchema) },
     handler: async (ctx, p) => {
       if (!ctx.identity.user) return [];
       let ids: string[] | 'all';
@@ -591,13 +628,18 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
       const counts = p.include_dataset_count ? await packageCounts(ctx, groups.map((g) => g.id)) : undefined;
       return groups.map((g) => listItem(ctx, g, counts ? counts.get(g.id) ?? 0 : undefined));
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'organization_list_for_user',
     sideEffectFree: true,
     auth: anyone,
-    schema: { id: [ignoreMissing, unicodeString], permission: [defaultValue('manage_group'), unicodeString], include_dataset_count: bool(false) },
-    help: "Return the organizations a user holds a permission in, each with the user's capacity (sysadmins: every organization, as admin). Capacities inherited down the organization hierarchy count (svc.auth.roles_that_cascade_to_sub_groups).\n\n:param id: the user's id or name (default: you; anonymous callers get [])\n:param permission: read, manage_group, create_dataset, update_dataset, delete_dataset, admin... (default manage_group: every organization the user belongs to)\n:param include_dataset_count: add package_count (default false)\n:rtype: list of dictionaries",
+    description: "Return the organizations a user holds a permission in, each with the user's capacity (sysadmins: every organization, as admin). Capacities inherited down the organization hierarchy count (svc.auth.roles_that_cascade_to_sub_groups).",
+    params: {
+      id: p.string('the user\'s id or name (default: you; anonymous callers get [])'),
+      permission: p.string('read, manage_group, create_dataset, update_dataset, delete_dataset, admin... (manage_group: every organization the user belongs to)').default('manage_group'),
+      include_dataset_count: p.boolean('add package_count').default(false),
+    },
+    returns: { description: 'the organizations, each with capacity', rtype: 'list of dictionaries', schema: listOf(organizationSummarySchema) },
     handler: async (ctx, p) => {
       let user = ctx.identity.user;
       if (p.id) {
@@ -616,18 +658,22 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
       const counts = p.include_dataset_count ? await packageCounts(ctx, pairs.map(([g]) => g.id)) : undefined;
       return pairs.map(([g, c]) => listItem(ctx, g, counts ? counts.get(g.id) ?? 0 : undefined, c));
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'group_package_show',
     sideEffectFree: true,
     auth: showAuth(undefined, 'packages'),
-    schema: { id: [notEmpty, unicodeString], limit: [defaultValue(10), naturalNumber, clampTo(() => 1000)] },
-    help: "Return the active public datasets of a group or organization, newest first.\n\n:param id: the group's id or name\n:param limit: at most this many (default 10)\n:rtype: list of dictionaries",
+    description: 'Return the active public datasets of a group or organization, newest first.',
+    params: {
+      id: p.string('the group\'s id or name').required(),
+      limit: p.natural('at most this many').default(10).max(1000),
+    },
+    returns: { description: 'the datasets', rtype: 'list of dictionaries', schema: listOf(datasetSchema) },
     handler: async (ctx, p) => {
       const g = await findGroup(ctx.db, p.id);
       if (!g) throw new NotFoundError();
       return packageDicts(ctx, await groupPackageIds(ctx, g, p.limit, true));
     },
-  },
+  }),
 ];
 

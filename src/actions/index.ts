@@ -9,6 +9,10 @@ import { resourceActions } from './resource.ts';
 import { relationshipActions } from './relationship.ts';
 import { licenseActions } from './license.ts';
 import { tagActions } from './tag.ts';
+import { vocabularyActions } from './vocabulary.ts';
+import { followActions } from './follow.ts';
+import { resourceViewActions } from './resource-view.ts';
+import { termTranslationActions } from './term-translation.ts';
 
 import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
@@ -19,3 +23,4 @@ export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...con
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions,
   ...hierarchyActions];
+coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);

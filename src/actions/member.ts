@@ -1,7 +1,10 @@
 // Membership actions: member_create, member_delete, member_list, group_/organization_member_create
 // and _delete, member_roles_list. Who may do what is decided in src/auth/authz.ts.
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { p } from './params.ts';
+import { listOf } from './result-schemas.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import {
   canEditGroup, canManageMembers, canReadPackage, CAPACITIES, forgetCapacities, notAuthorized, requireUser, visiblePackagesCondition,
@@ -11,7 +14,7 @@ import { findGroup, type GroupRow } from '../model/groups.ts';
 import { listMembers, lockHierarchy, wouldCreateLoop, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify } from '../model/packages.ts';
-import { defaultValue, ignoreMissing, notEmpty, oneOf, unicodeString } from '../validation/validators.ts';
+import { unicodeString } from '../validation/validators.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { kindOf, showAuth } from './group.ts';
 
@@ -22,6 +25,15 @@ const roleExists: Validator = (v) => {
   if (!(CAPACITIES as readonly string[]).includes(v)) throw new Invalid('role does not exist.');
   return v;
 };
+
+const roleParam = (description: string) =>
+  p.custom<string>(description, [unicodeString, roleExists], Type.Union(CAPACITIES.map((c) => Type.Literal(c))));
+
+const memberSchema = Type.Object({
+  id: Type.String(), table_name: Type.String(), table_id: Type.String(), capacity: Type.String(), group_id: Type.String(), state: Type.String(),
+}, { additionalProperties: true, title: 'Member' });
+const memberReturns = { description: 'the member {id, table_name, table_id, capacity, group_id, state}', rtype: 'dictionary', schema: memberSchema };
+const nullReturns = { description: 'null', schema: Type.Null() };
 
 function memberDict(m: MemberRow): Record<string, unknown> {
   return { capacity: m.capacity, group_id: m.group_id, id: m.id, state: m.state, table_id: m.table_id, table_name: m.table_name };
@@ -121,25 +133,35 @@ const groupMemberAuth = (isOrg: boolean, verb: 'create' | 'delete'): AuthFunctio
 function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
   const k = kindOf(isOrg);
   return [
-    {
+    defineAction({
       name: `${k}_member_create`,
       sideEffectFree: false,
       auth: groupMemberAuth(isOrg, 'create'),
-      schema: { id: [notEmpty, unicodeString], username: [notEmpty, unicodeString], role: [notEmpty, unicodeString, roleExists] },
-      help: `Make a user a member of ${isOrg ? 'an organization' : 'a group'}, or change their role. Admins of the ${k}.\n\n:param id: the ${k}'s id or name\n:param username: the user's name or id\n:param role: admin, editor or member\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary`,
+      description: `Make a user a member of ${isOrg ? 'an organization' : 'a group'}, or change their role. Admins of the ${k}.`,
+      params: {
+        id: p.string(`the ${k}'s id or name`).required(),
+        username: p.string('the user\'s name or id').required(),
+        role: roleParam('admin, editor or member').required(),
+      },
+      returns: memberReturns,
       handler: async (ctx, p) => {
         const group = (await findGroup(ctx.db, p.id))!;
         const u = await findUser(ctx.db, p.username);
         if (!u || u.state === 'deleted') throw new ValidationError({ username: [`User ${p.username} does not exist.`] });
         return createMember(ctx, group, 'user', u.id, p.role);
       },
-    },
-    {
+    }),
+    defineAction({
       name: `${k}_member_delete`,
       sideEffectFree: false,
       auth: groupMemberAuth(isOrg, 'delete'),
-      schema: { id: [notEmpty, unicodeString], username: [ignoreMissing, unicodeString], user_id: [ignoreMissing, unicodeString] },
-      help: `Remove a user from ${isOrg ? 'an organization' : 'a group'}. Admins of the ${k}.\n\n:param id: the ${k}'s id or name\n:param username: the user's name or id (or user_id)`,
+      description: `Remove a user from ${isOrg ? 'an organization' : 'a group'}. Admins of the ${k}.`,
+      params: {
+        id: p.string(`the ${k}'s id or name`).required(),
+        username: p.string('the user\'s name or id (this or user_id)'),
+        user_id: p.string('another name of username'),
+      },
+      returns: nullReturns,
       handler: async (ctx, p) => {
         const ref = p.username ?? p.user_id;
         if (!ref) throw new ValidationError({ username: ['Missing value'] });
@@ -150,34 +172,37 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
         forgetCapacities(ctx);
         return null;
       },
-    },
+    }),
   ];
 }
 
 export const memberActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'member_create',
     sideEffectFree: false,
     auth: memberAuth('member_create'),
-    schema: {
-      id: [notEmpty, unicodeString],
-      object: [notEmpty, unicodeString],
-      object_type: [notEmpty, unicodeString, oneOf(OBJECT_TYPES)],
-      capacity: [notEmpty, unicodeString],
+    description: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity \'parent\'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.',
+    params: {
+      id: p.string('the group\'s id or name').required(),
+      object: p.string('the id or name of the user, dataset or group').required(),
+      object_type: p.enum(OBJECT_TYPES, 'user, package or group').required(),
+      // Which capacities are allowed depends on object_type: createMember checks.
+      capacity: p.string('the capacity (admin, editor or member for users; public for datasets; parent for groups)').required(),
     },
-    help: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity \'parent\'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group\n:param capacity: the capacity\n:returns: the member {id, table_name, table_id, capacity, group_id, state}\n:rtype: dictionary',
+    returns: memberReturns,
     handler: async (ctx, p) => createMember(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.object, p.capacity),
-  },
-  {
+  }),
+  defineAction({
     name: 'member_delete',
     sideEffectFree: false,
     auth: memberAuth('member_delete'),
-    schema: {
-      id: [notEmpty, unicodeString],
-      object: [notEmpty, unicodeString],
-      object_type: [notEmpty, unicodeString, oneOf(OBJECT_TYPES)],
+    description: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.',
+    params: {
+      id: p.string('the group\'s id or name').required(),
+      object: p.string('the id or name of the user, dataset or group').required(),
+      object_type: p.enum(OBJECT_TYPES, 'user, package or group').required(),
     },
-    help: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.\n\n:param id: the group\'s id or name\n:param object: the id or name of the user, dataset or group\n:param object_type: user, package or group',
+    returns: nullReturns,
     handler: async (ctx, p) => {
       const group = (await findGroup(ctx.db, p.id))!;
       const id = await objectId(ctx, p.object_type, p.object);
@@ -186,30 +211,32 @@ export const memberActions: ActionDefinition<any, any>[] = [
       if (removed && p.object_type === 'package') await touchAndNotify(ctx, [id]);
       return null;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'member_list',
     sideEffectFree: true,
     auth: showAuth(undefined, 'members'),
-    schema: {
-      id: [notEmpty, unicodeString],
-      object_type: [ignoreMissing, unicodeString, oneOf(OBJECT_TYPES)],
-      capacity: [ignoreMissing, unicodeString],
+    description: "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).",
+    params: {
+      id: p.string('the group\'s id or name').required(),
+      object_type: p.enum(OBJECT_TYPES, 'only user, package or group members'),
+      capacity: p.string('only this capacity (admin, editor, member, public, organization)'),
     },
-    help: "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).\n\n:param id: the group's id or name\n:param object_type: only user, package or group members (optional)\n:param capacity: only this capacity (admin, editor, member, public, organization; optional)\n:rtype: list",
+    returns: { description: '[id, type, capacity] lists', rtype: 'list', schema: listOf(Type.Tuple([Type.String(), Type.String(), Type.String()])) },
     handler: async (ctx, p) => memberRows(ctx, (await findGroup(ctx.db, p.id))!, p.object_type, p.capacity),
-  },
-  {
+  }),
+  defineAction({
     name: 'member_roles_list',
     sideEffectFree: true,
     auth: anyone,
-    schema: { group_type: [defaultValue('organization'), unicodeString] },
-    help: "Return the roles a user can have: Admin, Editor and Member for organizations; Admin and Member for groups.\n\n:param group_type: organization or group (default organization)\n:returns: list of {text, value}\n:rtype: list",
+    description: 'Return the roles a user can have: Admin, Editor and Member for organizations; Admin and Member for groups.',
+    params: { group_type: p.string('organization or group').default('organization') },
+    returns: { description: 'list of {text, value}', rtype: 'list', schema: listOf(Type.Object({ text: Type.String(), value: Type.String() })) },
     handler: (_ctx, p) => {
       const roles = [{ text: 'Admin', value: 'admin' }, { text: 'Editor', value: 'editor' }, { text: 'Member', value: 'member' }];
       return p.group_type === 'group' ? roles.filter((r) => r.value !== 'editor') : roles;
     },
-  },
+  }),
   ...groupMemberActions(false),
   ...groupMemberActions(true),
 ];

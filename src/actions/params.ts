@@ -12,7 +12,7 @@
 // help_show text, and the TypeScript type of the handler's parameters (ParamValues<P>).
 // Domain validators that need the database go into the same chain with `.use(...)`.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { ExtrasPolicy, ListOf, Schema, Validator } from '../validation/validate.ts';
+import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from '../validation/validate.ts';
 import {
   booleanValidator, defaultValue, emailValidator, ignoreEmpty, nullIfEmpty, ignoreMissing, intValidator, isoDate,
   jsonObject, jsonValue, maxLength, nameValidator, naturalNumber, notEmpty, notMissing, oneOf, positiveInteger,
@@ -26,7 +26,8 @@ type Presence =
   | { mode: 'required' } // missing, null or "": "Missing value"
   | { mode: 'required-key' } // only a missing key is an error ("" is allowed)
   | { mode: 'nullable' } // missing, null or "": null is passed on
-  | { mode: 'default'; value: unknown };
+  | { mode: 'default'; value: unknown }
+  | { mode: 'own' }; // no presence check: the validators see a missing value (MISSING) themselves
 
 interface ParamState {
   /** Name of the type in help_show (`:type x: int`). */
@@ -34,6 +35,8 @@ interface ParamState {
   schema: TSchema;
   /** Validators that check and convert the type, after the presence check. */
   typeChain: Validator[];
+  /** Checks run before the type check (e.g. who may set the field at all). */
+  pre?: Validator[];
   /** Domain validators, after the type check. */
   extra: Validator[];
   presence: Presence;
@@ -71,9 +74,17 @@ export class Param<T = unknown, R extends boolean = false> {
     return this.with<T, true>({ presence: { mode: 'required-key' } });
   }
 
-  /** Used when the value is missing, null or "". */
-  default<D extends T>(value: D | (() => D)): Param<T, true> {
+  /** Used when the value is missing, null or "" (a function gets the field: field.context is the action context). */
+  default<D extends T>(value: D | ((field: FieldContext) => D)): Param<T, true> {
     return this.with<T, true>({ presence: { mode: 'default', value } });
+  }
+
+  /**
+   * No presence check: the validators see a missing value (MISSING) and decide themselves (a
+   * field whose requirement depends on other fields or the configuration).
+   */
+  handlesMissing(): Param<T, R> {
+    return this.with({ presence: { mode: 'own' } });
   }
 
   /** An empty string also counts as not given. */
@@ -89,6 +100,11 @@ export class Param<T = unknown, R extends boolean = false> {
   /** Domain validators (may use the database through field.context.db), after the type check. */
   use(...validators: Validator[]): Param<T, R> {
     return this.with({ extra: [...this.state.extra, ...validators] });
+  }
+
+  /** Validators run after the presence check and before the type check (e.g. sysadmin-only fields). */
+  first(...validators: Validator[]): Param<T, R> {
+    return this.with({ pre: [...(this.state.pre ?? []), ...validators] });
   }
 
   /** Clamps a number to at most max (CKAN clamps limits silently). */
@@ -109,7 +125,7 @@ export class Param<T = unknown, R extends boolean = false> {
 
   /** The CKAN validator chain of this parameter. */
   chain(): Validator[] {
-    return [...presenceValidators(this.state.presence), ...this.state.typeChain, ...this.state.extra];
+    return [...presenceValidators(this.state.presence), ...(this.state.pre ?? []), ...this.state.typeChain, ...this.state.extra];
   }
 
   /** The JSON Schema of this parameter for the OpenAPI document. */
@@ -134,6 +150,7 @@ function presenceValidators(pr: Presence): Validator[] {
     case 'required-key': return [notMissing];
     case 'nullable': return [nullIfEmpty];
     case 'default': return [defaultValue(pr.value)];
+    case 'own': return [];
   }
 }
 
@@ -182,6 +199,12 @@ export const p = {
     make<Record<string, any>>('dictionary', properties ? Type.Object(properties, { additionalProperties: true }) : Type.Record(Type.String(), Type.Unknown()), [jsonObject], description),
   /** Any JSON value (also given as JSON text). */
   json: (description: string, schema: TSchema = Type.Unknown()) => make<any>('JSON value', schema, [jsonValue], description),
+  /**
+   * A value of type T checked and converted by its own validators (a type the builders above do
+   * not cover, e.g. a password or "a string or a list of strings").
+   */
+  custom: <T>(description: string, validators: Validator[], schema: TSchema = Type.Unknown(), typeName = 'string') =>
+    make<T>(typeName, schema, validators, description),
   /** Any value, passed on unchanged (the handler or a domain validator checks it). */
   any: (description: string, schema: TSchema = Type.Unknown(), typeName = 'any') => make<any>(typeName, schema, [], description),
   /** A list of dicts, each validated by its own declarations. */

@@ -1,5 +1,6 @@
-// The action registry: every action is declared once (name, side-effect-free?, auth rule,
-// validation schema, help text, handler). Routes, help_show and auth checks all come from here.
+// The action registry: every action is declared once (name, side-effect-free?, auth rule, typed
+// parameter declarations, result, handler). Routes, validation, help_show, the OpenAPI document and
+// auth checks all come from here.
 // Plugins add actions and auth functions to the same registry, or chain existing ones.
 import { AuthorizationError, NotFoundError } from '../errors.ts';
 import type { TSchema } from '@sinclair/typebox';
@@ -19,19 +20,21 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   /** Run the auth rule on the raw input before validation (CKAN's order for creates). */
   authBeforeValidation?: boolean;
   /** What the action does: the first paragraph of help_show and the OpenAPI summary. */
-  description?: string;
+  description: string;
   /** The typed parameter declarations (src/actions/params.ts): validation, help and OpenAPI. */
   params?: Params;
-  /** What happens to keys the declarations do not name: kept, dropped or refused (default drop). */
+  /** What happens to keys the declarations do not name: kept, dropped or refused (default drop: CKAN ignores them). */
   extras?: ExtrasPolicy;
+  /**
+   * 'handler': the handler validates its input with these declarations itself, because the rules
+   * need the stored record first (a dataset's resources and organization on update); the handler
+   * then receives the input as sent. Help and the OpenAPI document still come from params.
+   */
+  validatedBy?: 'registry' | 'handler';
   /** What the action returns (help_show's :returns: and the OpenAPI result schema). */
   returns?: ActionReturns;
   /** The OpenAPI tag (entity); derived from the name when not given. */
   tag?: string;
-  /** @deprecated validator chains of actions not yet declared with params. */
-  schema?: Schema;
-  /** @deprecated a hand-written help text of actions not yet declared with params. */
-  help?: string;
   /**
    * Top-level list parameters of a large JSON body that reach the handler as bytes, read while
    * they are used (JsonArrayText: datastore_upsert's records). The end of such a list is guessed
@@ -55,7 +58,7 @@ export interface ActionReturns {
 
 /** Declares an action with typed parameters: the handler's params type comes from the declarations. */
 export function defineAction<const P extends Params = {}, R = unknown>(
-  def: Omit<ActionDefinition<ParamValues<P>, R>, 'params' | 'schema' | 'help' | 'description'> & { params?: P; description: string },
+  def: Omit<ActionDefinition<ParamValues<P>, R>, 'params' | 'description'> & { params?: P; description: string },
 ): ActionDefinition<ParamValues<P>, R> {
   return def as ActionDefinition<ParamValues<P>, R>;
 }
@@ -66,7 +69,7 @@ const compiled = new WeakMap<ActionDefinition<any, any>, Schema | null>();
 export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
   let schema = compiled.get(def);
   if (schema === undefined) {
-    schema = def.params ? compileParams(def.params, def.extras ?? 'drop') : def.schema ?? null;
+    schema = def.params && def.validatedBy !== 'handler' ? compileParams(def.params, def.extras ?? 'drop') : null;
     compiled.set(def, schema);
   }
   return schema;
@@ -74,8 +77,7 @@ export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
 
 /** The help_show text of an action. */
 export function actionHelp(def: ActionDefinition<any, any>): string {
-  if (def.params || def.description) return helpText(def.description ?? '', def.params, def.returns);
-  return def.help ?? '';
+  return helpText(def.description, def.params, def.returns);
 }
 
 export type ActionChain = (next: ActionDefinition['handler']) => ActionDefinition['handler'];

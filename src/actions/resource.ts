@@ -1,7 +1,10 @@
 // Resource actions: resource_create, resource_show, resource_update, resource_patch,
 // resource_delete, package_resource_reorder, format_autocomplete.
 import type { ActionContext } from './context.ts';
-import { afterCommit, type ActionDefinition, type AuthFunction } from './registry.ts';
+import { afterCommit, defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { p } from './params.ts';
+import { listOf, resourceSchema as resourceResult } from './result-schemas.ts';
 import { canEditPackage, canReadPackage } from '../auth/authz.ts';
 import { anyone, denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -10,11 +13,8 @@ import { resourceDict } from '../model/package-dict.ts';
 import { findPackage, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
-import { resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
-import { bool, clampTo, defaultValue, intValidator, notEmpty, unicodeString } from '../validation/validators.ts';
-import { createResource, FileOps, packageOr404, replaceResource } from './package.ts';
-// The download route of uploaded files registers itself with the http layer.
-import '../http/downloads.ts';
+import { resourceParams, resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
+import { createResource, FileOps, packageOr404, replaceResource } from './package-save.ts';
 
 async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
   if (id === undefined || id === null || id === '') throw new ValidationError({ id: ['Missing value'] });
@@ -63,7 +63,7 @@ async function validateResource(ctx: ActionContext, input: Record<string, unknow
   return out as Record<string, any>;
 }
 
-async function resourceCreate(ctx: ActionContext, p: Record<string, any>) {
+async function resourceCreate(ctx: ActionContext, p: Record<string, unknown>) {
   const pkg = await packageOr404(ctx, String(p.package_id));
   const data = await validateResource(ctx, p);
   const position = (await resourcesOf(ctx.db, [pkg.id])).length;
@@ -75,7 +75,7 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, any>) {
   return resourceDict(ctx.config, row);
 }
 
-async function resourceUpdate(ctx: ActionContext, p: Record<string, any>) {
+async function resourceUpdate(ctx: ActionContext, p: Record<string, unknown>) {
   const { res, pkg } = await resourceOr404(ctx, p.id);
   const data = await validateResource(ctx, p, res);
   const fileOps = new FileOps(ctx);
@@ -86,52 +86,71 @@ async function resourceUpdate(ctx: ActionContext, p: Record<string, any>) {
   return resourceDict(ctx.config, row);
 }
 
+const resourceReturns = (description: string) => ({ description, rtype: 'dictionary', schema: resourceResult });
+const resourceId = p.string('the id of the resource');
+
 export const resourceActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'resource_create',
     sideEffectFree: false,
     auth: resourceCreateAuth,
     authBeforeValidation: true,
-    help: 'Append a new resource to a dataset.\n\n:param package_id: id or name of the dataset\n:param url: the URL of the resource (required unless a file is uploaded)\n:param upload: a file (multipart/form-data request); the resource then points at its download URL\n:param name, description, format, hash, resource_type, mimetype, mimetype_inner, cache_url, size, created, last_modified, cache_last_updated: (optional)\nOther keys are kept as extra fields of the resource.\n:returns: the new resource\n:rtype: dictionary',
+    description: 'Append a new resource to a dataset. Other keys are kept as extra fields of the resource.',
+    params: { ...resourceParams, package_id: p.string('id or name of the dataset').required() },
+    extras: 'keep',
+    validatedBy: 'handler',
+    returns: resourceReturns('the new resource'),
     handler: resourceCreate,
-  },
-  {
+  }),
+  defineAction({
     name: 'resource_show',
     sideEffectFree: true,
     auth: resourceShowAuth,
-    schema: { id: [notEmpty, unicodeString], include_tracking: bool(false) },
-    help: 'Return the metadata of a resource.\n\n:param id: the id of the resource\n:param include_tracking: add tracking_summary (optional, default false)\n:rtype: dictionary',
+    description: 'Return the metadata of a resource.',
+    params: { id: resourceId.required(), include_tracking: p.boolean('add tracking_summary').default(false) },
+    returns: resourceReturns('the resource'),
     handler: async (ctx, p) => {
       const { res } = await resourceOr404(ctx, p.id);
       return resourceDict(ctx.config, res, { includeTracking: p.include_tracking });
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'resource_update',
     sideEffectFree: false,
     auth: resourceUpdateAuth,
     authBeforeValidation: true,
-    help: 'Update a resource. This replaces the resource: description, resource_type, mimetype and mimetype_inner not sent are cleared, url not sent becomes "", extra fields not sent are removed; name, format, hash, size and dates not sent stay. A file in upload replaces the uploaded file.\n\n:param id: the id of the resource\n:returns: the updated resource\n:rtype: dictionary',
+    description: 'Update a resource. This replaces the resource: description, resource_type, mimetype and mimetype_inner not sent are cleared, url not sent becomes "", extra fields not sent are removed; name, format, hash, size and dates not sent stay. A file in upload replaces the uploaded file.',
+    params: { ...resourceParams, id: resourceId },
+    extras: 'keep',
+    validatedBy: 'handler',
+    returns: resourceReturns('the updated resource'),
     handler: resourceUpdate,
-  },
-  {
+  }),
+  defineAction({
     name: 'resource_patch',
     sideEffectFree: false,
     auth: resourceUpdateAuth,
     authBeforeValidation: true,
-    help: 'Patch a resource: the fields sent replace those of the resource, the others stay. A file in upload replaces the uploaded file.\n\n:param id: the id of the resource\n:returns: the updated resource\n:rtype: dictionary',
-    handler: async (ctx, p) => {
-      const { res } = await resourceOr404(ctx, p.id);
+    description: 'Patch a resource: the fields sent (those of resource_update) replace those of the resource, the others stay. A file in upload replaces the uploaded file.',
+    params: { id: resourceId },
+    extras: 'keep',
+    // The merged dict is validated by resource_update.
+    validatedBy: 'handler',
+    returns: resourceReturns('the updated resource'),
+    handler: async (ctx, input: Record<string, unknown>) => {
+      const { res } = await resourceOr404(ctx, input.id);
       const current = resourceDict(ctx.config, res);
-      return ctx.call('resource_update', { ...current, ...p, id: res.id }, { files: ctx.files });
+      return ctx.call('resource_update', { ...current, ...input, id: res.id }, { files: ctx.files });
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'resource_delete',
     sideEffectFree: false,
     auth: resourceDeleteAuth,
     authBeforeValidation: true,
-    help: 'Delete a resource from its dataset (an uploaded file is removed).\n\n:param id: the id of the resource',
+    description: 'Delete a resource from its dataset (an uploaded file is removed).',
+    params: { id: resourceId },
+    returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       const { res, pkg } = await resourceOr404(ctx, p.id);
       await markResourceDeleted(ctx.db, res.id);
@@ -141,13 +160,23 @@ export const resourceActions: ActionDefinition<any, any>[] = [
       if (res.url_type === 'upload') await afterCommit(ctx, () => removeResourceFile(ctx.config, res.id));
       return null;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'package_resource_reorder',
     sideEffectFree: false,
     auth: reorderAuth,
     authBeforeValidation: true,
-    help: 'Reorder the resources of a dataset. Resources not listed keep their order after those listed.\n\n:param id: the id or name of the dataset\n:param order: list of resource ids\n:returns: {id, order}\n:rtype: dictionary',
+    description: 'Reorder the resources of a dataset. Resources not listed keep their order after those listed.',
+    params: {
+      id: p.string('the id or name of the dataset'),
+      // CKAN's messages for order are bare strings (not lists): the handler checks it.
+      order: p.any('list of resource ids', Type.Array(Type.String())),
+    },
+    returns: {
+      description: '{id, order}',
+      rtype: 'dictionary',
+      schema: Type.Object({ id: Type.String(), order: Type.Array(Type.String()) }),
+    },
     handler: async (ctx, p) => {
       const pkg = await packageOr404(ctx, String(p.id));
       if (!Array.isArray(p.order)) throw new ValidationError({ order: 'Must be a list of resource' });
@@ -165,14 +194,18 @@ export const resourceActions: ActionDefinition<any, any>[] = [
       await notifyPackageChange(ctx, pkg.id);
       return { id: p.id, order };
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'format_autocomplete',
     sideEffectFree: true,
     auth: anyone,
-    schema: { q: [notEmpty, unicodeString], limit: [defaultValue(5), intValidator, clampTo(() => 1000)] },
-    help: 'Return resource formats in use that contain q (lower case), most used first.\n\n:param q: the text to look for\n:param limit: at most this many (default 5)\n:rtype: list of strings',
+    description: 'Return resource formats in use that contain q (lower case), most used first.',
+    params: {
+      q: p.string('the text to look for').required(),
+      limit: p.integer('at most this many').default(5).max(1000),
+    },
+    returns: { description: 'the formats', rtype: 'list of strings', schema: listOf(Type.String()) },
     handler: (ctx, p) => formatsLike(ctx.db, p.q, Math.max(0, p.limit)),
-  },
+  }),
 ];
 

@@ -1,6 +1,6 @@
 // User actions: user_create, user_show, user_list, user_update, user_patch, user_delete, user_autocomplete.
 import type { ActionContext } from './context.ts';
-import type { ActionDefinition, AuthFunction } from './registry.ts';
+import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { denied, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
@@ -8,11 +8,10 @@ import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts
 import {
   findUser, findUserByEmail, insertUser, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
 } from '../model/users.ts';
-import { Invalid, type Schema, type Validator } from '../validation/validate.ts';
-import {
-  bool, booleanValidator, defaultValue, emailValidator, ignoreMissing, intValidator, jsonObject, naturalNumber, nameValidator,
-  notEmpty, oneOf, unicodeString, uuidValidator, clampTo,
-} from '../validation/validators.ts';
+import { Invalid, type Validator } from '../validation/validate.ts';
+import { Type } from '@sinclair/typebox';
+import { p, type ParamValues } from './params.ts';
+import { listOf, userSchema } from './result-schemas.ts';
 import { userDict } from './user-dict.ts';
 import { issueToken } from './api-token.ts';
 
@@ -61,31 +60,40 @@ const sysadminField: Validator = (v, f) => {
   return v;
 };
 
-const profileFields: Schema = {
-  fullname: [ignoreMissing, unicodeString],
-  about: [ignoreMissing, unicodeString],
-  image_url: [ignoreMissing, unicodeString],
-  activity_streams_email_notifications: [ignoreMissing, booleanValidator],
-  sysadmin: [ignoreMissing, sysadminField, booleanValidator],
-  state: [ignoreMissing, sysadminField, oneOf(['active', 'pending', 'deleted'])],
-  plugin_extras: [ignoreMissing, sysadminField, jsonObject],
+const profileFields = {
+  fullname: p.string('the full name'),
+  about: p.string('a description of the user'),
+  image_url: p.string('URL of the user\'s picture'),
+  activity_streams_email_notifications: p.boolean('email notifications of activity'),
+  sysadmin: p.boolean('whether the user is a sysadmin (sysadmins only)').first(sysadminField),
+  state: p.enum(['active', 'pending', 'deleted'], 'the account state (sysadmins only)').first(sysadminField),
+  plugin_extras: p.object('data of plugins (sysadmins only)').first(sysadminField),
 };
 
-const createSchema: Schema = {
-  id: [ignoreMissing, sysadminField, uuidValidator],
-  name: [notEmpty, nameValidator, nameAvailable],
-  email: [notEmpty, unicodeString, (v: string) => v.trim(), emailValidator, emailAvailable],
-  password: [notEmpty, passwordValidator],
-  with_apitoken: bool(false),
+const password = (description: string) => p.custom<string>(description, [passwordValidator], Type.String({ minLength: 8 }));
+
+/** Records the user being edited, so the uniqueness checks of name and email skip it. */
+const editingUser: Validator = async (v, f) => {
+  const u = await findUser(f.context.db, v);
+  if (u) f.context._editingUserId = u.id;
+  return v;
+};
+
+const createParams = {
+  id: p.uuid('the id of the new user (sysadmins only)').first(sysadminField),
+  name: p.name('the login name').required().use(nameAvailable),
+  email: p.email('the email address').required().use(emailAvailable),
+  password: password('the password (8 characters or more)').required(),
+  with_apitoken: p.boolean('also create an API token and return it as "token"').default(false),
   ...profileFields,
 };
 
-const updateSchema: Schema = {
-  id: [notEmpty, unicodeString],
-  name: [ignoreMissing, nameValidator, nameAvailable],
-  email: [notEmpty, unicodeString, (v: string) => v.trim(), emailValidator, emailAvailable],
-  password: [ignoreMissing, (v) => (v === '' ? undefined : v), ignoreMissing, passwordValidator],
-  old_password: [ignoreMissing, unicodeString],
+const updateParams = {
+  id: p.string('the id or name of the user').required().use(editingUser),
+  name: p.name('a new login name (sysadmins only)').use(nameAvailable),
+  email: p.email('the email address').required().use(emailAvailable),
+  password: password('a new password (8 characters or more)').ignoreEmpty(),
+  old_password: p.string('the current password (needed to change one\'s own password)'),
   ...profileFields,
 };
 
@@ -97,7 +105,7 @@ async function userOr404(ctx: ActionContext, idOrName: string): Promise<UserRow>
 
 // --- handlers -------------------------------------------------------------------------------
 
-async function userCreate(ctx: ActionContext, p: Record<string, any>) {
+async function userCreate(ctx: ActionContext, p: ParamValues<typeof createParams>) {
   const user = await insertUser(ctx.db, {
     id: p.id,
     name: p.name,
@@ -116,7 +124,7 @@ async function userCreate(ctx: ActionContext, p: Record<string, any>) {
   return out;
 }
 
-async function userUpdate(ctx: ActionContext, p: Record<string, any>) {
+async function userUpdate(ctx: ActionContext, p: ParamValues<typeof updateParams>) {
   const user = await userOr404(ctx, p.id);
   if (p.name !== undefined && p.name !== user.name && !ctx.identity.sysadmin) {
     throw new ValidationError({ name: ['That login name can not be modified.'] });
@@ -128,7 +136,7 @@ async function userUpdate(ctx: ActionContext, p: Record<string, any>) {
     image_url: p.image_url ?? null,
   };
   if (p.name !== undefined) changes.name = p.name;
-  for (const k of ['sysadmin', 'state', 'plugin_extras', 'activity_streams_email_notifications']) if (p[k] !== undefined) changes[k] = p[k];
+  for (const k of ['sysadmin', 'state', 'plugin_extras', 'activity_streams_email_notifications'] as const) if (p[k] !== undefined) changes[k] = p[k];
   if (p.password !== undefined) {
     // Changing one's own password needs the old one, so a stolen token cannot take over the account.
     if (!ctx.identity.sysadmin && !(await verifyPassword(p.old_password ?? '', user.password_hash))) {
@@ -142,45 +150,32 @@ async function userUpdate(ctx: ActionContext, p: Record<string, any>) {
   return userDict(ctx, await updateUser(ctx.db, user.id, changes));
 }
 
-/** Sets the context's editing target before validation runs its uniqueness checks. */
-function editing(schema: Schema): Schema {
-  return {
-    ...schema,
-    id: [
-      ...(schema.id as Validator[]),
-      async (v, f) => {
-        const u = await findUser(f.context.db, v);
-        if (u) f.context._editingUserId = u.id;
-        return v;
-      },
-    ],
-  };
-}
-
 const USER_LIST_ORDER = [...USER_ORDER_BY];
 
 export const userActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'user_create',
     sideEffectFree: false,
     auth: userCreateAuth,
     authBeforeValidation: true,
-    schema: createSchema,
-    help: 'Create a new user. Only sysadmins may, unless svc.auth.create_user_via_api is true.\n\n:param name: the login name (2-100 characters, lowercase alphanumerics, - and _)\n:param email: the email address\n:param password: at least 8 characters\n:param fullname: (optional)\n:param about: (optional)\n:param image_url: (optional)\n:param sysadmin, state, plugin_extras, id: (optional, sysadmin only)\n:param with_apitoken: also create an API token and return it as "token" (default false)\n:returns: the new user\n:rtype: dictionary',
+    description: 'Create a new user. Only sysadmins may, unless svc.auth.create_user_via_api is true.',
+    params: createParams,
+    returns: { description: 'the new user (with "token" when with_apitoken is true)', rtype: 'dictionary', schema: userSchema },
     handler: userCreate,
-  },
-  {
+  }),
+  defineAction({
     name: 'user_show',
     sideEffectFree: true,
     auth: userListAuth,
-    schema: {
-      id: [ignoreMissing, unicodeString],
-      include_datasets: bool(false),
-      include_num_followers: bool(false),
-      include_password_hash: bool(false),
-      include_plugin_extras: bool(false),
+    description: 'Return a user account. Email and apikey are shown to the user and sysadmins only.',
+    params: {
+      id: p.string('the id or name of the user (default: the calling user)'),
+      include_datasets: p.boolean('include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins)').default(false),
+      include_num_followers: p.boolean('include the number of followers').default(false),
+      include_password_hash: p.boolean('include the password hash (sysadmins only; ignored for others)').default(false),
+      include_plugin_extras: p.boolean('include plugin_extras (sysadmins only; ignored for others)').default(false),
     },
-    help: 'Return a user account. Email and apikey are shown to the user and sysadmins only.\n\n:param id: the id or name of the user (optional, default: the calling user)\n:param include_datasets: include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins; default false)\n:param include_num_followers: (default false)\n:param include_password_hash: add password_hash (default false; sysadmins only, ignored for others)\n:param include_plugin_extras: add plugin_extras (default false; sysadmins only, ignored for others)\n:rtype: dictionary',
+    returns: { description: 'the user', rtype: 'dictionary', schema: userSchema },
     handler: async (ctx, p) => {
       const target = p.id ?? ctx.identity.user?.id;
       if (!target) throw new ValidationError({ id: ['Missing value'] });
@@ -188,25 +183,26 @@ export const userActions: ActionDefinition<any, any>[] = [
       if (user.state === 'deleted' && !ctx.identity.sysadmin) throw new NotFoundError('User not found');
       // For anyone but a sysadmin these two are ignored (userDict shows them to sysadmins only).
       const out = await userDict(ctx, user, { includePasswordHash: p.include_password_hash, includePluginExtras: p.include_plugin_extras });
-      if (p.include_num_followers) out.num_followers = 0;
+      if (p.include_num_followers) out.num_followers = await ctx.call('user_follower_count', { id: user.id }, { ignoreAuth: true });
       if (p.include_datasets) out.datasets = await createdDatasets(ctx, user);
       return out;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'user_list',
     sideEffectFree: true,
     auth: userListAuth,
-    schema: {
-      q: [ignoreMissing, unicodeString],
-      email: [ignoreMissing, unicodeString],
-      order_by: [defaultValue('display_name'), oneOf(USER_LIST_ORDER)],
-      all_fields: bool(true),
-      include_site_user: bool(false),
-      limit: [ignoreMissing, naturalNumber],
-      offset: [ignoreMissing, naturalNumber],
+    description: 'Return the active users of the site.',
+    params: {
+      q: p.string('only users whose name, full name or email contains q'),
+      email: p.string('only the user with this email (sysadmins only)'),
+      order_by: p.enum(USER_LIST_ORDER, 'the sort order, ascending: id, name, fullname, display_name (full name, else name), created, about, sysadmin or number_created_packages (public active datasets created)').default('display_name'),
+      all_fields: p.boolean('user dicts (true) or names (false)').default(true),
+      include_site_user: p.boolean('include the site user').default(false),
+      limit: p.natural('at most this many users'),
+      offset: p.natural('skip this many users'),
     },
-    help: 'Return the active users of the site.\n\n:param q: only users whose name, full name or email contains q (optional)\n:param email: only the user with this email (sysadmin only)\n:param order_by: one of id, name, fullname, display_name (full name, else name), created, about, sysadmin, number_created_packages (public active datasets created), all ascending (default display_name)\n:param all_fields: user dicts (true, default) or names (false)\n:param limit, offset: paging (optional)\n:rtype: list',
+    returns: { description: 'user dicts, or names when all_fields is false', rtype: 'list', schema: Type.Union([listOf(userSchema), listOf(Type.String())]) },
     handler: async (ctx, p) => {
       if (p.email && !ctx.identity.sysadmin) throw new AuthorizationError('only sysadmins may filter users by email');
       const rows = await listUsers(ctx.db, {
@@ -219,37 +215,41 @@ export const userActions: ActionDefinition<any, any>[] = [
       for (const r of rows) dicts.push(await userDict(ctx, r, { numberCreatedPackages: r.number_created_packages }));
       return dicts;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'user_update',
     sideEffectFree: false,
     auth: selfOnly('user_update'),
-    schema: editing(updateSchema),
-    help: 'Update a user account. This replaces the profile: fields not sent are cleared. The email is required; only sysadmins may rename users; changing your own password needs old_password.\n\n:param id: the id or name of the user\n:param email, fullname, about, image_url, password, old_password\n:rtype: dictionary',
+    description: 'Update a user account. This replaces the profile: fields not sent are cleared. The email is required; only sysadmins may rename users; changing your own password needs old_password.',
+    params: updateParams,
+    returns: { description: 'the updated user', rtype: 'dictionary', schema: userSchema },
     handler: userUpdate,
-  },
-  {
+  }),
+  defineAction({
     name: 'user_patch',
     sideEffectFree: false,
     auth: selfOnly('user_patch'),
-    schema: { id: [notEmpty, unicodeString], $extras: 'keep' },
-    help: 'Update some fields of a user account, keeping the others.\n\n:param id: the id or name of the user\n:rtype: dictionary',
+    description: 'Update some fields of a user account, keeping the others (the fields of user_update).',
+    params: { id: p.string('the id or name of the user').required() },
+    extras: 'keep',
+    returns: { description: 'the updated user', rtype: 'dictionary', schema: userSchema },
     handler: async (ctx, p) => {
       const user = await userOr404(ctx, p.id);
       const merged: Record<string, unknown> = {
-        id: user.id, name: user.name, email: user.email, fullname: user.fullname, about: user.about, image_url: user.image_url,
+        name: user.name, email: user.email, fullname: user.fullname, about: user.about, image_url: user.image_url,
         ...p,
+        id: user.id,
       };
-      if (merged.id !== user.id) merged.id = user.id;
       return ctx.call('user_update', merged);
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'user_delete',
     sideEffectFree: false,
     auth: sysadminOnly,
-    schema: { id: [notEmpty, unicodeString] },
-    help: 'Delete a user (state deleted). Their memberships and collaborations are removed and their tokens stop working. Sysadmin only.\n\n:param id: the id or name of the user',
+    description: 'Delete a user (state deleted). Their memberships and collaborations are removed and their tokens stop working. Sysadmin only.',
+    params: { id: p.string('the id or name of the user').required() },
+    returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       const user = await userOr404(ctx, p.id);
       await updateUser(ctx.db, user.id, { state: 'deleted' });
@@ -257,17 +257,22 @@ export const userActions: ActionDefinition<any, any>[] = [
       await ctx.db.query('DELETE FROM api_tokens WHERE user_id = $1', [user.id]);
       return null;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'user_autocomplete',
     sideEffectFree: true,
     auth: userListAuth,
-    schema: {
-      q: [notEmpty, unicodeString],
-      limit: [defaultValue(20), intValidator, clampTo(() => 1000)],
-      ignore_self: bool(false),
+    description: 'Return users whose name or full name contains q.',
+    params: {
+      q: p.string('the text to look for').required(),
+      limit: p.integer('at most this many').default(20).max(1000),
+      ignore_self: p.boolean('leave out the calling user').default(false),
     },
-    help: 'Return users whose name or full name contains q.\n\n:param q: the text to look for\n:param limit: at most this many (default 20)\n:param ignore_self: leave out the calling user (default false)\n:returns: list of {id, name, fullname}\n:rtype: list',
+    returns: {
+      description: 'list of {id, name, fullname}',
+      rtype: 'list',
+      schema: listOf(Type.Object({ id: Type.String(), name: Type.String(), fullname: Type.Union([Type.String(), Type.Null()]) })),
+    },
     handler: async (ctx, p) => {
       const params: unknown[] = [`%${String(p.q).replace(/[\\%_]/g, (c) => '\\' + c)}%`, Math.max(0, p.limit), ctx.config.str('svc.site_id')];
       let extra = '';
@@ -282,7 +287,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       );
       return r.rows;
     },
-  },
+  }),
 ];
 
 /**

@@ -8,7 +8,7 @@
 // Capacities listed in svc.auth.roles_that_cascade_to_sub_groups (default admin) also hold in
 // every sub-group of the same kind, recursively (a sub-group's membership row names its parent:
 // group_id = the sub-group, table_name 'group', table_id = the parent; see src/model/members.ts).
-import type { ActionContext } from '../actions/context.ts';
+import type { ActionContext } from '../context.ts';
 import type { Queryable } from '../db/database.ts';
 import { AuthorizationError } from '../errors.ts';
 
@@ -231,8 +231,8 @@ export async function canReadPackage(ctx: ActionContext, pkg: PackageAuthFacts):
 
 /**
  * May the caller change this dataset (update, patch, delete, resources)? Editors and admins of the
- * owning organization; for an unowned dataset, whoever may create datasets (package_create rule,
- * reference §6.4); collaborators with editor or admin.
+ * owning organization; for an unowned dataset, whoever may create datasets (package_create's
+ * rule); collaborators with editor or admin.
  */
 export async function canEditPackage(ctx: ActionContext, pkg: PackageAuthFacts): Promise<boolean> {
   if (ctx.identity.sysadmin) return true;
@@ -244,7 +244,7 @@ export async function canEditPackage(ctx: ActionContext, pkg: PackageAuthFacts):
 
 /**
  * package_create's rule without owner_org and groups, which CKAN also applies to changing an
- * unowned dataset (reference §6.4): both unowned flags (and anon_create_dataset for anonymous
+ * unowned dataset: both unowned flags (and anon_create_dataset for anonymous
  * callers), or editor/admin in some organization.
  */
 async function mayCreatePackages(ctx: ActionContext): Promise<boolean> {

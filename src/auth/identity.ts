@@ -1,6 +1,6 @@
 // Who is calling: an API token (JWT) or a legacy API key, from Authorization or the api key header.
-import type { Identity, Services } from '../actions/context.ts';
-import { ANONYMOUS } from '../actions/context.ts';
+import type { Identity, Services } from '../context.ts';
+import { ANONYMOUS } from '../context.ts';
 import { AuthorizationError } from '../errors.ts';
 import { findTokenUser } from '../model/api-tokens.ts';
 import { findUser, findUserByApikey } from '../model/users.ts';

@@ -1,6 +1,6 @@
 // Commands that plugins add to the CLI (e.g. `svc datastore set-permissions`).
 import type { Command } from 'commander';
-import type { Services } from '../actions/context.ts';
+import type { Services } from '../context.ts';
 import type { Config } from '../config/load.ts';
 
 export interface CliTools {

@@ -1,4 +1,4 @@
-// The data store backend interface (spec/datastore.md "The storage backend can be replaced"):
+// The data store backend interface (the storage backend can be replaced):
 // the operations the actions, the dump route and datastore_search_sql use. The PostgreSQL
 // implementation (postgres.ts) runs on PGlite and pg; another backend can replace it by putting
 // an object of this shape in services.plugins.datastore. Keep this interface stable.

@@ -1071,7 +1071,7 @@ function copySql(table: string, cols: Column[], kind: 'pglite' | 'postgres'): st
   return `COPY ${qi(table)} (${cols.map((c) => qi(c.id)).join(', ')}) FROM ${kind === 'pglite' ? "'/dev/blob'" : 'STDIN'}`;
 }
 
-/** "" is NULL for non-text columns (reference §7.2); objects in text columns become their JSON. */
+/** "" is NULL for non-text columns as in CKAN); objects in text columns become their JSON. */
 function prepareForJson(records: Record<string, unknown>[], cols: Column[]): void {
   const targets = cols.filter((c) => c.kind !== 'text' && c.kind !== 'json');
   if (!targets.length) return;

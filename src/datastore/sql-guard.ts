@@ -327,7 +327,10 @@ class Walker {
     const fields = NODES[type];
     if (!fields) throw refuse(describe(type));
     if (!isObj(body)) throw refuse('a malformed parse tree');
-    if (type === 'SelectStmt') return this.select(body, scopes);
+    if (type === 'SelectStmt') {
+      this.select(body, scopes);
+      return;
+    }
     this.check(type, body, scopes);
     this.fields(type, body, scopes);
   }

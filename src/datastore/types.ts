@@ -40,7 +40,7 @@ const DATE_RES = [
   /^\d{1,2}-\d{1,2}-\d{4}$/,
 ];
 
-/** CKAN's type guess from one value of the first record (reference §7.2). */
+/** CKAN's type guess from one value of the first record (integers, floats, ISO dates and timestamps, else text). */
 export function guessType(v: unknown): string {
   if (typeof v === 'number') {
     if (Number.isInteger(v)) return Math.abs(v) < 2 ** 31 ? 'int' : 'int8';

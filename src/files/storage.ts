@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/load.ts';
-import type { UploadedFile } from '../actions/context.ts';
+import type { UploadedFile } from '../context.ts';
 
 export function resourceFilePath(config: Config, resourceId: string): string {
   const id = resourceId.replace(/[^A-Za-z0-9_-]/g, '_');

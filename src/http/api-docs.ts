@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../actions/context.ts';
+import type { Services } from '../context.ts';
 import { openApiDocument } from './openapi.ts';
 
 const uiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

@@ -3,10 +3,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { Identity, Services } from '../actions/context.ts';
-import { ANONYMOUS } from '../actions/context.ts';
+import type { Identity, Services } from '../context.ts';
+import { ANONYMOUS } from '../context.ts';
 import { callAction } from '../actions/registry.ts';
-import { credentialFrom, resolveIdentity } from '../auth/identity.ts';
 import { ActionError, BadRequestError, InternalError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
@@ -14,17 +13,11 @@ import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
 import { registerHome } from './home.ts';
 import { apiDocsRoutes } from './api-docs.ts';
+import { downloadRoutes } from './downloads.ts';
+import { requestIdentity } from './request-identity.ts';
+import { availablePlugins } from '../plugins/index.ts';
 
-export interface HttpExtension {
-  /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
-  register(app: FastifyInstance, services: Services): void | Promise<void>;
-}
-
-const httpExtensions: HttpExtension[] = [];
-/** Plugins and other layers add routes here before the app is built. */
-export function addHttpExtension(ext: HttpExtension): void {
-  if (!httpExtensions.includes(ext)) httpExtensions.push(ext);
-}
+export { requestIdentity };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,12 +43,6 @@ export function envelopeError(e: unknown, services: Services): ActionError {
   if (status && status >= 400 && status < 500) return new BadRequestError(`Bad request - ${(e as Error).message}`, status);
   services.logger.error({ err: e }, 'unhandled error');
   return new InternalError();
-}
-
-/** Who is calling; a bad credential is an Authorization Error (never silently anonymous). */
-export async function requestIdentity(services: Services, request: FastifyRequest): Promise<Identity> {
-  const credential = credentialFrom(request.headers, services.config.str('apikey_header_name'));
-  return credential ? resolveIdentity(services, credential) : ANONYMOUS;
 }
 
 function sendEnvelope(reply: FastifyReply, request: FastifyRequest, services: Services, name: string, status: number, body: Record<string, unknown>) {
@@ -153,6 +140,11 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.get('/api/3', async () => ({ version: 3 }));
   await app.register(apiDocsRoutes, { services });
 
-  for (const ext of httpExtensions) await ext.register(app, services);
+  // Routes belong to this app instance: the downloads, then those of the enabled plugins.
+  await app.register(downloadRoutes, { services });
+  for (const name of services.config.list('svc.plugins')) {
+    const routes = availablePlugins[name]?.routes;
+    if (routes) await app.register(routes, { services });
+  }
   return app;
 }

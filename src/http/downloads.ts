@@ -2,15 +2,15 @@
 // Same bytes as uploaded, the resource's content type, the dataset's privacy (403/404), and
 // single byte ranges (206, 416).
 import fs from 'node:fs';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ActionContext, Identity, Services } from '../actions/context.ts';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ActionContext, Identity, Services } from '../context.ts';
 import { canReadPackage } from '../auth/authz.ts';
 import { ActionError } from '../errors.ts';
 import { resourceFilePath } from '../files/storage.ts';
 import { resourceUrl } from '../model/package-dict.ts';
 import { findPackage } from '../model/packages.ts';
 import { findResource, guessMimetype } from '../model/resources.ts';
-import { addHttpExtension, requestIdentity } from './app.ts';
+import { requestIdentity } from './request-identity.ts';
 
 function fail(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).type('text/plain; charset=utf-8').send(message);
@@ -90,12 +90,9 @@ async function download(services: Services, request: FastifyRequest, reply: Fast
   return reply.send(fs.createReadStream(file));
 }
 
-export const downloadsExtension = {
-  register(app: import('fastify').FastifyInstance, services: Services) {
-    const handler = (request: FastifyRequest, reply: FastifyReply) => download(services, request, reply);
-    app.get('/dataset/:id/resource/:resource_id/download', handler);
-    app.get('/dataset/:id/resource/:resource_id/download/:filename', handler);
-  },
+/** The download routes of one app instance (registered by buildApp). */
+export const downloadRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => download(services, request, reply);
+  app.get('/dataset/:id/resource/:resource_id/download', handler);
+  app.get('/dataset/:id/resource/:resource_id/download/:filename', handler);
 };
-
-addHttpExtension(downloadsExtension);

@@ -2,7 +2,7 @@
 // action (POST with a JSON body; GET with query parameters for side-effect-free actions), the
 // envelope with the declared result schema, the error envelope, and the three ways to send a token.
 import type { TSchema } from '@sinclair/typebox';
-import type { Services } from '../actions/context.ts';
+import type { Services } from '../context.ts';
 import type { ActionDefinition } from '../actions/registry.ts';
 import { actionHelp } from '../actions/registry.ts';
 import { objectSchema, type Params } from '../actions/params.ts';
@@ -47,10 +47,7 @@ function withRefs(schema: unknown, inside?: TSchema): unknown {
 const plain = (s: unknown): Json => JSON.parse(JSON.stringify(s)) as Json;
 
 function requestSchema(def: ActionDefinition<any, any>): Json {
-  if (def.params) return plain(objectSchema(def.params, def.extras ?? 'drop'));
-  // Actions not yet declared with params: the names of their validated keys, types unknown.
-  const props = Object.fromEntries(Object.keys(def.schema ?? {}).filter((k) => k !== '$extras').map((k) => [k, {}]));
-  return { type: 'object', properties: props, additionalProperties: true };
+  return plain(objectSchema(def.params ?? {}, def.extras ?? 'drop'));
 }
 
 function queryParameters(params: Params | undefined): Json[] {
@@ -87,7 +84,7 @@ const ERRORS: [string, string][] = [
 
 function operation(def: ActionDefinition<any, any>, method: 'get' | 'post'): Json {
   const description = actionHelp(def);
-  const summary = (def.description ?? description).split(/\n|(?<=\.)\s/)[0].slice(0, 120);
+  const summary = def.description.split(/\n|(?<=\.)\s/)[0].slice(0, 120);
   const responses: Json = {
     200: {
       description: def.returns?.description ?? 'the result',
@@ -108,9 +105,7 @@ function operation(def: ActionDefinition<any, any>, method: 'get' | 'post'): Jso
   if (method === 'post') {
     op.requestBody = { required: false, content: { 'application/json': { schema: requestSchema(def) } } };
   } else {
-    op.parameters = def.params
-      ? queryParameters(def.params)
-      : Object.keys(def.schema ?? {}).filter((k) => k !== '$extras').map((name) => ({ name, in: 'query', schema: {} }));
+    op.parameters = queryParameters(def.params);
   }
   return op;
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import type { UploadedFile } from '../actions/context.ts';
+import type { UploadedFile } from '../context.ts';
 import { BadRequestError, ValidationError } from '../errors.ts';
 import { UPLOAD_TMP_PREFIX } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';

@@ -84,7 +84,7 @@ export async function extrasOfGroups(db: Queryable, groupIds: string[]): Promise
  * Applies an extras list as CKAN's group save does: keys not listed are removed, listed ones set,
  * items with `deleted` removed. An empty list changes nothing.
  */
-export async function saveGroupExtras(db: Queryable, groupId: string, extras: { key: string; value: unknown; deleted?: unknown }[]): Promise<void> {
+export async function saveGroupExtras(db: Queryable, groupId: string, extras: { key: string; value?: unknown; deleted?: unknown }[]): Promise<void> {
   if (!extras.length) return;
   const keep = extras.filter((e) => !e.deleted);
   await db.query('DELETE FROM group_extras WHERE group_id = $1 AND NOT (key = ANY($2::text[]))', [groupId, keep.map((e) => e.key)]);

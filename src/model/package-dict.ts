@@ -1,6 +1,6 @@
 // The package dict as CKAN returns it (package_show, lists, search results), built for many
 // datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
-import type { ActionContext } from '../actions/context.ts';
+import type { ActionContext } from '../context.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import type { Queryable } from '../db/database.ts';
 import { siteUrl } from '../config/site-url.ts';

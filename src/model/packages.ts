@@ -195,6 +195,7 @@ export type PackageChange = 'changed' | 'deleted' | 'purged';
  */
 export type PackageChangeListener = (
   db: Queryable, packageId: string, change: PackageChange, afterCommit: (fn: () => void | Promise<void>) => void,
+  source: ChangeContext,
 ) => Promise<void> | void;
 
 const changeListeners = new WeakMap<object, PackageChangeListener[]>();
@@ -206,15 +207,17 @@ export function onPackageChange(services: object, listener: PackageChangeListene
   changeListeners.set(services, list);
 }
 
-interface ChangeContext {
+export interface ChangeContext {
   services: object;
   db: Queryable;
   afterCommit?: (fn: () => void | Promise<void>) => void;
+  /** Who made the change (the calling action's identity). */
+  identity?: { user: { id: string; name: string } | null };
 }
 
 export async function notifyPackageChange(ctx: ChangeContext, packageId: string, change: PackageChange = 'changed'): Promise<void> {
   const later = ctx.afterCommit ?? ((fn) => void fn());
-  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later);
+  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later, ctx);
 }
 
 /** Writes that change datasets without going through updatePackage (group memberships, collaborators, owner removed): metadata_modified = now, then notify. */

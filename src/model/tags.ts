@@ -39,13 +39,13 @@ export async function tagsOf(db: Queryable, packageIds: string[]): Promise<Packa
   )).rows;
 }
 
-/** Deletes tags (of the given ids) that no dataset uses any more. */
+/** Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay). */
 export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {
   if (!tagIds.length) return;
-  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
+  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
 }
 
-/** Free tags in use by active datasets (or tags of a vocabulary), optionally containing query. */
+/** Free tags in use by active public datasets (or tags of a vocabulary), optionally containing query. */
 export async function listTags(db: Queryable, opts: { query?: string; vocabularyId?: string | null }): Promise<{ id: string; name: string; vocabulary_id: string | null }[]> {
   const params: unknown[] = [opts.vocabularyId ?? ''];
   let cond = "coalesce(t.vocabulary_id, '') = $1";
@@ -56,7 +56,7 @@ export async function listTags(db: Queryable, opts: { query?: string; vocabulary
   // Free tags: only those in use; vocabulary tags exist on their own.
   const inUse = opts.vocabularyId
     ? ''
-    : " AND EXISTS (SELECT 1 FROM package_tags pt JOIN packages p ON p.id = pt.package_id WHERE pt.tag_id = t.id AND pt.state = 'active' AND p.state = 'active')";
+    : " AND EXISTS (SELECT 1 FROM package_tags pt JOIN packages p ON p.id = pt.package_id WHERE pt.tag_id = t.id AND pt.state = 'active' AND p.state = 'active' AND NOT p.private)";
   return (await db.query(`SELECT t.id, t.name, t.vocabulary_id FROM tags t WHERE ${cond}${inUse} ORDER BY t.name`, params)).rows;
 }
 

@@ -2,8 +2,12 @@
 import type { Plugin } from './plugin.ts';
 import { expireApiTokenPlugin } from './expire_api_token/index.ts';
 import { datastorePlugin } from './datastore/index.ts';
+import { activityPlugin } from './activity/index.ts';
+import { viewPlugins } from './views/index.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
   datastore: datastorePlugin,
+  activity: activityPlugin,
+  ...viewPlugins,
 };

@@ -1,13 +1,15 @@
-// Validation schemas of datasets and resources, with CKAN's messages.
-import type { ActionContext } from '../actions/context.ts';
+// The declarations of a dataset dict and a resource dict, with CKAN's messages. package_create /
+// update and resource_create / update validate with them in their handlers (the rules need the
+// stored dataset: its resources, its organization), and their help and OpenAPI come from them.
+import type { ActionContext } from '../context.ts';
 import { canEditPackage, ownerOrgChangeError } from '../auth/authz.ts';
 import { canonicalFormat } from '../model/resources.ts';
 import { findGroup, packageNameHolder, type PackageRow } from '../model/packages.ts';
 import { RELATIONSHIP_TYPES } from '../model/relationships.ts';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { compileParams, p } from '../actions/params.ts';
 import { Invalid, MISSING, Stop, type Schema, type Validator } from './validate.ts';
-import {
-  booleanValidator, emailValidator, ignoreMissing, intValidator, isoDate, jsonObject, nameValidator, notEmpty, oneOf, unicodeString, uuidValidator,
-} from './validators.ts';
+import { emailValidator, intValidator, isoDate, oneOf, unicodeString } from './validators.ts';
 
 /** What package and resource validators need to know besides the data. */
 export interface PackageValidationContext {
@@ -56,7 +58,7 @@ const sysadminOnlyField: Validator = (v, f) => {
 };
 
 /**
- * CKAN's ignore_not_package_admin: on create, state is honoured for sysadmins only (reference §6.4);
+ * CKAN's ignore_not_package_admin: on create, state is honoured for sysadmins only;
  * on update, for anyone who may update the dataset (package_change_state = package_update's rule).
  * Anyone else's is ignored.
  */
@@ -115,18 +117,12 @@ const tagCheck = (i: number): Validator => (v) => {
   return v;
 };
 
-const tagSchema: Schema = {
-  name: [notEmpty, unicodeString, (v: string) => v.trim(), tagCheck(0), tagCheck(1), tagCheck(2)],
-  vocabulary_id: [ignoreMissing, unicodeString],
-  $extras: 'drop',
+const tagParams = {
+  name: p.string('the tag').required().use((v: string) => v.trim(), tagCheck(0), tagCheck(1), tagCheck(2)),
+  vocabulary_id: p.string('id or name of the vocabulary (free tag when not given)'),
 };
 
 // --- resources ------------------------------------------------------------------------------
-
-const emptyToMissing: Validator = (v) => {
-  if (isBlank(v)) throw new Stop();
-  return v;
-};
 
 /** url: required for a new resource unless a file is uploaded. */
 const resourceUrl: Validator = (v, f) => {
@@ -147,31 +143,36 @@ const resourceUrl: Validator = (v, f) => {
 /** Keys of a resource dict that are the service's, never stored as extras. */
 export const RESOURCE_SERVICE_KEYS = new Set(['package_id', 'position', 'state', 'metadata_modified', 'tracking_summary', 'upload', 'clear_upload', 'revision_timestamp']);
 
-export const resourceSchema: Schema = {
-  id: [emptyToMissing, unicodeString],
-  upload: [ignoreMissing],
-  url_type: [ignoreMissing, unicodeString],
-  url: [resourceUrl],
-  description: [ignoreMissing, unicodeString],
-  format: [ignoreMissing, unicodeString, (v: string) => canonicalFormat(v)],
-  hash: [ignoreMissing, unicodeString],
-  name: [ignoreMissing, unicodeString],
-  resource_type: [ignoreMissing, unicodeString],
-  mimetype: [ignoreMissing, unicodeString],
-  mimetype_inner: [ignoreMissing, unicodeString],
-  cache_url: [ignoreMissing, unicodeString],
-  size: [emptyToMissing, intValidator],
-  created: [emptyToMissing, isoDate],
-  last_modified: [emptyToMissing, isoDate],
-  cache_last_updated: [emptyToMissing, isoDate],
-  datastore_active: [ignoreMissing, booleanValidator],
-  package_id: [ignoreMissing],
-  position: [ignoreMissing],
-  state: [ignoreMissing],
-  metadata_modified: [ignoreMissing],
-  tracking_summary: [ignoreMissing],
-  $extras: 'keep',
+/** A value that is given unless blank: missing, null and "" leave the key out. */
+const unlessBlank = <T>(description: string, validators: Validator[], schema: TSchema = Type.String(), typeName = 'string') =>
+  p.custom<T>(description, validators, schema, typeName).ignoreEmpty();
+
+export const resourceParams = {
+  id: unlessBlank<string>('the id (a new resource gets one)', [unicodeString]),
+  upload: p.any('a file (multipart/form-data request); the resource then points at its download URL', Type.String({ format: 'binary' })),
+  url_type: p.string('upload for an uploaded file, datastore for a data store table'),
+  url: p.custom<string>('the URL (required for a new resource unless a file is uploaded)', [resourceUrl], Type.String()).handlesMissing(),
+  description: p.string('the description'),
+  format: p.string('the format (guessed from the URL or file when not given)').use((v: string) => canonicalFormat(v)),
+  hash: p.string('a hash of the data'),
+  name: p.string('the name'),
+  resource_type: p.string('the resource type'),
+  mimetype: p.string('the MIME type'),
+  mimetype_inner: p.string('the MIME type inside an archive'),
+  cache_url: p.string('a cached copy'),
+  size: unlessBlank<number>('the size in bytes', [intValidator], Type.Integer(), 'int'),
+  created: unlessBlank<string>('creation time (ISO 8601)', [isoDate], Type.String({ format: 'date-time' })),
+  last_modified: unlessBlank<string>('last change of the data (ISO 8601)', [isoDate], Type.String({ format: 'date-time' })),
+  cache_last_updated: unlessBlank<string>('time of the cached copy (ISO 8601)', [isoDate], Type.String({ format: 'date-time' })),
+  datastore_active: p.boolean('the resource has a data store table (set by the data store)'),
+  package_id: p.any('the dataset (resource_create: required)').hidden(),
+  position: p.any('computed').hidden(),
+  state: p.any('computed').hidden(),
+  metadata_modified: p.any('computed').hidden(),
+  tracking_summary: p.any('computed').hidden(),
 };
+/** Other keys of a resource are kept as its extra fields. */
+export const resourceSchema: Schema = compileParams(resourceParams, 'keep');
 
 // --- datasets -------------------------------------------------------------------------------
 
@@ -191,45 +192,62 @@ const extraValueRequired: Validator = (v) => {
   return v;
 };
 
-const relationshipItem = (otherKey: 'object' | 'subject'): Schema => ({
-  [otherKey]: [ignoreMissing, unicodeString],
-  [`${otherKey}_package_id`]: [ignoreMissing, unicodeString],
-  __extras: [ignoreMissing, jsonObject],
-  type: [notEmpty, unicodeString, oneOf(RELATIONSHIP_TYPES)],
-  comment: [ignoreMissing, unicodeString],
-  id: [ignoreMissing],
-  $extras: 'drop',
+const relationshipItem = (otherKey: 'object' | 'subject') => ({
+  [otherKey]: p.string(`id or name of the ${otherKey} dataset`),
+  [`${otherKey}_package_id`]: p.string(`another name of ${otherKey}`),
+  __extras: p.object(`may hold ${otherKey}_package_id`),
+  type: p.enum(RELATIONSHIP_TYPES, 'the relationship type').required(),
+  comment: p.string('a comment'),
+  id: p.any('ignored').hidden(),
 });
 
-export function packageSchema(opts: { create: boolean }): Schema {
-  const schema: Schema = {
-    id: opts.create ? [ignoreMissing, sysadminOnlyField, uuidValidator, packageIdFree] : [ignoreMissing],
-    name: [notEmpty, nameValidator, packageNameValidator],
-    title: [ignoreMissing, unicodeString],
-    author: [ignoreMissing, unicodeString],
-    author_email: [ignoreMissing, unicodeString, optionalEmail],
-    maintainer: [ignoreMissing, unicodeString],
-    maintainer_email: [ignoreMissing, unicodeString, optionalEmail],
-    license_id: [ignoreMissing, unicodeString],
-    notes: [ignoreMissing, unicodeString],
-    url: [ignoreMissing, unicodeString],
-    version: [ignoreMissing, unicodeString, versionValidator],
-    state: [ignoreMissing, stateValidator, oneOf(['active', 'draft', 'deleted'])],
-    type: [ignoreMissing, unicodeString],
-    owner_org: [ownerOrgValidator],
-    private: [ignoreMissing, booleanValidator, noOrgNotPrivate],
-    plugin_data: [ignoreMissing, sysadminOnlyField, jsonObject],
-    tag_string: [ignoreMissing, unicodeString],
-    tags: { listOf: tagSchema },
-    extras: { listOf: { key: [notEmpty, unicodeString], value: [extraValueRequired, extraValue], deleted: [ignoreMissing], $extras: 'drop' } },
-    resources: { listOf: resourceSchema },
-    groups: { listOf: { id: [ignoreMissing, unicodeString], name: [ignoreMissing, unicodeString], $extras: 'drop' } },
-    relationships_as_subject: { listOf: relationshipItem('object') },
-    relationships_as_object: { listOf: relationshipItem('subject') },
-    $extras: 'keep',
+const PACKAGE_STATES = ['active', 'draft', 'deleted'] as const;
+
+const packageFields = {
+  name: p.name('the name: 2-100 characters, lowercase alphanumeric, - and _').required().use(packageNameValidator),
+  title: p.string('the title (default: the name)'),
+  author: p.string('the author'),
+  author_email: p.string('the author\'s email').use(optionalEmail),
+  maintainer: p.string('the maintainer'),
+  maintainer_email: p.string('the maintainer\'s email').use(optionalEmail),
+  license_id: p.string('the license (see license_list)'),
+  notes: p.string('a description (Markdown)'),
+  url: p.string('the URL of the source'),
+  version: p.string('the version (at most 100 characters)').use(versionValidator),
+  state: p.custom<'active' | 'draft' | 'deleted'>('the state (create: sysadmins only; default active)', [oneOf(PACKAGE_STATES)],
+    Type.Union(PACKAGE_STATES.map((s) => Type.Literal(s)))).first(stateValidator),
+  type: p.string('the type (default dataset)'),
+  owner_org: p.custom<string | null>('id or name of the organization (required unless svc.auth.create_unowned_dataset)', [ownerOrgValidator], Type.String())
+    .handlesMissing(),
+  private: p.boolean('private datasets are seen by the organization\'s members only (needs an organization; default false)').use(noOrgNotPrivate),
+  plugin_data: p.object('data of plugins (sysadmins only)').first(sysadminOnlyField),
+  tag_string: p.string('free tags as "a,b,c"'),
+  tags: p.listOf(tagParams, 'tags: list of {name, vocabulary_id}'),
+  extras: p.listOf({
+    key: p.string('the key').required(),
+    value: p.custom<string | null>('the value (other JSON becomes its text)', [extraValueRequired, extraValue], Type.Unknown(), 'any').handlesMissing(),
+    deleted: p.any('leave the extra out'),
+  }, 'custom fields: list of {key, value}'),
+  resources: p.listOf(resourceParams, 'the resources (other keys of a resource are kept as its extra fields)', { extras: 'keep' }),
+  groups: p.listOf({ id: p.string('id'), name: p.string('name') }, 'groups: list of {id or name}'),
+  relationships_as_subject: p.listOf(relationshipItem('object'), 'relationships with this dataset as subject'),
+  relationships_as_object: p.listOf(relationshipItem('subject'), 'relationships with this dataset as object'),
+};
+
+/** The dataset dict of package_create (id: sysadmins only) and package_update (id: the dataset). */
+export function packageParams(opts: { create: boolean }) {
+  return {
+    id: opts.create
+      ? p.uuid('the id (sysadmins only)').first(sysadminOnlyField).use(packageIdFree)
+      : p.any('the id or name of the dataset', Type.String()),
+    ...packageFields,
   };
-  return schema;
+}
+
+/** Other keys of a dataset are kept as custom fields and returned as sent. */
+export function packageSchema(opts: { create: boolean }): Schema {
+  return compileParams(packageParams(opts), 'keep');
 }
 
 /** Names of the dataset schema's fields (an extra may not reuse one). */
-export const PACKAGE_SCHEMA_KEYS = new Set([...Object.keys(packageSchema({ create: true })).filter((k) => k !== '$extras'), ...COMPUTED_PACKAGE_KEYS]);
+export const PACKAGE_SCHEMA_KEYS = new Set([...Object.keys(packageParams({ create: true })), ...COMPUTED_PACKAGE_KEYS]);

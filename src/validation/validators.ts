@@ -1,5 +1,5 @@
 // The common validators, with CKAN's exact messages.
-import { Invalid, Keep, MISSING, Stop, type Validator } from './validate.ts';
+import { Invalid, Keep, MISSING, Stop, type FieldContext, type Validator } from './validate.ts';
 
 const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined;
 
@@ -27,9 +27,9 @@ export const notMissing: Validator = (v) => {
   return v;
 };
 
-/** Replaces a missing, null or empty value with a default. */
-export const defaultValue = (d: unknown | (() => unknown)): Validator => (v) =>
-  isBlank(v) || v === '' ? (typeof d === 'function' ? (d as () => unknown)() : d) : v;
+/** Replaces a missing, null or empty value with a default (a function gets the field, e.g. for the configuration). */
+export const defaultValue = (d: unknown | ((field: FieldContext) => unknown)): Validator => (v, f) =>
+  isBlank(v) || v === '' ? (typeof d === 'function' ? (d as (field: FieldContext) => unknown)(f) : d) : v;
 
 /** Missing, null or "" ends the chain with null (kept in the output). */
 export const nullIfEmpty: Validator = (v) => {

@@ -9,10 +9,11 @@ import { METADATA_VIEW } from '../../datastore/postgres.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { JsonArrayText } from '../../json/array-text.ts';
 import { findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
-import { Invalid, MISSING, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
-import {
-  bool, booleanValidator, defaultValue, ignoreMissing, intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList, unicodeString,
-} from '../../validation/validators.ts';
+import { Invalid, MISSING, Stop, validateOrThrow, type Validator } from '../../validation/validate.ts';
+import { intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList } from '../../validation/validators.ts';
+import { Type } from '@sinclair/typebox';
+import { compileParams, p } from '../../actions/params.ts';
+import { datastoreCreateSchema, datastoreSearchSchema } from '../../actions/result-schemas.ts';
 
 export const READ_ONLY_MESSAGE = 'Cannot edit read-only resource because changes made may be lost. Use a resource created for editing e.g. with datastore_create or use "force=True" to ignore this warning.';
 
@@ -34,10 +35,18 @@ const tableName: Validator = (v) => {
 
 /** `id` accepted for resource_id (CKAN 2.11); `id` must come first in the schema. */
 const fromId: Validator = (v, f) => (v === MISSING || v === null || v === undefined ? f.data.id ?? v : v);
-const idFields = (required: boolean): Schema => ({
-  id: [ignoreMissing, tableName],
-  resource_id: required ? [fromId, notEmpty, tableName] : [fromId, ignoreMissing, tableName],
+const skipMissing: Validator = (v) => {
+  if (v === MISSING || v === null || v === undefined) throw new Stop();
+  return v;
+};
+const idFields = (required: boolean) => ({
+  id: p.custom<string>('another name of resource_id', [tableName]),
+  resource_id: p.custom<string>(`id or alias of the resource${required ? '' : ' (or give resource)'}`,
+    [fromId, required ? notEmpty : skipMissing, tableName], Type.String()).handlesMissing(),
 });
+const resourceIdParam = (description: string) => p.custom<string>(description, [tableName]).required();
+const force = p.boolean('edit a read-only resource').default(false);
+const calculateRecordCount = p.boolean('update the stored record count after this call').default(false);
 
 const validFieldName = (name: string) =>
   typeof name === 'string' && name.length > 0 && !name.startsWith('_') && !name.includes('"') && !name.includes('\u0000') && name.trim() === name;
@@ -73,8 +82,6 @@ const naturalOrInvalid: Validator = (v) => {
   if (n < 0) throw new Invalid(`invalid value "${v}"`);
   return n;
 };
-
-const optionalBool: Validator[] = [ignoreMissing, booleanValidator];
 
 function checkFieldsInput(fields: { id: string; type?: string; info?: unknown }[] | undefined): void {
   if (!fields) return;
@@ -142,24 +149,26 @@ const resourceShowAuth: AuthFunction = async (ctx, p) => {
 
 // --- datastore_create -------------------------------------------------------------------------
 
-const fieldSchema: Schema = {
-  id: [notEmpty, unicodeString],
-  type: [ignoreMissing, unicodeString],
-  info: [ignoreMissing, jsonObject],
-};
+const names = (description: string) => p.custom<string[]>(`${description} (a list, or comma-separated)`, [nameList], Type.Array(Type.String()), 'list of strings');
+const recordsSchema = Type.Array(Type.Record(Type.String(), Type.Unknown()));
 
-const createSchema: Schema = {
+const createParams = {
   ...idFields(false),
-  resource: [ignoreMissing, jsonObject],
-  force: bool(false),
-  aliases: [ignoreMissing, aliasList],
-  fields: { listOf: fieldSchema, before: [ignoreMissing, jsonValue] },
-  records: [ignoreMissing, jsonList],
-  primary_key: [ignoreMissing, nameList],
-  indexes: [ignoreMissing, nameList],
-  triggers: { listOf: { function: [notEmpty, unicodeString] }, before: [ignoreMissing, jsonValue] },
-  calculate_record_count: bool(false),
-  delete_fields: bool(false),
+  resource: p.object('resource dictionary passed to resource_create (with package_id)'),
+  force,
+  aliases: p.custom<string[]>('names for read-only aliases of the resource (list or comma-separated)', [aliasList], Type.Array(Type.String()), 'list of strings'),
+  fields: p.listOf({
+    id: p.string('the column name').required(),
+    type: p.string('the column type (guessed from the first record when not given)'),
+    info: p.object('data dictionary entries (label, notes, type_override...)'),
+  }, 'fields/columns and their extra metadata').use(jsonValue),
+  records: p.custom<unknown[]>('the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]', [jsonList], recordsSchema, 'list of dictionaries'),
+  primary_key: names('fields that represent a unique key (replaces an existing one)'),
+  indexes: names('indexes on the table (replace existing ones)'),
+  triggers: p.listOf({ function: p.string('a trigger function (datastore_function_create)').required() },
+    'trigger functions to apply to this table on update/insert').use(jsonValue),
+  calculate_record_count: calculateRecordCount,
+  delete_fields: p.boolean('drop existing fields not listed in fields').default(false),
 };
 
 const datastoreCreate: ActionDefinition = {
@@ -167,21 +176,9 @@ const datastoreCreate: ActionDefinition = {
   sideEffectFree: false,
   auth: resourceUpdateAuth,
   authBeforeValidation: true,
-  schema: createSchema,
-  help: `Adds a new table to the data store (or fields, records, aliases, indexes to an existing one).
-
-:param resource_id: resource id the data is going to be stored against (or give resource)
-:param resource: resource dictionary passed to resource_create (with package_id)
-:param force: edit a read-only resource (default False)
-:param aliases: names for read-only aliases of the resource (list or comma-separated)
-:param fields: fields/columns and their extra metadata [{"id": ..., "type": ..., "info": {...}}]
-:param records: the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]
-:param primary_key: fields that represent a unique key (replaces an existing one)
-:param indexes: indexes on the table (replace existing ones)
-:param triggers: trigger functions to apply to this table on update/insert [{"function": ...}]
-:param calculate_record_count: update the stored record count after this call (default False)
-:param delete_fields: drop existing fields not listed in fields (default False)
-:returns: the newly created data object, excluding records`,
+  description: 'Adds a new table to the data store (or fields, records, aliases, indexes to an existing one).',
+  params: createParams,
+  returns: { description: 'the newly created data object, excluding records', rtype: 'dictionary', schema: datastoreCreateSchema },
   async handler(ctx, p: Record<string, any>) {
     p = withResourceId(p);
     if (p.resource && p.resource_id) throw new ValidationError({ resource: ['resource cannot be used with resource_id'] });
@@ -213,6 +210,8 @@ const datastoreCreate: ActionDefinition = {
 
 // --- datastore_upsert -------------------------------------------------------------------------
 
+const UPSERT_METHODS = ['upsert', 'insert', 'update'] as const;
+
 const datastoreUpsert: ActionDefinition = {
   name: 'datastore_upsert',
   sideEffectFree: false,
@@ -220,23 +219,18 @@ const datastoreUpsert: ActionDefinition = {
   // The catalog is only read; the data store's own transaction is the write.
   transaction: false,
   lazyLists: ['records'],
-  schema: {
-    resource_id: [notEmpty, tableName],
-    force: bool(false),
-    records: [defaultValue(() => []), recordList],
-    method: [defaultValue('upsert'), oneOf(['upsert', 'insert', 'update'])],
-    dry_run: bool(false),
-    calculate_record_count: bool(false),
+  description: 'Updates or inserts into a table in the data store.',
+  params: {
+    resource_id: resourceIdParam('resource id that the data is going to be stored under'),
+    force,
+    records: p.custom<unknown[] | JsonArrayText>('the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]', [recordList], recordsSchema, 'list of dictionaries')
+      .default(() => []),
+    method: p.custom<'upsert' | 'insert' | 'update'>('upsert, insert or update', [oneOf(UPSERT_METHODS)],
+      Type.Union(UPSERT_METHODS.map((m) => Type.Literal(m)))).default('upsert'),
+    dry_run: p.boolean('validate and roll back instead of committing').default(false),
+    calculate_record_count: calculateRecordCount,
   },
-  help: `Updates or inserts into a table in the data store.
-
-:param resource_id: resource id that the data is going to be stored under
-:param force: edit a read-only resource (default False)
-:param records: the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]
-:param method: upsert (default), insert or update
-:param calculate_record_count: update the stored record count after this call (default False)
-:param dry_run: validate and roll back instead of committing (default False)
-:returns: the modified data object`,
+  returns: { description: 'the modified data object', rtype: 'dictionary', schema: datastoreCreateSchema },
   async handler(ctx, p: Record<string, any>) {
     await writableResource(ctx, p.resource_id, p.force);
     await backendOf(ctx).upsert({
@@ -262,12 +256,23 @@ const filtersDict: Validator = (v) => {
   return x;
 };
 
-const deleteSchema = (filtersRequired: boolean): Schema => ({
-  resource_id: [notEmpty, tableName],
-  force: bool(false),
-  filters: filtersRequired ? [notEmpty, filtersDict] : [ignoreMissing, filtersDict],
-  calculate_record_count: bool(false),
-});
+const deleteParams = (filtersRequired: boolean) => {
+  const filters = p.custom<Record<string, unknown>>(filtersRequired
+    ? 'filters selecting the records to delete ({} deletes all)'
+    : 'filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped',
+  [filtersDict], Type.Record(Type.String(), Type.Unknown()), 'dictionary');
+  return {
+    resource_id: resourceIdParam('resource id that the data will be deleted from'),
+    force,
+    filters: filtersRequired ? filters.required() : filters,
+    calculate_record_count: calculateRecordCount,
+  };
+};
+const deleteReturns = {
+  description: 'the filters sent, with resource_id',
+  rtype: 'dictionary',
+  schema: Type.Object({ resource_id: Type.String(), filters: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+};
 
 async function deleteHandler(ctx: ActionContext, p: Record<string, any>) {
   await writableResource(ctx, p.resource_id, p.force);
@@ -282,14 +287,9 @@ const datastoreDelete: ActionDefinition = {
   name: 'datastore_delete',
   sideEffectFree: false,
   auth: resourceUpdateAuth,
-  schema: deleteSchema(false),
-  help: `Deletes a table or a set of records from the data store.
-
-:param resource_id: resource id that the data will be deleted from
-:param force: edit a read-only resource (default False)
-:param filters: filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped
-:param calculate_record_count: update the stored record count after this call (default False)
-:returns: the filters sent, with resource_id`,
+  description: 'Deletes a table or a set of records from the data store.',
+  params: deleteParams(false),
+  returns: deleteReturns,
   handler: deleteHandler,
 };
 
@@ -297,14 +297,9 @@ const datastoreRecordsDelete: ActionDefinition = {
   name: 'datastore_records_delete',
   sideEffectFree: false,
   auth: resourceUpdateAuth,
-  schema: deleteSchema(true),
-  help: `Deletes records from a data store table (never the table).
-
-:param resource_id: resource id that the data will be deleted from
-:param force: edit a read-only resource (default False)
-:param filters: filters selecting the records to delete ({} deletes all)
-:param calculate_record_count: update the stored record count after this call (default False)
-:returns: the filters sent, with resource_id`,
+  description: 'Deletes records from a data store table (never the table).',
+  params: deleteParams(true),
+  returns: deleteReturns,
   handler: deleteHandler,
 };
 
@@ -321,11 +316,13 @@ const datastoreInfo: ActionDefinition = {
       throw e;
     }
   },
-  schema: idFields(true),
-  help: `Returns the metadata and data dictionary of a data store table.
-
-:param resource_id: id or alias of the resource
-:returns: {"meta": {id, count, table_type, size, db_size, idx_size, aliases}, "fields": [...]}`,
+  description: 'Returns the metadata and data dictionary of a data store table.',
+  params: idFields(true),
+  returns: {
+    description: '{"meta": {id, count, table_type, size, db_size, idx_size, aliases}, "fields": [...]}',
+    rtype: 'dictionary',
+    schema: Type.Object({ meta: Type.Record(Type.String(), Type.Unknown()), fields: Type.Array(Type.Unknown()) }, { additionalProperties: true }),
+  },
   async handler(ctx, p: Record<string, any>) {
     try {
       return await backendOf(ctx).resource_info(await resolveReadable(ctx, p));
@@ -376,32 +373,41 @@ const thresholdValidator: Validator = (v) => {
   return naturalOrInvalid(v, undefined as any);
 };
 
-export function searchSchema(ctx: { config: ActionContext['config'] }, dump = false): Schema {
-  const rowsMax = () => ctx.config.int('svc.datastore.search.rows_max');
+const RECORDS_FORMATS = ['objects', 'lists', 'csv', 'tsv'] as const;
+const natural = (description: string) => p.custom<number>(description, [naturalOrInvalid], Type.Integer({ minimum: 0 }), 'int');
+
+/** datastore_search's parameters (the dump route's too: no default limit there, all rows). */
+export function searchParams(dump = false) {
+  const limit = natural('maximum number of rows (default svc.datastore.search.rows_default, at most svc.datastore.search.rows_max)');
   return {
     ...idFields(true),
-    filters: [ignoreMissing, filtersValidator],
-    q: [ignoreMissing, qValue],
-    full_text: [ignoreMissing, unicodeString],
-    plain: optionalBool,
-    language: [ignoreMissing, unicodeString],
-    distinct: optionalBool,
-    limit: dump ? [ignoreMissing, naturalOrInvalid] : [defaultValue(() => ctx.config.int('svc.datastore.search.rows_default')), naturalOrInvalid, (n: number) => Math.min(n, rowsMax())],
-    offset: [ignoreMissing, naturalOrInvalid],
-    fields: [ignoreMissing, nameList],
-    sort: [ignoreMissing, nameList],
-    include_total: bool(true),
-    total_estimation_threshold: [defaultValue(null), thresholdValidator],
-    records_format: [defaultValue('objects'), oneOf(['objects', 'lists', 'csv', 'tsv'])],
-    $extras: 'keep',
+    filters: p.custom<Record<string, unknown>>('matching conditions, e.g. {"key1": "a", "key2": ["b", "c"]}', [filtersValidator],
+      Type.Record(Type.String(), Type.Unknown()), 'dictionary'),
+    q: p.custom<string | Record<string, string>>('full text query (string), or {field: query} per field', [qValue],
+      Type.Union([Type.String(), Type.Record(Type.String(), Type.String())]), 'string or dictionary'),
+    full_text: p.string('full text query over all fields'),
+    plain: p.boolean('treat q as plain text (default true); false allows the full text query language'),
+    language: p.string('full text search language (default english)'),
+    distinct: p.boolean('return only distinct rows (default false)'),
+    limit: dump ? limit : limit.default((f) => f.context.config.int('svc.datastore.search.rows_default'))
+      .use((n: number, f) => Math.min(n, f.context.config.int('svc.datastore.search.rows_max'))),
+    offset: natural('rows to skip'),
+    fields: names('fields to return (default all, in table order)'),
+    sort: names('fields, each optionally followed by asc or desc'),
+    include_total: p.boolean('count the matching rows').default(true),
+    total_estimation_threshold: p.custom<number | null>('estimate the total above this many rows (default none)', [thresholdValidator],
+      Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]), 'int').default(null),
+    records_format: p.custom<(typeof RECORDS_FORMATS)[number]>('objects, lists, csv or tsv', [oneOf(RECORDS_FORMATS)],
+      Type.Union(RECORDS_FORMATS.map((f) => Type.Literal(f)))).default('objects'),
   };
 }
+const searchSchemas = [compileParams(searchParams(false), 'keep'), compileParams(searchParams(true), 'keep')];
 
-const SEARCH_KEYS = new Set(Object.keys(searchSchema({ config: { int: () => 0 } as any })));
+const SEARCH_KEYS = new Set(Object.keys(searchParams()));
 
 /** Validates search parameters (stray keys are errors), checks read access, resolves aliases. */
 export async function prepareSearch(ctx: ActionContext, input: Record<string, unknown>, dump = false): Promise<{ params: Record<string, any>; search: SearchInput }> {
-  const p = await validateOrThrow(searchSchema(ctx, dump), withResourceId(input), ctx);
+  const p = await validateOrThrow(searchSchemas[dump ? 1 : 0], withResourceId(input), ctx);
   const stray = Object.keys(p).filter((k) => !SEARCH_KEYS.has(k) && k !== 'callback' && !(dump && (k === 'format' || k === 'bom')));
   if (stray.length) throw new ValidationError({ __extras: [`invalid value "${stray[0]}"`] });
   await checkAccessForSearch(ctx, p);
@@ -447,23 +453,13 @@ const datastoreSearch: ActionDefinition = {
   name: 'datastore_search',
   sideEffectFree: true,
   auth: anyone, // access to the resource is checked in the handler, after the alias is resolved
-  help: `Searches a data store table (GET or POST).
-
-:param resource_id: id or alias of the resource; _table_metadata lists all tables and aliases
-:param filters: matching conditions, e.g. {"key1": "a", "key2": ["b", "c"]}
-:param q: full text query (string), or {field: query} per field
-:param full_text: full text query over all fields
-:param distinct: return only distinct rows (default False)
-:param plain: treat q as plain text (default True); False allows the full text query language
-:param language: full text search language (default english)
-:param limit: maximum number of rows (default svc.datastore.search.rows_default, at most svc.datastore.search.rows_max)
-:param offset: rows to skip
-:param fields: fields to return (list or comma-separated; default all, in table order)
-:param sort: comma-separated fields, each optionally followed by asc or desc
-:param include_total: count the matching rows (default True)
-:param total_estimation_threshold: estimate the total above this many rows (default None)
-:param records_format: objects (default), lists, csv or tsv
-:returns: {fields, records, total, total_was_estimated, limit, offset, _links, ...}`,
+  description: 'Searches a data store table (GET or POST). resource_id _table_metadata lists all tables and aliases.',
+  params: searchParams(),
+  // Other keys are an error ({__extras: ...}), the dump route shares the checks, and aliases are
+  // resolved before the access check: prepareSearch validates with these declarations.
+  extras: 'keep',
+  validatedBy: 'handler',
+  returns: { description: '{fields, records, total, total_was_estimated, limit, offset, _links, ...}', rtype: 'dictionary', schema: datastoreSearchSchema },
   async handler(ctx, input: Record<string, any>) {
     const { params: p, search } = await prepareSearch(ctx, input);
     const r = await backendOf(ctx).search(search);
@@ -494,18 +490,19 @@ const datastoreRunTriggers: ActionDefinition = {
   name: 'datastore_run_triggers',
   sideEffectFree: false,
   auth: sysadminOnly,
-  schema: { resource_id: [notEmpty, tableName] },
-  help: `Re-applies the table's triggers to every existing row.
-
-:param resource_id: resource id
-:returns: the number of rows`,
+  description: "Re-applies the table's triggers to every existing row.",
+  params: { resource_id: resourceIdParam('resource id') },
+  returns: { description: 'the number of rows', rtype: 'int', schema: Type.Integer() },
   async handler(ctx, p: Record<string, any>) {
     return backendOf(ctx).run_triggers(p.resource_id);
   },
 };
 
-const functionName: Validator = (v) => {
-  if (typeof v !== 'string' || !v || v.includes('\u0000') || byteLength(v) > 63) throw new Invalid(`invalid value "${String(v).slice(0, 100)}"`);
+/** A function name follows the rules of a table name (PostgreSQL identifiers). */
+const functionNameParam = p.custom<string>('function name', [tableName]).required();
+
+const noArguments: Validator = (v) => {
+  if (Array.isArray(v) && v.length) throw new Invalid('trigger functions take no arguments');
   return v;
 };
 
@@ -513,22 +510,16 @@ const datastoreFunctionCreate: ActionDefinition = {
   name: 'datastore_function_create',
   sideEffectFree: false,
   auth: sysadminOnly,
-  schema: {
-    name: [notEmpty, functionName],
-    or_replace: bool(false),
-    rettype: [defaultValue('trigger'), oneOf(['trigger'])],
-    definition: [notEmpty, unicodeString],
-    arguments: [ignoreMissing, jsonList],
+  description: 'Creates a trigger function (PL/pgSQL) for data store triggers. Sysadmins only.',
+  params: {
+    name: functionNameParam,
+    or_replace: p.boolean('replace an existing function of that name').default(false),
+    rettype: p.custom<'trigger'>('return type; must be trigger', [oneOf(['trigger'])], Type.Literal('trigger')).default('trigger'),
+    definition: p.string('PL/pgSQL function body').required(),
+    arguments: p.custom<unknown[]>('not allowed: trigger functions take no arguments', [jsonList], Type.Array(Type.Unknown()), 'list').use(noArguments),
   },
-  help: `Creates a trigger function (PL/pgSQL) for data store triggers. Sysadmins only.
-
-:param name: function name
-:param or_replace: replace an existing function of that name (default False)
-:param rettype: return type; must be trigger
-:param definition: PL/pgSQL function body
-:returns: None`,
+  returns: { description: 'None', schema: Type.Null() },
   async handler(ctx, p: Record<string, any>) {
-    if (p.arguments && p.arguments.length) throw new ValidationError({ arguments: ['trigger functions take no arguments'] });
     await backendOf(ctx).create_function({ name: p.name, definition: p.definition, or_replace: p.or_replace, rettype: p.rettype });
     return null;
   },
@@ -538,12 +529,9 @@ const datastoreFunctionDelete: ActionDefinition = {
   name: 'datastore_function_delete',
   sideEffectFree: false,
   auth: sysadminOnly,
-  schema: { name: [notEmpty, functionName], if_exists: bool(false) },
-  help: `Deletes a data store trigger function. Sysadmins only.
-
-:param name: function name
-:param if_exists: no error when the function does not exist (default False)
-:returns: None`,
+  description: 'Deletes a data store trigger function. Sysadmins only.',
+  params: { name: functionNameParam, if_exists: p.boolean('no error when the function does not exist').default(false) },
+  returns: { description: 'None', schema: Type.Null() },
   async handler(ctx, p: Record<string, any>) {
     await backendOf(ctx).drop_function(p.name, p.if_exists);
     return null;

@@ -1,13 +1,14 @@
 // GET /datastore/dump/{resource_id}: the rows of a data store table as CSV, TSV, JSON or XML,
-// streamed chunk by chunk (constant memory) with the formats of reference §7.10.
+// streamed chunk by chunk (constant memory) in CKAN's dump formats (CSV and TSV with a header row, JSON
+// {fields, records}, XML <data><row>).
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActionContext, Services } from '../../actions/context.ts';
 import { callAction } from '../../actions/registry.ts';
-import type { DatastoreBackend, DatastoreField, DumpChunk } from '../../datastore/backend.ts';
+import type { DatastoreBackend, DumpChunk } from '../../datastore/backend.ts';
 import { csvCell } from '../../datastore/types.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
-import { requestIdentity, type HttpExtension } from '../../http/app.ts';
+import { requestIdentity } from '../../http/request-identity.ts';
 import { parseBool } from '../../validation/validators.ts';
 import { prepareSearch } from './actions.ts';
 
@@ -36,8 +37,9 @@ function badRequest(reply: FastifyReply, errors: Record<string, unknown>) {
 
 const notFound = (reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send('DataStore resource not found');
 
-export const dumpExtension: HttpExtension = {
-  register(app, services: Services) {
+/** The dump route; the plugin registers it on each app (Plugin.routes). */
+export const dumpExtension = {
+  register(app: FastifyInstance, services: Services) {
     if (!services.plugins.datastore) return;
     app.get('/datastore/dump/:resource_id', async (request, reply) => {
       const id = (request.params as { resource_id: string }).resource_id;
@@ -74,7 +76,6 @@ export const dumpExtension: HttpExtension = {
 };
 
 async function* writeDump(format: string, bom: boolean, first: IteratorResult<DumpChunk>, rest: AsyncGenerator<DumpChunk>): AsyncGenerator<string | Buffer> {
-  let fields: DatastoreField[] | null = first.done ? null : first.value.fields;
   async function* chunks(): AsyncGenerator<DumpChunk> {
     if (!first.done) yield first.value;
     for (;;) {
@@ -89,7 +90,6 @@ async function* writeDump(format: string, bom: boolean, first: IteratorResult<Du
     const d = format === 'csv' ? ',' : '\t';
     let header = false;
     for await (const c of chunks()) {
-      fields ??= c.fields;
       if (!header) {
         yield c.fields.map((f) => csvCell(f.id, d)).join(d) + '\r\n';
         header = true;

@@ -1,4 +1,4 @@
-// datastore: tabular data attached to resources (spec/datastore.md). Embedded mode keeps it in a
+// datastore: tabular data attached to resources (CKAN's DataStore API). Embedded mode keeps it in a
 // second PGlite database with a read-only role inside; server mode uses svc.datastore.write_url
 // (owner) and svc.datastore.read_url (read-only user). The backend is services.plugins.datastore.
 import type { Plugin } from '../plugin.ts';
@@ -6,7 +6,6 @@ import { declareOption } from '../../config/options.ts';
 import { PostgresDatabase } from '../../db/database.ts';
 import { ConfigError } from '../../config/load.ts';
 import { PostgresBackend, readPoolOptions } from '../../datastore/postgres.ts';
-import { addHttpExtension } from '../../http/app.ts';
 import { datastoreActions } from './actions.ts';
 import { dumpExtension } from './dump.ts';
 import { onPackageChange } from '../../model/packages.ts';
@@ -75,6 +74,6 @@ export const datastorePlugin: Plugin = {
     services.registry.defineAll(datastoreActions);
     // datastore_search_sql exists only when svc.datastore.sqlsearch.enabled is set.
     registerSearchSql(services, { kind: backend.kind, ...sqlRead });
-    addHttpExtension(dumpExtension);
   },
+  routes: async (app, { services }) => dumpExtension.register(app, services),
 };

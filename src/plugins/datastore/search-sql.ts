@@ -14,7 +14,9 @@ import type { Connection, Database } from '../../db/database.ts';
 import { declareOption, optionDeclaration, type OptionDeclaration } from '../../config/options.ts';
 import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { guardSql } from '../../datastore/sql-guard.ts';
-import { notEmpty, notMissing, unicodeString } from '../../validation/validators.ts';
+import { Type } from '@sinclair/typebox';
+import { p } from '../../actions/params.ts';
+import { datastoreFieldSchema } from '../../actions/result-schemas.ts';
 import { kindOf, outValue, reportedType } from '../../datastore/types.ts';
 
 // svc.datastore.sqlsearch.enabled / .timeout and svc.datastore.search.rows_max are declared by the
@@ -53,7 +55,6 @@ export interface SqlSearchResult {
   records_truncated?: true;
 }
 
-const UUIDISH = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Default resolution through the system catalog: tables in schema public are resources (named by
@@ -222,23 +223,23 @@ export function searchSqlAction(backend: SqlSearchBackend): ActionDefinition<{ s
     sideEffectFree: true,
     // Access is checked per table inside the handler (resource_show on every resource read).
     auth: () => undefined,
-    schema: { sql: [notMissing, notEmpty, unicodeString], $extras: 'drop' },
-    help: `Execute SQL queries on the DataStore.
+    description: `Execute SQL queries on the DataStore.
 
 The datastore_search_sql action allows a user to search data in a resource or connect multiple
 resources with join expressions. The underlying SQL engine is PostgreSQL. Only one SELECT
 statement is accepted; every table it reads must be a data store resource the caller may read;
 only read-only functions from an allow-list may be called. At most svc.datastore.search.rows_max
 rows are returned (records_truncated is true when the result was cut). Available only when
-svc.datastore.sqlsearch.enabled is set.
-
-:param sql: a single SQL SELECT statement
-:type sql: string
-
-**Results:**
-
-:returns: {sql, records, fields: [{id, type}], records_truncated (only when true)}
-:rtype: dictionary`,
+svc.datastore.sqlsearch.enabled is set.`,
+    params: { sql: p.string('a single SQL SELECT statement').required() },
+    returns: {
+      description: '{sql, records, fields: [{id, type}], records_truncated (only when true)}',
+      rtype: 'dictionary',
+      schema: Type.Object({
+        sql: Type.String(), records: Type.Array(Type.Record(Type.String(), Type.Unknown())), fields: Type.Array(datastoreFieldSchema),
+        records_truncated: Type.Optional(Type.Boolean()),
+      }, { additionalProperties: true }),
+    },
     handler: (ctx, params) => runSearchSql(ctx, backend, params.sql),
   };
 }

@@ -1,0 +1,372 @@
+// Saving a dataset from a dataset dict: validation with the declarations of package-schema.ts and
+// the checks across fields, then core columns, extras, tags, groups, resources and relationships
+// (package_create, package_update and everything built on them; resource_create/update).
+import type { ActionContext } from './context.ts';
+import { afterCommit } from './registry.ts';
+import { canEditPackage, hasGroupPermission } from '../auth/authz.ts';
+import { denied } from '../auth/rules.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { removeResourceFile, storeResourceFile, mungeFilename } from '../files/storage.ts';
+import {
+  addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, packageGroups, PACKAGE_TEXT_FIELDS, notifyPackageChange, removePackageFromGroup, setExtras, updatePackage, type PackageRow,
+} from '../model/packages.ts';
+import { buildPackageDicts } from '../model/package-dict.ts';
+import { findRelationship, relationshipsOf, saveRelationship, deleteRelationship } from '../model/relationships.ts';
+import {
+  findResource, guessFormat, guessMimetype, insertResource, markResourceDeleted, resourcesOf, setPositions, updateResource, RESOURCE_FIELDS,
+  type ResourceRow, type ResourceWrite,
+} from '../model/resources.ts';
+import { findVocabulary, setPackageTags } from '../model/tags.ts';
+import { findTag } from '../model/vocabularies.ts';
+import { validate } from '../validation/validate.ts';
+import {
+  COMPUTED_PACKAGE_KEYS, PACKAGE_SCHEMA_KEYS, packageSchema, RESOURCE_SERVICE_KEYS, resourceSchema, tagNameErrors, type PackageValidationContext,
+} from '../validation/package-schema.ts';
+import type { UploadedFile } from './context.ts';
+
+/** File work of an action, done once its transaction has committed (a failed write never touches files). */
+export class FileOps {
+  private readonly ops: (() => void)[] = [];
+  store(resourceId: string, file: UploadedFile) { this.ops.push(() => storeResourceFile(this.ctx.config, resourceId, file)); }
+  remove(resourceId: string) { this.ops.push(() => removeResourceFile(this.ctx.config, resourceId)); }
+  constructor(private readonly ctx: ActionContext) {}
+  run() {
+    const ops = this.ops.splice(0);
+    return afterCommit(this.ctx, () => ops.forEach((op) => op()));
+  }
+}
+
+export async function packageOr404(ctx: ActionContext, idOrName: unknown, message = 'Package was not found.'): Promise<PackageRow> {
+  if (typeof idOrName !== 'string' || !idOrName) throw new NotFoundError(message);
+  const pkg = await findPackage(ctx.db, idOrName);
+  if (!pkg) throw new NotFoundError(message);
+  return pkg;
+}
+
+export async function showPackage(ctx: ActionContext, pkg: PackageRow, opts: { includeTracking?: boolean; includePluginData?: boolean } = {}) {
+  return (await buildPackageDicts(ctx, [pkg], opts))[0];
+}
+
+const internal = (ctx: ActionContext) => ctx.ignoreAuth || ctx.identity.via === 'internal';
+
+// --- validation -----------------------------------------------------------------------------
+
+export interface ValidPackage {
+  data: Record<string, any>;
+  custom: Record<string, unknown>;
+}
+
+function flattenTagErrors(errs: unknown): string[] {
+  if (!Array.isArray(errs)) return [];
+  const out: string[] = [];
+  for (const e of errs) {
+    if (typeof e === 'string') out.push(e);
+    else if (e && typeof e === 'object') for (const v of Object.values(e)) if (Array.isArray(v)) out.push(...v.map(String));
+  }
+  return out;
+}
+
+/** Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. */
+export async function validatePackage(ctx: ActionContext, input: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
+  const existing = pkg ? await resourcesOf(ctx.db, [pkg.id]) : [];
+  const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)) };
+  const { data, errors } = await validate(packageSchema({ create: !pkg }), input, vctx);
+
+  // tags: free tags from tag_string too; their errors are flat strings
+  if (errors.tags) errors.tags = flattenTagErrors(errors.tags);
+  if (typeof data.tag_string === 'string') {
+    const names = data.tag_string.split(',').map((s: string) => s.trim()).filter(Boolean);
+    const tagErrs = names.flatMap(tagNameErrors);
+    if (tagErrs.length) errors.tag_string = tagErrs;
+    data.tags = [...((data.tags as Record<string, unknown>[] | undefined) ?? []), ...names.map((name: string) => ({ name }))];
+  }
+  if (Array.isArray(data.tags)) {
+    const vocabErrs: string[] = [];
+    for (const t of data.tags) {
+      if (!t.vocabulary_id) continue;
+      const v = await findVocabulary(ctx.db, t.vocabulary_id);
+      if (!v) vocabErrs.push(`Tag vocabulary "${t.vocabulary_id}" does not exist`);
+      else if (!(await findTag(ctx.db, t.name, v.id))) vocabErrs.push(`Tag ${t.name} does not belong to vocabulary ${v.name}`);
+      else t.vocabulary_id = v.id;
+    }
+    if (vocabErrs.length) errors.tags = [...((errors.tags as string[]) ?? []), ...vocabErrs];
+  }
+
+  // extras: unique keys, not a schema field
+  if (Array.isArray(data.extras)) {
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.extras) ? (errors.extras as Record<string, unknown>[]) : data.extras.map(() => ({}));
+    const seen = new Map<string, number>();
+    data.extras.forEach((e: Record<string, unknown>, i: number) => {
+      if (typeof e.key !== 'string') return;
+      seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
+      if (PACKAGE_SCHEMA_KEYS.has(e.key)) {
+        const ie = itemErrors[i] as Record<string, string[]>;
+        ie.key = [...(ie.key ?? []), 'There is a schema field with the same name'];
+      }
+    });
+    if (itemErrors.some((e) => Object.keys(e).length)) errors.extras = itemErrors;
+    const dups = [...seen.entries()].filter(([, n]) => n > 1).map(([k]) => `Duplicate key "${k}"`);
+    if (dups.length) errors.extras_validation = dups;
+  }
+
+  // resources: an id of another dataset's resource cannot be taken
+  if (Array.isArray(data.resources)) {
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.resources) ? (errors.resources as Record<string, unknown>[]) : data.resources.map(() => ({}));
+    for (const [i, r] of (data.resources as Record<string, unknown>[]).entries()) {
+      if (typeof r.id !== 'string') continue;
+      const other = await findResource(ctx.db, r.id);
+      if (other && other.package_id !== pkg?.id) (itemErrors[i] as Record<string, string[]>).id = ['Resource id already exists.'];
+    }
+    if (itemErrors.some((e) => Object.keys(e).length)) errors.resources = itemErrors;
+  }
+
+  // relationships: the other dataset must exist
+  for (const [key, other] of [['relationships_as_subject', 'object'], ['relationships_as_object', 'subject']] as const) {
+    if (!Array.isArray(data[key])) continue;
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors[key]) ? (errors[key] as Record<string, unknown>[]) : data[key].map(() => ({}));
+    for (const [i, r] of (data[key] as Record<string, any>[]).entries()) {
+      const ref = r[other] ?? r[`${other}_package_id`] ?? r.__extras?.[`${other}_package_id`];
+      const found = typeof ref === 'string' ? await findPackage(ctx.db, ref) : undefined;
+      if (!found) (itemErrors[i] as Record<string, string[]>)[other] = [typeof ref === 'string' ? `Dataset ${ref} was not found` : 'Missing value'];
+      else r._other = found.id;
+    }
+    if (itemErrors.some((e) => Object.keys(e).length)) errors[key] = itemErrors;
+  }
+
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const custom: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    if (!PACKAGE_SCHEMA_KEYS.has(k) && !COMPUTED_PACKAGE_KEYS.has(k)) {
+      custom[k] = v;
+      delete data[k];
+    }
+  }
+  return { data, custom };
+}
+
+// --- resources ------------------------------------------------------------------------------
+
+/** Splits a validated resource dict into columns and extras. */
+function resourceParts(r: Record<string, any>): { cols: ResourceWrite; extras: Record<string, unknown>; sent: Set<string> } {
+  const cols: Record<string, unknown> = {};
+  const extras: Record<string, unknown> = {};
+  const known = new Set<string>([...RESOURCE_FIELDS, 'id', 'datastore_active']);
+  for (const [k, v] of Object.entries(r)) {
+    if (known.has(k)) cols[k] = v;
+    else if (!RESOURCE_SERVICE_KEYS.has(k) && !Object.hasOwn(resourceSchema, k)) extras[k] = v;
+  }
+  return { cols: cols as ResourceWrite, extras, sent: new Set(Object.keys(r)) };
+}
+
+const utcNow = () => new Date().toISOString().replace('Z', '');
+
+function lastSegment(url: string): string {
+  const seg = url.split('?')[0].split('#')[0].replace(/\/+$/, '').split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
+}
+
+/**
+ * Creates a resource from a validated dict (appended at position). An uploaded file makes it an
+ * upload; the file is stored by fileOps after the writes.
+ */
+export async function createResource(ctx: ActionContext, packageId: string, r: Record<string, any>, position: number, fileOps: FileOps, file?: UploadedFile): Promise<ResourceRow> {
+  const { cols, extras } = resourceParts(r);
+  const w: ResourceWrite & { id?: string } = { ...cols, extras, position };
+  if (!internal(ctx)) delete w.datastore_active;
+  if (file) {
+    w.url_type = 'upload';
+    w.url = mungeFilename(file.filename);
+    w.size = file.size;
+    w.mimetype = cols.mimetype ?? guessMimetype(file.filename) ?? (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    w.last_modified = utcNow();
+  }
+  if (!w.format) w.format = guessFormat(file ? file.filename : String(w.url ?? '')) || (w.format ?? '');
+  const row = await insertResource(ctx.db, packageId, w);
+  if (file) fileOps.store(row.id, file);
+  return row;
+}
+
+/** Updates a resource with package_update's replace semantics: fields not sent are cleared, resources not sent are deleted. */
+export async function replaceResource(ctx: ActionContext, old: ResourceRow, r: Record<string, any>, position: number | undefined, fileOps: FileOps, file?: UploadedFile): Promise<ResourceRow> {
+  const { cols, extras, sent } = resourceParts(r);
+  const w: ResourceWrite = { state: 'active', extras };
+  // cleared when not sent
+  w.description = cols.description ?? null;
+  w.resource_type = cols.resource_type ?? null;
+  w.mimetype = cols.mimetype ?? null;
+  w.mimetype_inner = cols.mimetype_inner ?? null;
+  // kept when not sent
+  for (const k of ['name', 'format', 'hash', 'size', 'created', 'last_modified', 'cache_url', 'cache_last_updated', 'url_type'] as const) {
+    if (sent.has(k)) (w as Record<string, unknown>)[k] = cols[k] ?? null;
+  }
+  if (sent.has('clear_upload') && r.clear_upload) w.url_type = null;
+  if (internal(ctx) && cols.datastore_active !== undefined) w.datastore_active = cols.datastore_active;
+  if (position !== undefined) w.position = position;
+  const wasUpload = old.url_type === 'upload';
+  if (file) {
+    w.url_type = 'upload';
+    w.url = mungeFilename(file.filename);
+    w.size = file.size;
+    w.mimetype = cols.mimetype ?? guessMimetype(file.filename) ?? (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    if (!sent.has('format') || !cols.format) w.format = guessFormat(file.filename) || (cols.format ?? old.format);
+    w.last_modified = utcNow();
+    fileOps.store(old.id, file);
+  } else {
+    const urlType = w.url_type !== undefined ? w.url_type : old.url_type;
+    if (urlType === 'upload' && wasUpload) {
+      // the file stays; the URL sent back is the download URL: keep its file name
+      if (typeof cols.url === 'string' && cols.url) w.url = old.url.includes('/') ? cols.url : mungeFilename(lastSegment(cols.url));
+      else w.url = old.url;
+    } else {
+      w.url = typeof cols.url === 'string' ? cols.url : '';
+      if (wasUpload) fileOps.remove(old.id);
+    }
+  }
+  return updateResource(ctx.db, old.id, w);
+}
+
+/** A resource dict's `upload` may name a file of the request ({__file: field}, set by package_revise). */
+function attachedFile(ctx: ActionContext, upload: unknown): UploadedFile | undefined {
+  if (!upload || typeof upload !== 'object' || typeof (upload as any).__file !== 'string') return undefined;
+  return ctx.files?.[(upload as any).__file];
+}
+
+/** The resource list of a package_create/update: matched by id, others created, missing ones deleted. */
+async function saveResources(ctx: ActionContext, pkgId: string, list: Record<string, any>[] | undefined, fileOps: FileOps): Promise<void> {
+  const current = await resourcesOf(ctx.db, [pkgId]);
+  const byId = new Map(current.map((r) => [r.id, r]));
+  const keep = new Set<string>();
+  const order: string[] = [];
+  for (const [i, r] of (list ?? []).entries()) {
+    let old = typeof r.id === 'string' ? byId.get(r.id) : undefined;
+    if (!old && typeof r.id === 'string') {
+      const any = await findResource(ctx.db, r.id);
+      if (any && any.package_id === pkgId) old = any; // a deleted resource of this dataset comes back
+    }
+    const file = attachedFile(ctx, r.upload);
+    const row = old ? await replaceResource(ctx, old, r, i, fileOps, file) : await createResource(ctx, pkgId, r, i, fileOps, file);
+    keep.add(row.id);
+    order.push(row.id);
+  }
+  for (const r of current) {
+    if (keep.has(r.id)) continue;
+    await markResourceDeleted(ctx.db, r.id);
+    if (r.url_type === 'upload') fileOps.remove(r.id);
+  }
+  await setPositions(ctx.db, order);
+}
+
+// --- groups ---------------------------------------------------------------------------------
+
+/** Group ids named in a groups list (missing groups and organizations left out). */
+export async function namedGroupIds(ctx: ActionContext, groups: unknown): Promise<string[]> {
+  const out: string[] = [];
+  if (!Array.isArray(groups)) return out;
+  for (const g of groups) {
+    const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
+    if (!ref || typeof ref !== 'string') continue;
+    const group = await findGroup(ctx.db, ref);
+    if (group && !group.is_organization && group.state !== 'deleted' && !out.includes(group.id)) out.push(group.id);
+  }
+  return out;
+}
+
+async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, isNew: boolean): Promise<void> {
+  const wanted = await namedGroupIds(ctx, groups);
+  const current = isNew ? [] : (await packageGroups(ctx.db, [pkgId])).map((g) => g.id);
+  for (const id of wanted) if (!current.includes(id)) await addPackageToGroup(ctx.db, pkgId, id);
+  for (const id of current) {
+    if (wanted.includes(id)) continue;
+    // only memberships of groups the caller can read are removed
+    if (internal(ctx) || ctx.identity.sysadmin || (await hasGroupPermission(ctx, id, 'read'))) await removePackageFromGroup(ctx.db, pkgId, id);
+  }
+}
+
+// --- relationships --------------------------------------------------------------------------
+
+async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
+  for (const [key, asSubject] of [['relationships_as_subject', true], ['relationships_as_object', false]] as const) {
+    const list = data[key];
+    if (!Array.isArray(list)) continue;
+    const existing = (await relationshipsOf(ctx.db, [pkgId])).filter((r) => (asSubject ? r.subject_package_id === pkgId : r.object_package_id === pkgId));
+    const keep = new Set<string>();
+    for (const r of list) {
+      const [subjectId, objectId] = asSubject ? [pkgId, r._other] : [r._other, pkgId];
+      if (!(await findRelationship(ctx.db, subjectId, r.type, objectId)) && !internal(ctx)) {
+        // a new relationship needs edit rights on the other dataset too (package_relationship_create's rule)
+        const other = await findPackage(ctx.db, r._other);
+        if (!other || !(await canEditPackage(ctx, other))) throw denied(ctx, 'edit these packages');
+      }
+      const saved = asSubject
+        ? await saveRelationship(ctx.db, pkgId, r.type, r._other, r.comment ?? null)
+        : await saveRelationship(ctx.db, r._other, r.type, pkgId, r.comment ?? null);
+      keep.add(saved.id);
+    }
+    for (const r of existing) if (!keep.has(r.id)) await deleteRelationship(ctx.db, r.id);
+  }
+}
+
+// --- create / update ------------------------------------------------------------------------
+
+function coreColumns(data: Record<string, any>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of PACKAGE_TEXT_FIELDS) out[k] = data[k] ?? null;
+  return out;
+}
+
+/** Saves a dataset dict (a new dataset, or a full replace of pkg): the row, extras, tags, groups, resources, relationships. */
+async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, pkg?: PackageRow): Promise<PackageRow> {
+  const { data, custom } = await validatePackage(ctx, input, pkg);
+  if (!pkg || data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg?.id);
+  const fileOps = new FileOps(ctx);
+  const customFields = Object.keys(custom).length ? custom : null;
+  const row = pkg
+    ? await updatePackage(ctx.db, pkg.id, {
+      ...coreColumns(data),
+      name: data.name,
+      state: data.state ?? pkg.state,
+      owner_org: 'owner_org' in data ? data.owner_org : pkg.owner_org,
+      private: data.private ?? pkg.private,
+      plugin_data: data.plugin_data ?? pkg.plugin_data,
+      custom_fields: customFields,
+    })
+    : await insertPackage(ctx.db, {
+      ...coreColumns(data),
+      id: data.id,
+      name: data.name,
+      state: data.state ?? 'active',
+      type: data.type || 'dataset',
+      owner_org: data.owner_org ?? null,
+      private: data.private ?? false,
+      creator_user_id: ctx.identity.user?.id ?? null,
+      plugin_data: data.plugin_data ?? null,
+      custom_fields: customFields,
+    });
+  const id = pkg?.id ?? row.id;
+  await setExtras(ctx.db, id, (data.extras ?? []).filter((e: any) => !e.deleted).map((e: any) => ({ key: e.key, value: e.value })));
+  await setPackageTags(ctx.db, id, data.tags ?? []);
+  await saveGroups(ctx, id, data.groups, !pkg);
+  await saveResources(ctx, id, data.resources, fileOps);
+  await saveRelationships(ctx, id, data);
+  await notifyPackageChange(ctx, id);
+  await fileOps.run();
+  return row;
+}
+
+export function createPackage(ctx: ActionContext, input: Record<string, unknown>): Promise<PackageRow> {
+  return saveDataset(ctx, input);
+}
+
+/** package_update: a full replace (fields not sent are cleared, resources and lists not sent removed). */
+export function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, input: Record<string, unknown>): Promise<PackageRow> {
+  const full: Record<string, unknown> = { ...input };
+  if (full.name === undefined || full.name === null) full.name = pkg.name;
+  if (!('owner_org' in full)) full.owner_org = pkg.owner_org ?? undefined;
+  if (full.private === undefined || full.private === null) full.private = pkg.private;
+  return saveDataset(ctx, full, pkg);
+}

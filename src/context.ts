@@ -1,0 +1,65 @@
+// What every action handler receives, and the services a process has. Below the actions layer so
+// auth, model, validation, files and http can name these types without reaching up.
+import type { Logger } from 'pino';
+import type { Config } from './config/load.ts';
+import type { Connection, Database, PGliteDatabase, Queryable } from './db/database.ts';
+import type { UserRow } from './model/users.ts';
+import type { Registry } from './actions/registry.ts';
+
+export interface Identity {
+  /** null for an anonymous caller. */
+  user: UserRow | null;
+  sysadmin: boolean;
+  /** How the caller authenticated; 'internal' for the CLI and the site user. */
+  via?: 'token' | 'apikey' | 'internal';
+  tokenId?: string;
+}
+
+export const ANONYMOUS: Identity = Object.freeze({ user: null, sysadmin: false });
+
+export interface UploadedFile {
+  fieldName: string;
+  filename: string;
+  mimetype: string;
+  /** Path of the received bytes in a temporary file (moved into storage by the files layer). */
+  path: string;
+  size: number;
+}
+
+/** Long-lived things a process has: configuration, databases, the registry. Plugins add theirs. */
+export interface Services {
+  config: Config;
+  db: Database;
+  registry: Registry;
+  logger: Logger;
+  /** Plugin-provided services, by name (e.g. 'datastore'). */
+  plugins: Record<string, unknown>;
+  /** Runs when the process stops (plugins close their connections). */
+  onClose: (() => Promise<void>)[];
+  /** Opens an embedded (PGlite) database by name under svc.storage_path ('catalog', 'datastore'). */
+  openEmbedded: (name: string) => Promise<PGliteDatabase>;
+}
+
+/** Work run once a write has committed (files, the data store's own database). */
+export type AfterCommit = () => void | Promise<void>;
+
+export interface ActionContext {
+  services: Services;
+  config: Config;
+  identity: Identity;
+  /** The current transaction for writes, the database for reads. Always query through this. */
+  db: Queryable | Connection;
+  /** Files of a multipart request, by field name. */
+  files?: Record<string, UploadedFile>;
+  /** The HTTP request behind the call, when there is one (for links in results). */
+  request?: { method: string; path: string; query: string };
+  /** Internal calls may skip auth checks (CKAN's ignore_auth). */
+  ignoreAuth: boolean;
+  /**
+   * Work outside the database (moving and removing files) done once the call's transaction has
+   * committed, so a request that fails never touches them; at once when there is no transaction.
+   */
+  afterCommit?: (fn: AfterCommit) => void;
+  /** Calls another action in the same transaction with the same caller (auth checked unless ignoreAuth). */
+  call: (name: string, input: Record<string, unknown>, opts?: { ignoreAuth?: boolean; files?: ActionContext['files'] }) => Promise<any>;
+}
