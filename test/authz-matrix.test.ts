@@ -137,6 +137,11 @@ const ROWS: Row[] = [
   { action: 'group_list_authz', params: () => ({}), allow: everyone },
   { action: 'organization_list_for_user', params: () => ({}), allow: everyone },
   { action: 'member_roles_list', params: () => ({}), allow: everyone },
+  // --- hierarchy: admins of a sub-organization put it under another (its parent: oth) ---
+  { action: 'member_create', label: 'member_create (organization under a parent)', mutates: true, params: (f) => ({ id: f.org.id, object: oth.id, object_type: 'group', capacity: 'parent' }), allow: admins },
+  { action: 'organization_patch', label: 'organization_patch (groups: a parent)', mutates: true, params: (f) => ({ id: f.org.id, groups: [{ name: oth.name }] }), allow: admins },
+  { action: 'group_tree', params: () => ({ type: 'organization' }), allow: everyone },
+  { action: 'group_tree_section', params: (f) => ({ id: f.org.id, type: 'organization' }), allow: everyone },
 ];
 
 async function addRelationship(f: Fixture): Promise<void> {

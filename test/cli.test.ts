@@ -121,26 +121,97 @@ describe('svc CLI', () => {
     assert.match(shown.out, /^svc\.port = 5000$/m);
   });
 
-  test('serve answers on the port; on PGlite a second process is told the data dir is in use', { timeout: 120_000 }, async () => {
+  test('serve answers on the port; account commands go to the running server over its admin socket', { timeout: 180_000 }, async () => {
     const port = await freePort();
-    const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+      env: { ...env, SVC__LOG_LEVEL: 'info', SVC__LOG__FORMAT: 'pretty' }, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    server.stdout!.on('data', (d) => { log += d; });
+    const base = `http://127.0.0.1:${port}/api/3/action`;
+    const sock = path.join(storage, 'run', 'admin.sock');
     try {
-      await waitForHttp(`http://127.0.0.1:${port}/api/3/action/site_read`);
-      const body = await (await fetch(`http://127.0.0.1:${port}/api/3/action/site_read`)).json();
+      await waitForHttp(`${base}/site_read`);
+      const body = await (await fetch(`${base}/site_read`)).json();
       assert.equal(body.result, true);
+      // only the server's account may reach the socket
+      assert.equal(fs.statSync(sock).mode & 0o777, 0o600);
+      assert.equal(fs.statSync(path.dirname(sock)).mode & 0o777, 0o700);
+      assert.ok(fs.statSync(sock).isSocket());
+
+      let r = svc('sysadmin', 'add', 'live-admin', '--email', 'live@example.org');
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /created sysadmin live-admin/);
+      r = svc('user', 'add', 'live-user', '--email', 'live-user@example.org', '--fullname', 'Live User');
+      assert.equal(r.code, 0, r.err);
+      r = svc('user', 'token', 'add', 'live-admin', 'first', '--expires-in', '1', '--unit', 'days');
+      assert.equal(r.code, 0, r.err);
+      const token = r.out.trim().split('\n').pop()!;
+      const me = await (await fetch(`${base}/user_show?id=live-user`, { headers: { authorization: token } })).json();
+      assert.equal(me.result.fullname, 'Live User');
+      assert.equal(me.result.email, 'live-user@example.org', 'the token is a sysadmin\'s');
+      assert.match(svc('user', 'list').out, /^live-user\t/m);
+      assert.match(svc('sysadmin', 'list').out, /^live-admin\t/m);
+      const tokens = svc('user', 'token', 'list', 'live-admin').out;
+      assert.match(tokens, /\tfirst\t/);
+      // errors come back as from the direct commands
+      const bad = svc('user', 'add', 'x', '--email', 'nope');
+      assert.equal(bad.code, 1);
+      assert.match(bad.err, /Must be at least 2 characters long/);
+      assert.doesNotMatch(bad.err, /at .*\.ts:\d+/);
+      const noUser = svc('user', 'token', 'add', 'nobody', 'x');
+      assert.equal(noUser.code, 1);
+      assert.match(noUser.err, /no user nobody/);
+      // the socket takes these commands only
+      const odd = await askSocket(sock, '{"command": "db upgrade", "args": {}}\n');
+      assert.deepEqual(odd, { ok: false, error: 'unknown admin command "db upgrade"' });
+      assert.equal((await askSocket(sock, 'not json\n')).ok, false);
       if (!onPostgres) {
-        const r = svc('user', 'list');
-        assert.equal(r.code, 1);
-        assert.match(r.err, /in use by another svc process/);
-      } else {
-        assert.equal(svc('user', 'list').code, 0);
+        const locked = svc('db', 'upgrade');
+        assert.equal(locked.code, 1);
+        assert.match(locked.err, /in use by another svc process/);
       }
+      // the log: a line per request for people, no password or token
+      assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET site_read 200 \d+ ms$/m);
+      assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET user_show 200 \d+ ms user=\S+$/m);
+      assert.match(log, /admin command over the socket command=user token add user=live-admin/);
+      assert.ok(!log.includes(token), 'no token in the log');
     } finally {
       server.kill('SIGTERM');
       await new Promise((r) => server.once('exit', r));
     }
+    assert.ok(!fs.existsSync(sock), 'the socket goes with the server');
+    // without a server the commands work on the database directly
+    const direct = svc('user', 'list');
+    assert.equal(direct.code, 0, direct.err);
+    assert.match(direct.out, /^live-user\t/m);
+  });
+
+  test('a socket left behind by a killed server is ignored', { timeout: 60_000 }, async () => {
+    const sock = path.join(storage, 'run', 'admin.sock');
+    fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
+    const holder = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(sock)}, () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((r) => holder.stdout!.once('data', r));
+    holder.kill('SIGKILL');
+    await new Promise((r) => holder.once('exit', r));
+    assert.ok(fs.existsSync(sock), 'stale socket file');
+    const r = svc('user', 'add', 'after-crash', '--email', 'after-crash@example.org');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /created user after-crash/);
+    fs.rmSync(sock, { force: true });
   });
 });
+
+function askSocket(file: string, request: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const c = net.connect(file, () => c.write(request));
+    c.setEncoding('utf8');
+    c.on('data', (d) => { buf += d; });
+    c.on('end', () => resolve(JSON.parse(buf)));
+    c.on('error', reject);
+  });
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -59,25 +59,35 @@ describe('member_create / member_delete', () => {
 });
 
 describe('sub-organizations through member_create', () => {
-  test('admins of both may nest; loops, mixed kinds and other people\'s organizations are refused', async () => {
+  test('object_type group puts the organization (id) under the object; admins of the sub-organization only; loops and mixed kinds refused', async () => {
     const child = await t.ok('organization_create', { name: 'acme-labs' }, as(alice));
-    const m = await t.ok('member_create', { id: 'acme', object: 'acme-labs', object_type: 'group', capacity: 'parent' }, as(alice));
+    const m = await t.ok('member_create', { id: 'acme-labs', object: 'acme', object_type: 'group', capacity: 'parent' }, as(alice));
     assert.equal(m.table_name, 'group');
-    assert.equal(m.table_id, child.id);
-    assert.deepEqual((await t.ok('organization_show', { id: 'acme' })).groups, [{ name: 'acme-labs', capacity: 'parent' }]);
-    assert.deepEqual(await t.ok('member_list', { id: 'acme', object_type: 'group' }), [[child.id, 'group', 'parent']]);
-    const loop = await t.call('member_create', { id: 'acme-labs', object: 'acme', object_type: 'group', capacity: 'parent' }, as(alice));
+    assert.equal(m.group_id, child.id);
+    assert.equal(m.table_id, acme.id);
+    assert.deepEqual((await t.ok('organization_show', { id: 'acme-labs' })).groups, [{ name: 'acme', capacity: 'parent' }]);
+    assert.deepEqual((await t.ok('organization_show', { id: 'acme' })).groups, []);
+    assert.deepEqual(await t.ok('member_list', { id: 'acme-labs', object_type: 'group' }), [[acme.id, 'group', 'parent']]);
+    const loop = await t.call('member_create', { id: 'acme', object: 'acme-labs', object_type: 'group', capacity: 'parent' }, as(alice));
     assert.equal(loop.status, 409);
     assert.deepEqual(loop.body.error!.object, ['This parent would create a loop in the hierarchy']);
+    const self = await t.call('member_create', { id: 'acme', object: 'acme', object_type: 'group', capacity: 'parent' }, as(alice));
+    assert.equal(self.status, 409);
     await t.ok('group_create', { name: 'a-group' }, as(alice));
-    const mixed = await t.call('member_create', { id: 'acme', object: 'a-group', object_type: 'group', capacity: 'parent' }, as(alice));
+    const mixed = await t.call('member_create', { id: 'acme-labs', object: 'a-group', object_type: 'group', capacity: 'parent' }, as(alice));
     assert.equal(mixed.status, 409);
+    assert.deepEqual(mixed.body.error!.object, ['The parent of an organization must be an organization']);
+    // alice may not put dave's organization under hers (that would make her its admin)
     const daves = await t.ok('organization_create', { name: 'daves-org' }, as(dave));
-    const grab = await t.call('member_create', { id: 'acme', object: 'daves-org', object_type: 'group', capacity: 'parent' }, as(alice));
+    const grab = await t.call('member_create', { id: 'daves-org', object: 'acme', object_type: 'group', capacity: 'parent' }, as(alice));
     assert.equal(grab.status, 403);
     assert.equal(grab.body.error!.message, `Access denied: User alice not authorized to edit organization ${daves.id}`);
-    await t.ok('member_delete', { id: 'acme', object: 'acme-labs', object_type: 'group' }, as(alice));
-    assert.deepEqual((await t.ok('organization_show', { id: 'acme' })).groups, []);
+    // dave may; alice then administers daves-org through acme, bob (editor) does not
+    await t.ok('member_create', { id: 'daves-org', object: 'acme', object_type: 'group', capacity: 'parent' }, as(dave));
+    await t.ok('organization_patch', { id: 'daves-org', title: 'Dave' }, as(alice));
+    assert.equal((await t.call('organization_patch', { id: 'daves-org', title: 'Bob' }, as(bob))).status, 403);
+    await t.ok('member_delete', { id: 'acme-labs', object: 'acme', object_type: 'group' }, as(alice));
+    assert.deepEqual((await t.ok('organization_show', { id: 'acme-labs' })).groups, []);
     await t.ok('organization_purge', { id: 'daves-org' }, { token: t.sysadminToken });
   });
 });

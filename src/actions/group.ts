@@ -16,7 +16,7 @@ import {
   autocompleteGroups, countOrganizationDatasets, deleteGroup, disownDatasets, extrasOfGroups, findGroup, groupNameHolder, insertGroup,
   listGroups, purgeGroup, saveGroupExtras, updateGroup, type GroupRow,
 } from '../model/groups.ts';
-import { countUserMembers, isSelfOrAncestor, replaceMembers, subGroups, upsertMember, userMembers } from '../model/members.ts';
+import { countUserMembers, lockHierarchy, parentGroups, replaceMembers, upsertMember, userMembers, wouldCreateLoop } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { reindexGroupDatasets } from '../search/service.ts';
@@ -143,7 +143,7 @@ export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions)
     out.packages = await packageDicts(ctx, ids);
   }
   if (o.includeTags) out.tags = [];
-  if (o.includeGroups) out.groups = (await subGroups(ctx.db, g.id)).map((s) => ({ name: s.name, capacity: s.capacity }));
+  if (o.includeGroups) out.groups = (await parentGroups(ctx.db, g.id)).map((s) => ({ name: s.name, capacity: s.capacity }));
   if (o.includeUsers) {
     const users = await userMembers(ctx.db, g.id);
     const dicts: Record<string, unknown>[] = [];
@@ -203,7 +203,7 @@ const groupFields = {
   approval_status: p.string('the approval status'),
   extras: p.listOf({ key: p.string('the key').required(), value: p.any('the value'), deleted: p.any('ignored') }, 'custom fields: list of {key, value}'),
   users: p.listOf(memberItem('member', ['admin', 'editor', 'member']), 'members: list of {name or id, capacity (admin, editor or member)}'),
-  groups: p.listOf(memberItem('parent'), 'sub-groups: list of {name or id, capacity}; you must be admin of each'),
+  groups: p.listOf(memberItem('parent'), "the parents: list of {name or id, capacity (default 'parent')}; admins of a parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)"),
   packages: p.listOf({ id: p.string('id'), name: p.string('name') }, 'datasets of a group: list of {id} or {name}'),
   tags: p.any('accepted, not stored').hidden(),
 };
@@ -243,27 +243,28 @@ async function saveUsers(ctx: ActionContext, group: GroupRow, users: Ref[]): Pro
   await replaceMembers(ctx.db, group.id, 'user', entries);
 }
 
-async function saveSubGroups(ctx: ActionContext, group: GroupRow, groups: Ref[]): Promise<void> {
+/**
+ * Sets the group's parents (the `groups` of a group dict, CKAN's hierarchy convention). Callers
+ * are admins of the group (its update/create rule): putting a group under another hands its
+ * control to the parent's admins (svc.auth.roles_that_cascade_to_sub_groups), which only the
+ * group's own admins may decide.
+ */
+async function saveParents(ctx: ActionContext, group: GroupRow, groups: Ref[]): Promise<void> {
+  if (groups.length) await lockHierarchy(ctx.db);
   const entries: { id: string; capacity: string }[] = [];
   const errors: Record<string, string[]>[] = [];
-  const current = new Set((await subGroups(ctx.db, group.id)).map((s) => s.id));
+  const kind = kindOf(group.is_organization);
   for (const g of groups) {
     const ref = g.id || g.name;
     const row = ref ? await findGroup(ctx.db, ref) : undefined;
-    if (!row || row.is_organization !== group.is_organization || entries.some((e) => e.id === row.id)) {
+    const key = g.id ? 'id' : 'name';
+    if (!row || row.state === 'deleted') errors.push({ [key]: [`${titleKind(group.is_organization)} not found: ${ref ?? ''}`] });
+    else if (row.is_organization !== group.is_organization) errors.push({ [key]: [`The parent of ${kind === 'organization' ? 'an organization' : 'a group'} must be ${kind === 'organization' ? 'an organization' : 'a group'}`] });
+    else if (await wouldCreateLoop(ctx.db, group.id, row.id)) errors.push({ [key]: ['This parent would create a loop in the hierarchy'] });
+    else {
       errors.push({});
-      continue;
+      if (!entries.some((e) => e.id === row.id)) entries.push({ id: row.id, capacity: g.capacity });
     }
-    if (await isSelfOrAncestor(ctx.db, group.id, row.id)) {
-      errors.push({ name: ['This parent would create a loop in the hierarchy'] });
-      continue;
-    }
-    // Making a group a sub-group hands its control to our admins (cascade): only its own admins may.
-    if (!current.has(row.id) && !ctx.ignoreAuth && !(await canEditGroup(ctx, row.id))) {
-      throw notAuthorized(ctx, `edit ${kindOf(row.is_organization)} ${row.id}`);
-    }
-    errors.push({});
-    entries.push({ id: row.id, capacity: g.capacity });
   }
   if (errors.some((e) => Object.keys(e).length)) throw new ValidationError({ groups: errors });
   await replaceMembers(ctx.db, group.id, 'group', entries);
@@ -319,7 +320,7 @@ async function createGroup(ctx: ActionContext, p: ParamValues<typeof createParam
   });
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users) await saveUsers(ctx, group, p.users);
-  if (p.groups) await saveSubGroups(ctx, group, p.groups);
+  if (p.groups) await saveParents(ctx, group, p.groups);
   if (!isOrg && p.packages) await savePackages(ctx, group, p.packages);
   // The creator becomes an admin.
   if (ctx.identity.user) await upsertMember(ctx.db, group.id, 'user', ctx.identity.user.id, 'admin');
@@ -343,7 +344,7 @@ async function updateGroupFromDict(ctx: ActionContext, p: UpdateParams, isOrg: b
   if ((changes.name ?? group.name) !== group.name || (changes.title !== undefined && changes.title !== group.title)) await reindexGroupDatasets(ctx.services, ctx.db, group.id, (fn) => afterCommit(ctx, fn));
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users !== undefined || !partial) await saveUsers(ctx, group, p.users ?? []);
-  if (p.groups !== undefined || !partial) await saveSubGroups(ctx, group, p.groups ?? []);
+  if (p.groups !== undefined || !partial) await saveParents(ctx, group, p.groups ?? []);
   if (!isOrg && p.packages !== undefined) await savePackages(ctx, group, p.packages);
   forgetCapacities(ctx);
   return showAfterWrite(ctx, group.id);
@@ -449,7 +450,7 @@ const showParams = {
   include_extras: p.boolean('include the extras').default(true),
   // Missing or null: the configuration decides (svc.auth.public_user_details); "" is true.
   include_users: p.custom<boolean>('include the users (default svc.auth.public_user_details)', [defaultValue(true), booleanValidator], Type.Boolean(), 'bool'),
-  include_groups: p.boolean('include the sub-groups').default(true),
+  include_groups: p.boolean('include the parent groups (groups)').default(true),
   include_tags: p.boolean('include the tags').default(true),
   include_followers: p.boolean('include num_followers').default(true),
   include_member_count: p.boolean('include member_count').default(false),
@@ -467,7 +468,7 @@ const listCommon = {
   include_dataset_count: p.boolean('include package_count (with all_fields)').default(true),
   include_extras: p.boolean('include the extras (with all_fields)').default(false),
   include_tags: p.boolean('include the tags (with all_fields)').default(false),
-  include_groups: p.boolean('include the sub-groups (with all_fields)').default(false),
+  include_groups: p.boolean('include the parent groups (groups; with all_fields)').default(false),
   include_users: p.boolean('include the users (with all_fields)').default(false),
   include_followers: p.boolean('include num_followers (with all_fields)').default(false),
   include_member_count: p.boolean('include member_count (with all_fields)').default(false),

@@ -19,7 +19,9 @@ import { organizationActions } from './organization.ts';
 import { memberActions } from './member.ts';
 import { collaboratorActions } from './collaborator.ts';
 import { searchActions } from './search.ts';
+import { hierarchyActions } from './hierarchy.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
-  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions, ...searchActions];
+  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions,
+  ...searchActions, ...hierarchyActions];
 coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);

@@ -11,7 +11,7 @@ import {
 } from '../auth/authz.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
-import { isSelfOrAncestor, listMembers, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import { listMembers, lockHierarchy, wouldCreateLoop, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, lockPackages, touchAndNotify } from '../model/packages.ts';
 import { unicodeString } from '../validation/validators.ts';
@@ -77,11 +77,12 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
     throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
   }
   if (type === 'group') {
-    const child = await groupOrNotFound(ctx, id);
-    if (child.is_organization !== group.is_organization) throw new ValidationError({ object: [`A ${kindOf(group.is_organization)} can only contain ${kindOf(group.is_organization)}s`] });
-    if (await isSelfOrAncestor(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
-    // A sub-group comes under the control of the parent's admins: only its own admins may put it there.
-    if (!ctx.ignoreAuth && !(await canEditGroup(ctx, id))) throw notAuthorized(ctx, `edit ${kindOf(child.is_organization)} ${id}`);
+    // The group (id) goes under the object (its parent); only the group's admins may (memberAuth).
+    const parent = await groupOrNotFound(ctx, id);
+    if (parent.is_organization !== group.is_organization) throw new ValidationError({ object: [`The parent of ${group.is_organization ? 'an organization' : 'a group'} must be ${group.is_organization ? 'an organization' : 'a group'}`] });
+    if (parent.state === 'deleted') throw new NotFoundError('Group was not found.');
+    await lockHierarchy(ctx.db);
+    if (await wouldCreateLoop(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
   }
   if (type === 'package') await lockPackages(ctx.db, [id]);
   const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
@@ -182,13 +183,13 @@ export const memberActions: ActionDefinition<any, any>[] = [
     name: 'member_create',
     sideEffectFree: false,
     auth: memberAuth('member_create'),
-    description: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member) and sub-groups: admins of the group; you must also be admin of a group you add as a sub-group. Datasets (capacity public) into a group: any member of the group.',
+    description: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity \'parent\'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.',
     params: {
       id: p.string('the group\'s id or name').required(),
       object: p.string('the id or name of the user, dataset or group').required(),
       object_type: p.enum(OBJECT_TYPES, 'user, package or group').required(),
       // Which capacities are allowed depends on object_type: createMember checks.
-      capacity: p.string('the capacity (admin, editor or member for users; public for datasets)').required(),
+      capacity: p.string('the capacity (admin, editor or member for users; public for datasets; parent for groups)').required(),
     },
     returns: memberReturns,
     handler: async (ctx, p) => createMember(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.object, p.capacity),

@@ -173,8 +173,8 @@ export const userActions: ActionDefinition<any, any>[] = [
       id: p.string('the id or name of the user (default: the calling user)'),
       include_datasets: p.boolean('include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins)').default(false),
       include_num_followers: p.boolean('include the number of followers').default(false),
-      include_password_hash: p.boolean('include the password hash (sysadmins only)').default(false),
-      include_plugin_extras: p.boolean('include plugin_extras (sysadmins only)').default(false),
+      include_password_hash: p.boolean('include the password hash (sysadmins only; ignored for others)').default(false),
+      include_plugin_extras: p.boolean('include plugin_extras (sysadmins only; ignored for others)').default(false),
     },
     returns: { description: 'the user', rtype: 'dictionary', schema: userSchema },
     handler: async (ctx, p) => {
@@ -182,7 +182,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       if (!target) throw new ValidationError({ id: ['Missing value'] });
       const user = await userOr404(ctx, target);
       if (user.state === 'deleted' && !ctx.identity.sysadmin) throw new NotFoundError('User not found');
-      if ((p.include_password_hash || p.include_plugin_extras) && !ctx.identity.sysadmin) throw new AuthorizationError();
+      // For anyone but a sysadmin these two are ignored (userDict shows them to sysadmins only).
       const out = await userDict(ctx, user, { includePasswordHash: p.include_password_hash, includePluginExtras: p.include_plugin_extras });
       if (p.include_num_followers) out.num_followers = await ctx.call('user_follower_count', { id: user.id }, { ignoreAuth: true });
       if (p.include_datasets) out.datasets = await createdDatasets(ctx, user);
@@ -197,7 +197,7 @@ export const userActions: ActionDefinition<any, any>[] = [
     params: {
       q: p.string('only users whose name, full name or email contains q'),
       email: p.string('only the user with this email (sysadmins only)'),
-      order_by: p.enum(USER_LIST_ORDER, 'the sort order').default('display_name'),
+      order_by: p.enum(USER_LIST_ORDER, 'the sort order, ascending: id, name, fullname, display_name (full name, else name), created, about, sysadmin or number_created_packages (public active datasets created)').default('display_name'),
       all_fields: p.boolean('user dicts (true) or names (false)').default(true),
       include_site_user: p.boolean('include the site user').default(false),
       limit: p.natural('at most this many users'),

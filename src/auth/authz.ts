@@ -6,7 +6,8 @@
 // Capacities (decisions.md): admin holds every permission in its organization/group; editor
 // read, create/update/delete datasets and manage_group; member read and manage_group.
 // Capacities listed in svc.auth.roles_that_cascade_to_sub_groups (default admin) also hold in
-// every sub-group (a group that is a member of the group) of the same kind, recursively.
+// every sub-group of the same kind, recursively (a sub-group's membership row names its parent:
+// group_id = the sub-group, table_name 'group', table_id = the parent; see src/model/members.ts).
 import type { ActionContext } from '../context.ts';
 import type { Queryable } from '../db/database.ts';
 import { AuthorizationError } from '../errors.ts';
@@ -56,10 +57,10 @@ export async function userCapacities(db: Queryable, userId: string, cascadeRoles
      ), cascaded AS (
        SELECT group_id, capacity FROM direct WHERE capacity = ANY($2::text[])
        UNION
-       SELECT sub.table_id, c.capacity FROM cascaded c
-       JOIN members sub ON sub.group_id = c.group_id AND sub.table_name = 'group' AND sub.state = 'active'
+       SELECT sub.group_id, c.capacity FROM cascaded c
+       JOIN members sub ON sub.table_id = c.group_id AND sub.table_name = 'group' AND sub.state = 'active'
        JOIN groups parent ON parent.id = c.group_id
-       JOIN groups child ON child.id = sub.table_id AND child.state = 'active' AND child.is_organization = parent.is_organization
+       JOIN groups child ON child.id = sub.group_id AND child.state = 'active' AND child.is_organization = parent.is_organization
      )
      SELECT group_id, capacity FROM direct
      UNION ALL SELECT group_id, capacity FROM cascaded`,

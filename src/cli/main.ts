@@ -2,8 +2,6 @@
 import { Command, Option } from 'commander';
 import pino from 'pino';
 import type { Services } from '../actions/context.ts';
-import { callAction } from '../actions/registry.ts';
-import { SYSADMIN_INTERNAL } from '../auth/identity.ts';
 import { ConfigError, loadConfig, type Config } from '../config/load.ts';
 import { DataDirLockedError } from '../db/lock.ts';
 import { ActionError } from '../errors.ts';
@@ -11,6 +9,8 @@ import { closeServices, createServices } from '../services.ts';
 import { serve } from './serve.ts';
 import { cliCommands } from './extensions.ts';
 import { registerSearchIndexCommands } from './search-index.ts';
+import { adminCommands, CliError } from './admin-commands.ts';
+import { sendAdminCommand } from './admin-socket.ts';
 
 const program = new Command();
 program
@@ -33,8 +33,6 @@ async function withServices<T>(fn: (s: Services) => Promise<T>, overrides: Recor
     await closeServices(services);
   }
 }
-
-const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) => callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
 
 program
   .command('serve')
@@ -69,75 +67,55 @@ for (const name of ['init', 'upgrade']) {
     });
 }
 
-function printUsers(rows: { name: string; email?: string | null; sysadmin?: boolean; state?: string }[]) {
-  for (const u of rows) console.log([u.name, u.email ?? '', u.sysadmin ? 'sysadmin' : '', u.state ?? ''].join('\t').trimEnd());
+/**
+ * Runs an account command: handed to the running server over its admin socket when one runs
+ * (PGlite allows one process per data dir), else here on the database.
+ */
+async function runAdmin(command: string, args: Record<string, unknown>): Promise<void> {
+  const answer = await sendAdminCommand(config(), command, args);
+  let lines: string[];
+  if (answer) {
+    if (!answer.ok) throw new CliError(answer.error ?? `${command} failed`);
+    lines = answer.lines ?? [];
+  } else {
+    lines = await withServices((s) => adminCommands[command](s, args));
+  }
+  for (const line of lines) console.log(line);
 }
 
-const sysadmin = program.command('sysadmin').description('sysadmin accounts');
+const sysadmin = program.command('sysadmin').description('sysadmin accounts (also while the server runs)');
 sysadmin
   .command('add <name>')
   .description('make a user sysadmin, creating the user if missing')
   .option('-e, --email <email>', 'email for a new user')
   .option('-p, --password <password>', 'password for a new user (default: a random one; use API tokens)')
-  .action(async (name: string, o: { email?: string; password?: string }) => {
-    await withServices(async (s) => {
-      const existing = await s.db.query<{ id: string }>('SELECT id FROM users WHERE name = $1', [name]);
-      if (existing.rows.length) {
-        await asSysadmin(s, 'user_patch', { id: name, sysadmin: true, state: 'active' });
-        console.log(`user ${name} is now a sysadmin`);
-      } else {
-        await asSysadmin(s, 'user_create', { name, email: o.email ?? `${name}@localhost.localdomain`, password: o.password ?? randomPassword(), sysadmin: true });
-        console.log(`created sysadmin ${name}`);
-      }
-    });
-  });
+  .action((name: string, o: { email?: string; password?: string }) => runAdmin('sysadmin add', { name, email: o.email, password: o.password }));
 sysadmin
   .command('list')
   .description('list sysadmins')
-  .action(async () => {
-    await withServices(async (s) => {
-      const r = await s.db.query("SELECT name, email, sysadmin, state FROM users WHERE sysadmin AND state <> 'deleted' AND name <> $1 ORDER BY name", [s.config.str('svc.site_id')]);
-      printUsers(r.rows);
-    });
-  });
+  .action(() => runAdmin('sysadmin list', {}));
 sysadmin
   .command('remove <name>')
   .description('take sysadmin rights away from a user')
-  .action(async (name: string) => {
-    await withServices(async (s) => {
-      await asSysadmin(s, 'user_patch', { id: name, sysadmin: false });
-      console.log(`user ${name} is no longer a sysadmin`);
-    });
-  });
+  .action((name: string) => runAdmin('sysadmin remove', { name }));
 
-const user = program.command('user').description('user accounts and API tokens');
+const user = program.command('user').description('user accounts and API tokens (also while the server runs)');
 user
   .command('add <name>')
   .description('create a user')
   .requiredOption('-e, --email <email>', 'email address')
   .option('-p, --password <password>', 'password (default: a random one; use API tokens)')
   .option('--fullname <fullname>', 'full name')
-  .action(async (name: string, o: { email: string; password?: string; fullname?: string }) => {
-    await withServices(async (s) => {
-      await asSysadmin(s, 'user_create', { name, email: o.email, password: o.password ?? randomPassword(), fullname: o.fullname });
-      console.log(`created user ${name}`);
-    });
-  });
+  .action((name: string, o: { email: string; password?: string; fullname?: string }) =>
+    runAdmin('user add', { name, email: o.email, password: o.password, fullname: o.fullname }));
 user
   .command('list')
   .description('list users')
-  .action(async () => {
-    await withServices(async (s) => printUsers((await asSysadmin(s, 'user_list', { order_by: 'name' })) as never));
-  });
+  .action(() => runAdmin('user list', {}));
 user
   .command('remove <name>')
   .description('delete a user (state deleted)')
-  .action(async (name: string) => {
-    await withServices(async (s) => {
-      await asSysadmin(s, 'user_delete', { id: name });
-      console.log(`deleted user ${name}`);
-    });
-  });
+  .action((name: string) => runAdmin('user remove', { name }));
 
 const token = user.command('token').description('API tokens');
 token
@@ -145,50 +123,19 @@ token
   .description('create an API token; the token is printed alone on the last line')
   .option('--expires-in <n>', 'expire after n units')
   .addOption(new Option('--unit <unit>', 'unit of --expires-in').choices(['seconds', 'minutes', 'hours', 'days']).default('days'))
-  .action(async (userName: string, tokenName: string, o: { expiresIn?: string; unit: string }) => {
-    await withServices(async (s) => {
-      const { issueToken } = await import('../actions/api-token.ts');
-      const { findUser } = await import('../model/users.ts');
-      const u = await findUser(s.db, userName);
-      if (!u || u.state === 'deleted') throw new CliError(`no user ${userName}`);
-      let expiresAt: Date | null = null;
-      if (o.expiresIn !== undefined) {
-        const n = Number(o.expiresIn);
-        if (!Number.isInteger(n) || n <= 0) throw new CliError('--expires-in must be a positive whole number');
-        expiresAt = new Date(Date.now() + n * { seconds: 1, minutes: 60, hours: 3600, days: 86400 }[o.unit as 'days'] * 1000);
-      }
-      const created = await s.db.transaction((tx) => issueToken({ db: tx, config: s.config } as never, u, tokenName, expiresAt));
-      console.log(`API token "${tokenName}" created for ${u.name}${expiresAt ? ` (expires ${expiresAt.toISOString()})` : ''}:`);
-      console.log(created.token);
-    });
-  });
+  .action((userName: string, tokenName: string, o: { expiresIn?: string; unit: string }) =>
+    runAdmin('user token add', { user: userName, token_name: tokenName, expires_in: o.expiresIn, unit: o.unit }));
 token
   .command('list <user>')
   .description("list a user's API tokens")
-  .action(async (userName: string) => {
-    await withServices(async (s) => {
-      const rows = (await asSysadmin(s, 'api_token_list', { user_id: userName })) as { id: string; name: string; created_at: string; last_access: string | null }[];
-      for (const t of rows) console.log([t.id, t.name, t.created_at, t.last_access ?? 'never used'].join('\t'));
-    });
-  });
+  .action((userName: string) => runAdmin('user token list', { user: userName }));
 token
   .command('revoke <token_id>')
   .description('revoke an API token by its id')
-  .action(async (id: string) => {
-    await withServices(async (s) => {
-      await asSysadmin(s, 'api_token_revoke', { jti: id });
-      console.log(`revoked API token ${id}`);
-    });
-  });
+  .action((id: string) => runAdmin('user token revoke', { token_id: id }));
 
 registerSearchIndexCommands(program, { config, withServices });
 for (const register of cliCommands) register(program, { config, withServices });
-
-class CliError extends Error {}
-
-function randomPassword(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('base64url');
-}
 
 function explain(e: unknown): string {
   if (e instanceof ActionError) return e.message;

@@ -1,20 +1,21 @@
 // svc serve: open the services, start the HTTP server, stop cleanly on SIGINT/SIGTERM.
-import pino from 'pino';
 import type { Config } from '../config/load.ts';
 import { buildApp } from '../http/app.ts';
 import { closeServices, createServices } from '../services.ts';
+import { listenAdminSocket } from './admin-socket.ts';
+import { createLogger } from '../log.ts';
 
 export async function serve(config: Config): Promise<void> {
-  const logger = pino({ level: config.str('svc.log_level') });
+  const logger = createLogger(config);
   const embedded = !config.str('svc.database_url');
   logger.info({ mode: embedded ? 'embedded' : 'postgresql', storage: config.str('svc.storage_path'), config: config.file ?? null }, 'starting svc');
   const services = await createServices(config, { logger });
   const app = await buildApp(services);
   const admins = await services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE sysadmin AND name <> $1 AND state = $2', [config.str('svc.site_id'), 'active']);
   if (admins.rows[0].n === 0) {
-    const how = embedded ? 'stop the server, then run' : 'run';
-    logger.warn(`no sysadmin yet: ${how} \`npx svc sysadmin add NAME --email you@example.org\`, then \`npx svc user token add NAME cli\` for an API token`);
+    logger.warn('no sysadmin yet: run `npx svc sysadmin add NAME --email you@example.org`, then `npx svc user token add NAME cli` for an API token (in another terminal; the server may keep running)');
   }
+  const closeAdminSocket = await listenAdminSocket(services);
   await app.listen({ port: config.int('svc.port'), host: config.str('svc.host') });
   logger.info(`svc listening on http://${config.str('svc.host')}:${config.int('svc.port')} (Action API: /api/3/action/)`);
   let stopping = false;
@@ -22,6 +23,7 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    await closeAdminSocket?.();
     await app.close();
     await closeServices(services);
     process.exit(0);

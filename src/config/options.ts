@@ -91,5 +91,7 @@ const core: OptionDeclaration[] = [
   { name: 'svc.search.remove_deleted_packages', type: 'bool', default: true, description: 'Deleted datasets leave the search index (include_deleted finds them only when false)' },
   { name: 'search.facets.limit', type: 'int', default: 50, description: 'Default facet.limit of package_search (negative: every value)' },
   { name: 'svc.search.rank_window', type: 'int', default: 1000, validate: positive, description: 'package_search scores at most this many matches (the newest first), see README' },
+  { name: 'svc.log.format', type: 'string', default: 'auto', description: 'Server log format: pretty (a line per event for people), json (a JSON object per line), auto (pretty on a terminal, else json)',
+    validate: (v: string) => (['pretty', 'json', 'auto'].includes(v) ? undefined : 'must be one of pretty, json, auto') },
 ];
 core.forEach(declareOption);

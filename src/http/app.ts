@@ -12,6 +12,7 @@ import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
+import { registerHome } from './home.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { downloadRoutes } from './downloads.ts';
 import { requestIdentity } from './request-identity.ts';
@@ -121,7 +122,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     services.logger.info({
       method: request.method,
-      url: request.routeOptions.url,
+      url: request.routeOptions.url ?? request.url.split('?')[0],
       action: request.actionName,
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
@@ -138,6 +139,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   for (const prefix of ['/api/3/action/:name', '/api/action/:name']) {
     app.route({ method: ['GET', 'POST'], url: prefix, handler: (req, reply) => handleAction(services, req, reply) });
   }
+  registerHome(app, services);
   app.get('/api', async () => ({ version: 3 }));
   app.get('/api/3', async () => ({ version: 3 }));
   await app.register(apiDocsRoutes, { services });

@@ -111,8 +111,12 @@ export async function countUserMembers(db: Queryable, groupId: string): Promise<
   )).rows[0].n;
 }
 
-/** Active sub-groups (groups that are members of the group) with their capacity, by name. */
-export async function subGroups(db: Queryable, groupId: string): Promise<(GroupRow & { capacity: string })[]> {
+// Hierarchy, as CKAN (and ckanext-hierarchy) store it: the membership row of a sub-group belongs
+// to the sub-group (group_id) and names its parent (table_name 'group', table_id = the parent,
+// capacity usually 'parent'). So a group dict's `groups` lists its parents.
+
+/** Active parent groups of a group with the capacity of the link, by name. */
+export async function parentGroups(db: Queryable, groupId: string): Promise<(GroupRow & { capacity: string })[]> {
   return (await db.query(
     `SELECT g.*, m.capacity FROM members m JOIN groups g ON g.id = m.table_id
      WHERE m.group_id = $1 AND m.table_name = 'group' AND m.state = 'active' AND g.state = 'active'
@@ -121,18 +125,26 @@ export async function subGroups(db: Queryable, groupId: string): Promise<(GroupR
   )).rows;
 }
 
-/** Is candidate the group itself or one of its ancestors (so making candidate a sub-group would loop)? */
-export async function isSelfOrAncestor(db: Queryable, groupId: string, candidateId: string): Promise<boolean> {
-  if (groupId === candidateId) return true;
+/** Would putting groupId under parentId make a loop (parentId is groupId itself or one of its descendants)? */
+export async function wouldCreateLoop(db: Queryable, groupId: string, parentId: string): Promise<boolean> {
+  if (groupId === parentId) return true;
   const r = await db.query(
-    `WITH RECURSIVE up AS (
+    `WITH RECURSIVE down AS (
        SELECT group_id FROM members WHERE table_name = 'group' AND table_id = $1 AND state = 'active'
        UNION
-       SELECT m.group_id FROM members m JOIN up ON m.table_id = up.group_id WHERE m.table_name = 'group' AND m.state = 'active'
-     ) SELECT 1 FROM up WHERE group_id = $2 LIMIT 1`,
-    [groupId, candidateId],
+       SELECT m.group_id FROM members m JOIN down ON m.table_id = down.group_id WHERE m.table_name = 'group' AND m.state = 'active'
+     ) SELECT 1 FROM down WHERE group_id = $2 LIMIT 1`,
+    [groupId, parentId],
   );
   return r.rows.length > 0;
+}
+
+/**
+ * Serialises changes to the hierarchy within the transaction (PostgreSQL), so that two
+ * concurrent links cannot each pass the loop check and close a loop together.
+ */
+export async function lockHierarchy(db: Queryable): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(7340032, 8)');
 }
 
 /** Group ids in which the user holds one of the capacities directly. */

@@ -91,10 +91,11 @@ export interface UserListQuery {
   siteUserName?: string;
 }
 
+// user_list's order_by values and their ORDER BY (CKAN's: all ascending; fullname, about, sysadmin
+// and number_created_packages then by name). The user's name ends every order, for stable pages.
 const ORDER_COLUMNS: Record<string, string> = {
   id: 'u.id', name: 'u.name', fullname: 'u.fullname', display_name: "coalesce(nullif(u.fullname, ''), u.name)",
-  created: 'u.created', about: 'u.about', sysadmin: 'u.sysadmin', number_created_packages: 'number_created_packages DESC',
-  email: 'u.email', state: 'u.state', last_active: 'u.last_active',
+  created: 'u.created', about: 'u.about', sysadmin: 'u.sysadmin', number_created_packages: 'number_created_packages',
 };
 export const USER_ORDER_BY = Object.keys(ORDER_COLUMNS);
 
