@@ -54,6 +54,7 @@ export function prettyLine(line: string, color = false): string {
 
 /** No control characters from requests reach the terminal (escape sequences, fake lines). */
 function clean(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
