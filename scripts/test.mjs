@@ -34,7 +34,7 @@ else console.log('# SVC_TEST_DATABASE_URL is not set: running on PGlite only (se
 let failed = false;
 for (const [db] of passes) {
   console.log(`# --- test pass on ${db} ---`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', '--test-reporter=spec', ...files], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', '--test-reporter=spec', ...files], {
     stdio: 'inherit',
     env: { ...process.env, SVC_TEST_DB: db, SVC_TEST_TEMPLATE: template },
   });
