@@ -56,9 +56,10 @@ describe('API tokens', () => {
 
   test('expire_api_token: an expired token is refused', async () => {
     const fay = await t.user('fay');
-    const { token } = await t.ok('api_token_create', { user: 'fay', name: 'short', expires_in: 1, unit: 'seconds' }, { token: fay.token });
+    // Expiry times have whole seconds: a 2-second token is valid for at least one second.
+    const { token } = await t.ok('api_token_create', { user: 'fay', name: 'short', expires_in: 2, unit: 'seconds' }, { token: fay.token });
     assert.equal((await whoami({ authorization: token })).status, 200);
-    await new Promise((r) => setTimeout(r, 1300));
+    await new Promise((r) => setTimeout(r, 2300));
     const r = await whoami({ authorization: token });
     assert.equal(r.status, 403);
     assert.match(r.body.error.message, /expired/);
