@@ -59,7 +59,8 @@ export const isoTimestamp = (s: string) => s.replace(' ', 'T');
 pg.types.setTypeParser(TIMESTAMP, isoTimestamp);
 pg.types.setTypeParser(DATE, (s: string) => s);
 
-const pgliteParsers = {
+/** How PGlite returns values (also used by the data store's worker thread, pglite-worker-thread.ts). */
+export const pgliteParsers = {
   [TIMESTAMP]: isoTimestamp,
   [TIMESTAMPTZ]: (s: string) => s,
   [DATE]: (s: string) => s,
