@@ -278,35 +278,26 @@ async function deleteHandler(ctx: ActionContext, p: Record<string, any>) {
   return result;
 }
 
-const datastoreDelete: ActionDefinition = {
-  name: 'datastore_delete',
+/** datastore_delete and datastore_records_delete: one action, the latter with filters required (never drops). */
+const deleteAction = (name: string, filtersRequired: boolean, summary: string, filtersHelp: string): ActionDefinition => ({
+  name,
   sideEffectFree: false,
   auth: resourceUpdateAuth,
-  schema: deleteSchema(false),
-  help: `Deletes a table or a set of records from the data store.
+  schema: deleteSchema(filtersRequired),
+  help: `${summary}
 
 :param resource_id: resource id that the data will be deleted from
 :param force: edit a read-only resource (default False)
-:param filters: filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped
+:param filters: ${filtersHelp}
 :param calculate_record_count: update the stored record count after this call (default False)
 :returns: the filters sent, with resource_id`,
   handler: deleteHandler,
-};
+});
 
-const datastoreRecordsDelete: ActionDefinition = {
-  name: 'datastore_records_delete',
-  sideEffectFree: false,
-  auth: resourceUpdateAuth,
-  schema: deleteSchema(true),
-  help: `Deletes records from a data store table (never the table).
-
-:param resource_id: resource id that the data will be deleted from
-:param force: edit a read-only resource (default False)
-:param filters: filters selecting the records to delete ({} deletes all)
-:param calculate_record_count: update the stored record count after this call (default False)
-:returns: the filters sent, with resource_id`,
-  handler: deleteHandler,
-};
+const datastoreDelete = deleteAction('datastore_delete', false, 'Deletes a table or a set of records from the data store.',
+  'filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped');
+const datastoreRecordsDelete = deleteAction('datastore_records_delete', true, 'Deletes records from a data store table (never the table).',
+  'filters selecting the records to delete ({} deletes all)');
 
 // --- datastore_info -----------------------------------------------------------------------------
 

@@ -144,15 +144,15 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions)) throw queryError('Query is not a single statement.');
 
   const timeout = config.int('svc.datastore.sqlsearch.timeout');
-  return backend.readDb.withConnection(async (conn) => {
-    await conn.exec('BEGIN TRANSACTION READ ONLY');
+  // Read-only, rolled back, as the read-only role. The parser that checked the text reads strings
+  // with standard_conforming_strings on: so must the server. PGlite has no timer signals: its
+  // statement timeout is not relied on (see the embedded gate below).
+  const tx = {
+    readOnly: true, rollback: true, role: backend.readRole, statementTimeoutMs: timeout,
+    settings: { standard_conforming_strings: 'on', search_path: 'public' },
+  };
+  return backend.readDb.transaction(async (conn) => {
     try {
-      // The parser that checked the text reads strings with standard_conforming_strings on: so must the server.
-      await conn.exec('SET LOCAL standard_conforming_strings = on; SET LOCAL search_path = public');
-      // PGlite has no timer signals: its statement_timeout is not relied on (see the embedded gate below).
-      if (!embedded) await conn.exec(`SET LOCAL statement_timeout = ${Math.floor(timeout)}`);
-      if (backend.readRole) await conn.exec(`SET LOCAL ROLE "${backend.readRole.replace(/"/g, '""')}"`);
-
       // Every table read must be a data store resource the caller may read.
       const resourceIds = new Set<string>();
       if (guard.tables.length) {
@@ -209,10 +209,8 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
       if (e instanceof ActionError) throw e;
       if (isTimeout(e)) throw queryError('Query took too long');
       throw queryError(dbMessage(e));
-    } finally {
-      await conn.exec('ROLLBACK').catch(() => undefined);
     }
-  });
+  }, tx);
 }
 
 /** The action over the data store's read connection. */

@@ -1,0 +1,246 @@
+// The write paths of data store records: insert (COPY), upsert and update (keyed), delete.
+// Each runs inside the caller's write transaction (sessions.ts) and keeps the stored row count.
+import { quoteIdent as qi } from '../db/sql.ts';
+import { ValidationError } from '../errors.ts';
+import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
+import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
+import { isDbError, recordError } from './db-errors.ts';
+import {
+  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, prepareForJson, recordReader, usedColumns,
+} from './records.ts';
+import { filterConditions } from './select.ts';
+import type { WriteSession } from './sessions.ts';
+
+const noUniqueKey = () => new ValidationError({ table: ['unique key must be passed for update/upsert'] });
+
+/** datastore_upsert: insert, update or upsert (keyed by the primary key, else by _id). */
+export async function writeRecords(s: WriteSession, input: UpsertInput): Promise<void> {
+  const t = await requireTable(s, input.resource_id);
+  const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
+  if (input.method === 'insert') {
+    await insertRecords(s, t, input.records);
+  } else if (input.method === 'upsert' && pk) {
+    await upsertRecords(s, t, input.records, pk);
+  } else {
+    const records = checkedRecords(t, input.records);
+    checkKeys(records, pk, input.method);
+    await writeKeyed(s, t, records, input.method, pk);
+  }
+  if (input.calculate_record_count) await recount(s, t.name);
+}
+
+/** datastore_delete / datastore_records_delete: drops the table (no filters) or deletes matching rows. */
+export async function deleteRecords(s: WriteSession, input: DeleteInput): Promise<number> {
+  const t = await requireTable(s, input.resource_id);
+  if (input.filters === undefined) {
+    await s.schemaChanged();
+    await s.exec(`DROP TABLE ${qi(t.name)} CASCADE`);
+    await s.flushCounts();
+    await s.query(`DELETE FROM ${COUNTS_TABLE} WHERE id = $1`, [t.name]);
+    return -1;
+  }
+  const params: unknown[] = [];
+  const where = filterConditions(t, input.filters, params, 'filters');
+  const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch((e) => {
+    throw isDbError(e) ? new ValidationError({ filters: [e.message] }) : e;
+  });
+  s.addCount(t.name, -r.rowCount);
+  if (input.calculate_record_count) await recount(s, t.name);
+  return r.rowCount;
+}
+
+export async function recount(s: WriteSession, name: string): Promise<void> {
+  await s.flushCounts();
+  await s.query(`ANALYZE ${qi(name)}`);
+  await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [name]);
+}
+
+/**
+ * Appends records in one COPY, written straight from their JSON (json-to-copy.ts) a piece at a
+ * time: on PostgreSQL the server takes in a piece while the next is made. Missing keys are NULL.
+ */
+export async function insertRecords(s: WriteSession, t: Table, records: RecordInput): Promise<void> {
+  const reader = recordReader(t, records);
+  if (!nextChecked(reader)) return;
+  // _id is written only when the records give it (then all must: a serial cannot be half given).
+  const idCol = t.columns.findIndex((c) => c.id === '_id');
+  const withId = reader.has(idCol);
+  const cols = t.columns.map((_, i) => i).filter((i) => i !== idCol || withId);
+  const pieces = () => copyPieces(reader, cols, () => {
+    if (!withId && reader.has(idCol)) throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
+    return true;
+  });
+  let inserted: number;
+  if (!cols.length) {
+    // A table without columns of its own: every record (checked as read) is a row of defaults.
+    for (const _ of pieces()) continue;
+    inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [reader.index + 1])).rowCount;
+  } else {
+    try {
+      inserted = await s.copyIn(copyTarget(t.name, cols.map((i) => t.columns[i])), pieces());
+    } catch (e) {
+      throw recordError(e);
+    }
+  }
+  s.addCount(t.name, inserted);
+}
+
+/**
+ * upsert on a table with a primary key. The records with the keys of the first one (a loader's
+ * usual batch: all of them) go by one COPY into a scratch table while they are read, then in one
+ * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (writeKeyed).
+ */
+async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[]): Promise<void> {
+  const reader = recordReader(t, records);
+  if (!nextChecked(reader)) return;
+  const cols = t.columns.map((_, i) => i).filter((i) => reader.has(i));
+  const keyCols = pk.map((k) => t.columns.findIndex((c) => c.id === k));
+  const missing = pk.filter((_, j) => !reader.has(keyCols[j]));
+  if (missing.length) throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: 0 });
+  // Records of the main group by their place in the request (for error rows), the others aside.
+  const mainRows: number[] = [];
+  const others: Record<string, unknown>[] = [];
+  const otherRows: number[] = [];
+  const seen = new Set<string>();
+  let duplicates = false;
+  const pieces = () => copyPieces(reader, cols, () => {
+    if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
+      others.push(reader.value() as Record<string, unknown>);
+      otherRows.push(reader.index);
+      return false;
+    }
+    const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
+    if (absent.length) throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
+    const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
+    if (seen.has(key)) duplicates = true;
+    else seen.add(key);
+    mainRows.push(reader.index);
+    return true;
+  });
+  const columns = cols.map((i) => t.columns[i]);
+  const names = columns.map((c) => qi(c.id)).join(', ');
+  const nonKey = columns.filter((c) => !pk.includes(c.id));
+  const scratch = 'svc_upsert';
+  await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(columns)}) ON COMMIT DROP`);
+  try {
+    await s.copyIn(copyTarget(scratch, columns), pieces());
+  } catch (e) {
+    const err = recordError(e);
+    if (err instanceof ValidationError && isDbError(e) && typeof err.errors.records_row === 'number') {
+      err.errors.records_row = mainRows[err.errors.records_row] ?? err.errors.records_row;
+    }
+    throw err;
+  }
+  // Later records win over earlier ones with the same key (as sequential writes would); the
+  // scratch table is new, so its physical order is the order of the request.
+  const keyList = pk.map(qi).join(', ');
+  const source = duplicates
+    ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
+    : `SELECT ${names} FROM ${qi(scratch)}`;
+  const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}` : 'DO NOTHING';
+  const r = await s.query<{ inserted: number }>(`WITH w AS (
+      INSERT INTO ${qi(t.name)} (${names}) ${source}
+      ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
+    SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+    if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
+    if (isDbError(e) && e.code === '21000') return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
+    throw recordError(e);
+  });
+  await s.exec(`DROP TABLE ${qi(scratch)}`);
+  s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+  if (others.length) {
+    try {
+      checkKeys(others, pk, 'upsert');
+      await writeKeyed(s, t, others, 'upsert', pk);
+    } catch (e) {
+      if (e instanceof ValidationError && typeof e.errors.records_row === 'number') e.errors.records_row = otherRows[e.errors.records_row];
+      throw e;
+    }
+  }
+}
+
+/** update / upsert, one statement per group of records with the same keys. */
+async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unknown>[], method: 'upsert' | 'update', pk: string[] | null): Promise<void> {
+  // Without a primary key the key is _id: records with _id update, the others are inserted.
+  const plain: Record<string, unknown>[] = [];
+  const groups = new Map<string, { cols: Column[]; rows: Record<string, unknown>[]; first: number }>();
+  records.forEach((r, i) => {
+    if (!pk && (r._id === undefined || r._id === null)) {
+      plain.push(r);
+      return;
+    }
+    const sig = Object.keys(r).sort().join('\u0000');
+    let g = groups.get(sig);
+    if (!g) groups.set(sig, (g = { cols: usedColumns(t, [r]), rows: [], first: i }));
+    g.rows.push(r);
+  });
+  const key = pk ?? ['_id'];
+  const byId = new Map(t.columns.map((c) => [c.id, c]));
+  let groupNo = 0;
+  for (const g of groups.values()) {
+    // Later records win over earlier ones with the same key (as sequential writes would).
+    const seen = new Map<string, Record<string, unknown>>();
+    for (const r of g.rows) seen.set(JSON.stringify(key.map((k) => r[k])), r);
+    const rows = [...seen.values()];
+    const names = g.cols.map((c) => qi(c.id)).join(', ');
+    const nonKey = g.cols.filter((c) => !key.includes(c.id));
+    const keyCols = key.map((k) => byId.get(k)!);
+    if (method === 'update' || !pk) {
+      prepareForJson(rows, g.cols);
+      const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
+      const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
+      const r = await s.query<{ ord: string }>(`UPDATE ${qi(t.name)} AS t SET ${set}
+        FROM ROWS FROM (json_to_recordset($1::json) AS (${columnDefs(g.cols)})) WITH ORDINALITY AS x(${names}, "__ord")
+        WHERE ${cond} RETURNING x."__ord"::text AS ord`, [JSON.stringify(rows)]).catch((e) => { throw recordError(e); });
+      if (r.rowCount < rows.length) {
+        const done = new Set(r.rows.map((x) => Number(x.ord) - 1));
+        const miss = rows.findIndex((_, i) => !done.has(i));
+        const vals = key.map((k) => rows[miss][k]);
+        throw new ValidationError({ key: [`key "${JSON.stringify(vals)}" not found`] });
+      }
+    } else {
+      const conflict = nonKey.length
+        ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
+        : 'DO NOTHING';
+      // The batch goes in by COPY (the fast parser) to a scratch table, then in one statement to the table.
+      const scratch = `svc_upsert_${groupNo++}`;
+      await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
+      try {
+        const reader = recordReader(t, rows);
+        nextChecked(reader);
+        await s.copyIn(copyTarget(scratch, g.cols), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
+      } catch (e) {
+        const err = recordError(e, true);
+        // The row number is the record's place in the request.
+        if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
+          err.errors.records_row = records.indexOf(rows[err.errors.records_row]);
+        }
+        throw err;
+      }
+      const r = await s.query<{ inserted: number }>(`WITH w AS (
+          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)}
+          ON CONFLICT (${key.map(qi).join(', ')}) ${conflict} RETURNING (xmax = 0) AS ins)
+        SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+        if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
+        throw recordError(e);
+      });
+      s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+    }
+  }
+  if (plain.length) {
+    if (method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
+    await insertRecords(s, t, plain);
+  }
+}
+
+/** Re-applies the table's triggers to every row; returns the row count. */
+export async function runTriggers(s: WriteSession, id: string): Promise<number> {
+  const t = await requireTable(s, id);
+  try {
+    return (await s.query(`UPDATE ${qi(t.name)} SET "_id" = "_id"`)).rowCount;
+  } catch (e) {
+    if (isDbError(e)) throw new ValidationError({ records: [e.message] });
+    throw e;
+  }
+}
+
