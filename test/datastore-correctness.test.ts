@@ -135,7 +135,7 @@ test('a NUL in language, q or a dump id is a clean error', async () => {
       assert.equal(r.body.success, false);
     }
   }
-  for (const url of [`/datastore/dump/${id}%00`, `/datastore/dump/%00`, `/datastore/dump/${id}?q=a%00b`, `/datastore/dump/${id}?language=x%00`,
+  for (const url of [`/datastore/dump/${id}%00`, `/datastore/dump/%00`, `/datastore/dump/${id}?q=a%00b`, `/datastore/dump/${id}?q=hello&language=x%00`,
     `/datastore/dump/${id}?filters=${encodeURIComponent('{"s":"a\u0000"}')}`, `/dataset/x%00/resource/${id}%00/download`]) {
     const r = await t.app.inject({ method: 'GET', url });
     assert.ok(r.statusCode >= 400 && r.statusCode < 500, `${url}: ${r.statusCode} ${r.body}`);

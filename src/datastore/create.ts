@@ -5,7 +5,7 @@ import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { CreateInput, CreateResult } from './backend.ts';
 import { aliasesOf, COUNTS_TABLE, readTable, validType } from './catalog.ts';
-import { isDbError, uniqueError } from './db-errors.ts';
+import { isDbError, isRace, uniqueError } from './db-errors.ts';
 import { checkRecordObjects } from './records.ts';
 import type { WriteSession } from './sessions.ts';
 import { guessType, parseTypeName } from './types.ts';
@@ -77,7 +77,7 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       }
     }
   } catch (e) {
-    if (isDbError(e) && e.code !== '40001') throw new ValidationError({ fields: [e.message] });
+    if (isDbError(e) && !isRace(e)) throw new ValidationError({ fields: [e.message] });
     throw e;
   }
   t = (await readTable(s, input.resource_id))!;
@@ -115,7 +115,7 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       }
     }
   } catch (e) {
-    if (isDbError(e) && e.code === '23505') throw uniqueError(e);
+    if (isDbError(e) && e.code === '23505' && !isRace(e)) throw uniqueError(e);
     throw e;
   }
   if (input.triggers !== undefined) {
@@ -126,7 +126,7 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       try {
         await s.exec(`CREATE TRIGGER ${qi(`${prefix}trg_${n++}`)} BEFORE INSERT OR UPDATE ON ${qi(t.name)} FOR EACH ROW EXECUTE PROCEDURE ${qi(tr.function)}()`);
       } catch (e) {
-        if (isDbError(e)) throw new ValidationError({ triggers: [e.message] });
+        if (isDbError(e) && !isRace(e)) throw new ValidationError({ triggers: [e.message] });
         throw e;
       }
     }

@@ -3,7 +3,7 @@
 // must not be held while the client reads, pages in short transactions.
 import pg from 'pg';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 import type { DumpChunk, SearchInput } from './backend.ts';
 import { queryError } from './db-errors.ts';
 import { pull, Stopped } from './pull.ts';
@@ -105,13 +105,18 @@ function copyDump(sessions: Sessions, plan: Plan, input: SearchInput & { limit: 
   const lim = input.limit === null ? '' : ` LIMIT ${Math.max(0, Math.floor(input.limit))}`;
   const query = copyQuery(plan, `${inlineParams(plan.sql, plan.params)}${lim} OFFSET ${Math.max(0, Math.floor(input.offset ?? 0))}`);
   // COPY takes no bound parameters: the values go in as literals, which needs standard strings.
+  // Nothing is handed out before the server's first piece: a query it refuses fails before the answer starts.
   return pull<DumpChunk>((emit) => sessions.readTx(async (q) => {
-    await emit({ fields: plan.fields, rows: [] });
+    let any = false;
     try {
-      for await (const chunk of q.copyOut(`(${query})`, copyCsvOptions(input.records_format))) await emit({ fields: plan.fields, rows: [], text: chunk });
+      for await (const chunk of q.copyOut(`(${query})`, copyCsvOptions(input.records_format))) {
+        any = true;
+        await emit({ fields: plan.fields, rows: [], text: chunk });
+      }
     } catch (e) {
       throw e instanceof Stopped ? e : queryError(e);
     }
+    if (!any) await emit({ fields: plan.fields, rows: [] });
   }, 0, { standard_conforming_strings: 'on' }));
 }
 
@@ -173,7 +178,10 @@ function inlineParams(sql: string, params: unknown[]): string {
     const m = ch === '$' ? /^\$(\d+)/.exec(sql.slice(i, i + 12)) : null;
     if (m) {
       const v = prepareValue(params[Number(m[1]) - 1]);
-      out += v === null || v === undefined ? 'NULL' : quoteLiteral(typeof v === 'string' ? v : v.toString('utf8'));
+      const text = v === null || v === undefined ? null : typeof v === 'string' ? v : v.toString('utf8');
+      // What the server says of a NUL in a bound value (a literal cannot hold one either).
+      if (text?.includes('\u0000')) throw new ValidationError({ query: ['invalid byte sequence for encoding "UTF8": 0x00'] });
+      out += text === null ? 'NULL' : quoteLiteral(text);
       i += m[0].length;
       continue;
     }

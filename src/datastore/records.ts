@@ -25,16 +25,11 @@ export function checkedRecords(t: Table, records: RecordInput): Record<string, u
   return list;
 }
 
-/** update, and upsert keyed by _id: every record names its key (upsert may leave _id out: an insert). */
-export function checkKeys(records: Record<string, unknown>[], pk: string[] | null, method: 'upsert' | 'update'): void {
-  const key = pk ?? ['_id'];
+/** update and upsert: every record names its whole key. */
+export function checkKeys(records: Record<string, unknown>[], pk: string[]): void {
   records.forEach((r, i) => {
-    const missing = key.filter((k) => r[k] === null || r[k] === undefined);
-    if (missing.length === key.length && !pk) {
-      if (method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
-    } else if (missing.length) {
-      throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
-    }
+    const missing = pk.filter((k) => r[k] === null || r[k] === undefined);
+    if (missing.length) throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
   });
 }
 
@@ -88,11 +83,4 @@ export function columnDefs(cols: Column[]): string {
 /** The target of a COPY into these columns of a table. */
 export function copyTarget(table: string, cols: Column[]): string {
   return `${qi(table)} (${cols.map((c) => qi(c.id)).join(', ')})`;
-}
-
-/** "" is NULL for non-text columns (reference §7.2); objects in text columns become their JSON. */
-export function prepareForJson(records: Record<string, unknown>[], cols: Column[]): void {
-  const targets = cols.filter((c) => c.kind !== 'text' && c.kind !== 'json');
-  if (!targets.length) return;
-  for (const r of records) for (const c of targets) if (r[c.id] === '') r[c.id] = null;
 }

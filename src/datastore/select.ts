@@ -4,7 +4,7 @@ import type { Queryable } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DatastoreField, SearchInput } from './backend.ts';
-import { visibleColumns, type Column, type Table } from './catalog.ts';
+import { METADATA_VIEW, visibleColumns, type Column, type Table } from './catalog.ts';
 import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
 
 export interface Plan {
@@ -71,6 +71,7 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, te
   } else selected = visible;
 
   const where = input.filters ? filterConditions(t, input.filters, params, 'filters') : [];
+  if (t.name === METADATA_VIEW && input.only_resources) where.push(`coalesce("alias_of", "name") = ANY(${bind(input.only_resources)}::text[])`);
 
   // Full text: q (string or per-field object) and full_text, computed from the row at query time.
   const ranks: { name: string; expr: string }[] = [];
@@ -78,6 +79,7 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, te
   let langP = '';
   if (hasText) {
     const lang = input.language ?? 'english';
+    if (lang.includes('\u0000')) throw invalid('language', lang.replace(/\u0000/g, '\\u0000'));
     const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
     if (!ok.rows.length) throw invalid('language', lang);
     langP = `${bind(lang)}::regconfig`;

@@ -3,10 +3,14 @@
 // the cache of table descriptions that reads use.
 import type { Connection, Database, Queryable, Transaction } from '../db/database.ts';
 import { quoteLiteral } from '../db/sql.ts';
+import { ValidationError } from '../errors.ts';
 import { COUNTS_TABLE, readTable, type Table } from './catalog.ts';
+import { isRace } from './db-errors.ts';
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
 
 export const SEARCH_TIMEOUT_MS = 60000;
+/** How many times a write that lost a race with another transaction is run (see writeTx). */
+const WRITE_ATTEMPTS = 6;
 
 /** Session settings of a PostgreSQL read pool (see readSession). */
 export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC' };
@@ -48,8 +52,24 @@ export class Sessions {
     this.tables = new TableCache(this.notify ? opts.listenUrl ?? null : null);
   }
 
-  /** One write transaction on the write database; dryRun rolls it back. */
+  /**
+   * One write transaction on the write database; dryRun rolls it back. A transaction that lost a
+   * race with another (isRace: a deadlock, the same table created at once) runs again, after a
+   * short random pause, up to WRITE_ATTEMPTS times: fn must be safe to run again.
+   */
   async writeTx<T>(fn: (s: WriteSession) => Promise<T>, dryRun = false): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.writeOnce(fn, dryRun);
+      } catch (e) {
+        if (!isRace(e)) throw e;
+        if (attempt >= WRITE_ATTEMPTS) throw new ValidationError({ database: [`${(e as Error).message} (concurrent writes; tried ${attempt} times)`] });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
+      }
+    }
+  }
+
+  private async writeOnce<T>(fn: (s: WriteSession) => Promise<T>, dryRun: boolean): Promise<T> {
     let changed = false;
     const counts = new Map<string, number>();
     const out = await this.write.transaction(async (tx) => {

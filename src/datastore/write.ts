@@ -6,25 +6,30 @@ import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
 import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
 import { isDbError, recordError } from './db-errors.ts';
 import {
-  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, prepareForJson, recordReader, usedColumns,
+  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, recordReader, usedColumns,
 } from './records.ts';
 import { filterConditions } from './select.ts';
 import type { WriteSession } from './sessions.ts';
 
 const noUniqueKey = () => new ValidationError({ table: ['unique key must be passed for update/upsert'] });
 
-/** datastore_upsert: insert, update or upsert (keyed by the primary key, else by _id). */
+/**
+ * datastore_upsert: insert, or update / upsert keyed by the primary key. Rows are written in key
+ * order, so that parallel writes of overlapping keys lock them in the same order (no deadlock).
+ */
 export async function writeRecords(s: WriteSession, input: UpsertInput): Promise<void> {
   const t = await requireTable(s, input.resource_id);
   const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
   if (input.method === 'insert') {
     await insertRecords(s, t, input.records);
-  } else if (input.method === 'upsert' && pk) {
+  } else if (!pk) {
+    throw new ValidationError({ table: ['table does not have a unique key defined'] });
+  } else if (input.method === 'upsert') {
     await upsertRecords(s, t, input.records, pk);
   } else {
     const records = checkedRecords(t, input.records);
-    checkKeys(records, pk, input.method);
-    await writeKeyed(s, t, records, input.method, pk);
+    checkKeys(records, pk);
+    await writeKeyed(s, t, records, 'update', pk);
   }
   if (input.calculate_record_count) await recount(s, t.name);
 }
@@ -136,7 +141,7 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   const keyList = pk.map(qi).join(', ');
   const source = duplicates
     ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
-    : `SELECT ${names} FROM ${qi(scratch)}`;
+    : `SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}`;
   const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}` : 'DO NOTHING';
   const r = await s.query<{ inserted: number }>(`WITH w AS (
       INSERT INTO ${qi(t.name)} (${names}) ${source}
@@ -150,7 +155,7 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
   if (others.length) {
     try {
-      checkKeys(others, pk, 'upsert');
+      checkKeys(others, pk);
       await writeKeyed(s, t, others, 'upsert', pk);
     } catch (e) {
       if (e instanceof ValidationError && typeof e.errors.records_row === 'number') e.errors.records_row = otherRows[e.errors.records_row];
@@ -159,77 +164,69 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   }
 }
 
-/** update / upsert, one statement per group of records with the same keys. */
-async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unknown>[], method: 'upsert' | 'update', pk: string[] | null): Promise<void> {
-  // Without a primary key the key is _id: records with _id update, the others are inserted.
-  const plain: Record<string, unknown>[] = [];
-  const groups = new Map<string, { cols: Column[]; rows: Record<string, unknown>[]; first: number }>();
-  records.forEach((r, i) => {
-    if (!pk && (r._id === undefined || r._id === null)) {
-      plain.push(r);
-      return;
-    }
+/** update / upsert, one statement per group of records with the same keys (each by COPY to a scratch table first). */
+async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unknown>[], method: 'upsert' | 'update', pk: string[]): Promise<void> {
+  const groups = new Map<string, { cols: Column[]; rows: Record<string, unknown>[] }>();
+  for (const r of records) {
     const sig = Object.keys(r).sort().join('\u0000');
     let g = groups.get(sig);
-    if (!g) groups.set(sig, (g = { cols: usedColumns(t, [r]), rows: [], first: i }));
+    if (!g) groups.set(sig, (g = { cols: usedColumns(t, [r]), rows: [] }));
     g.rows.push(r);
-  });
-  const key = pk ?? ['_id'];
+  }
   const byId = new Map(t.columns.map((c) => [c.id, c]));
+  const keyCols = pk.map((k) => byId.get(k)!);
+  const keyList = keyCols.map((c) => qi(c.id)).join(', ');
   let groupNo = 0;
   for (const g of groups.values()) {
     // Later records win over earlier ones with the same key (as sequential writes would).
     const seen = new Map<string, Record<string, unknown>>();
-    for (const r of g.rows) seen.set(JSON.stringify(key.map((k) => r[k])), r);
+    for (const r of g.rows) seen.set(JSON.stringify(pk.map((k) => r[k])), r);
     const rows = [...seen.values()];
     const names = g.cols.map((c) => qi(c.id)).join(', ');
-    const nonKey = g.cols.filter((c) => !key.includes(c.id));
-    const keyCols = key.map((k) => byId.get(k)!);
-    if (method === 'update' || !pk) {
-      prepareForJson(rows, g.cols);
+    const nonKey = g.cols.filter((c) => !pk.includes(c.id));
+    // The batch goes in by COPY (the fast parser, which names the field of a bad value) to a
+    // scratch table, then in one statement to the table.
+    const scratch = `svc_upsert_${groupNo++}`;
+    await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
+    try {
+      const reader = recordReader(t, rows);
+      nextChecked(reader);
+      await s.copyIn(copyTarget(scratch, g.cols), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
+    } catch (e) {
+      const err = recordError(e, true);
+      // The row number is the record's place in the request.
+      if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
+        err.errors.records_row = records.indexOf(rows[err.errors.records_row]);
+      }
+      throw err;
+    }
+    if (method === 'update') {
       const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
       const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
-      const r = await s.query<{ ord: string }>(`UPDATE ${qi(t.name)} AS t SET ${set}
-        FROM ROWS FROM (json_to_recordset($1::json) AS (${columnDefs(g.cols)})) WITH ORDINALITY AS x(${names}, "__ord")
-        WHERE ${cond} RETURNING x."__ord"::text AS ord`, [JSON.stringify(rows)]).catch((e) => { throw recordError(e); });
+      // The rows are locked in key order first (as upserts take them), then updated.
+      await s.query(`SELECT 1 FROM ${qi(t.name)} AS t JOIN ${qi(scratch)} AS x ON ${cond} ORDER BY ${keyCols.map((c) => `t.${qi(c.id)}`).join(', ')} FOR UPDATE OF t`)
+        .catch((e) => { throw recordError(e); });
+      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(scratch)} AS x WHERE ${cond}`).catch((e) => { throw recordError(e); });
       if (r.rowCount < rows.length) {
-        const done = new Set(r.rows.map((x) => Number(x.ord) - 1));
-        const miss = rows.findIndex((_, i) => !done.has(i));
-        const vals = key.map((k) => rows[miss][k]);
-        throw new ValidationError({ key: [`key "${JSON.stringify(vals)}" not found`] });
+        // The first record (in the scratch table's order: the request's) whose key is not in the table.
+        const miss = await s.query<{ n: number }>(`SELECT n::int AS n FROM (SELECT row_number() OVER (ORDER BY ctid) AS n, * FROM ${qi(scratch)}) AS x
+          WHERE NOT EXISTS (SELECT 1 FROM ${qi(t.name)} AS t WHERE ${cond}) ORDER BY n LIMIT 1`);
+        const row = rows[(miss.rows[0]?.n ?? 1) - 1];
+        throw new ValidationError({ key: [`key "${JSON.stringify(pk.map((k) => row[k]))}" not found`] });
       }
     } else {
       const conflict = nonKey.length
         ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
         : 'DO NOTHING';
-      // The batch goes in by COPY (the fast parser) to a scratch table, then in one statement to the table.
-      const scratch = `svc_upsert_${groupNo++}`;
-      await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
-      try {
-        const reader = recordReader(t, rows);
-        nextChecked(reader);
-        await s.copyIn(copyTarget(scratch, g.cols), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
-      } catch (e) {
-        const err = recordError(e, true);
-        // The row number is the record's place in the request.
-        if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
-          err.errors.records_row = records.indexOf(rows[err.errors.records_row]);
-        }
-        throw err;
-      }
       const r = await s.query<{ inserted: number }>(`WITH w AS (
-          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)}
-          ON CONFLICT (${key.map(qi).join(', ')}) ${conflict} RETURNING (xmax = 0) AS ins)
+          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}
+          ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
         SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
         if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
         throw recordError(e);
       });
       s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
     }
-  }
-  if (plain.length) {
-    if (method === 'update') throw new ValidationError({ table: ['unique key must be passed for update/upsert'] });
-    await insertRecords(s, t, plain);
   }
 }
 

@@ -43,7 +43,10 @@ export interface TransactionOptions {
   readOnly?: boolean;
   /** A role switched to for the transaction (SET LOCAL ROLE). */
   role?: string;
-  /** Statement timeout in ms (0: none). PostgreSQL only: PGlite has no timer to stop a statement. */
+  /**
+   * Statement timeout in ms (0: none). PGlite in this thread has no timer to stop a statement (it
+   * ignores the setting); PGliteWorkerDatabase (pglite-worker.ts) holds it by ending its thread.
+   */
   statementTimeoutMs?: number;
   /** Further SET LOCAL settings: name -> value (sent as a literal). */
   settings?: Record<string, string>;
@@ -76,10 +79,10 @@ export interface Database extends Queryable {
 }
 
 /** The statements opening a transaction, in one round trip. */
-function beginSql(kind: Database['kind'], opts: TransactionOptions): string {
+export function beginSql(opts: TransactionOptions): string {
   const parts = [opts.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'];
   if (opts.role) parts.push(`SET LOCAL ROLE ${quoteIdent(opts.role)}`);
-  if (kind === 'postgres' && opts.statementTimeoutMs !== undefined) {
+  if (opts.statementTimeoutMs !== undefined) {
     parts.push(`SET LOCAL statement_timeout = ${Math.max(0, Math.floor(opts.statementTimeoutMs))}`);
   }
   for (const [name, value] of Object.entries(opts.settings ?? {})) {
@@ -89,7 +92,7 @@ function beginSql(kind: Database['kind'], opts: TransactionOptions): string {
   return parts.join('; ');
 }
 
-const endSql = (opts: TransactionOptions) => (opts.rollback ? 'ROLLBACK' : (opts.beforeCommit?.() ?? '') + 'COMMIT');
+export const endSql = (opts: TransactionOptions) => (opts.rollback ? 'ROLLBACK' : (opts.beforeCommit?.() ?? '') + 'COMMIT');
 
 // Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone.
 const TIMESTAMP = 1114;
@@ -156,7 +159,7 @@ export class PGliteDatabase implements Database {
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     return this.lock.run(async () => {
-      await this.raw.exec(beginSql(this.kind, opts));
+      await this.raw.exec(beginSql(opts));
       try {
         const out = await fn(this.connection());
         await this.raw.exec(endSql(opts));
@@ -217,7 +220,7 @@ export class PostgresDatabase implements Database {
     const tx = clientTransaction(client);
     let broken = false;
     try {
-      await client.query(beginSql(this.kind, opts));
+      await client.query(beginSql(opts));
       try {
         const out = await fn(tx);
         await client.query(endSql(opts));

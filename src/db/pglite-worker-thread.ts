@@ -11,9 +11,10 @@ import type { WorkerReply, WorkerRequest } from './pglite-worker.ts';
 const { dataDir, template } = workerData as { dataDir: string; template?: string };
 const port = parentPort!;
 
-// A statement that may change the session's statement_timeout (SET, RESET, the end of a transaction
-// that SET LOCAL it): the setting is read again after it.
-const MAY_CHANGE_TIMEOUT = /statement_timeout|\b(commit|rollback|abort|end|reset)\b/i;
+// Statements that may change the session's statement_timeout (SET, RESET, the end of a transaction
+// that SET LOCAL it): the setting is read again after them.
+const NAMES_TIMEOUT = /statement_timeout/i;
+const ENDS_TRANSACTION = /\b(commit|rollback|abort|end|reset)\b/i;
 
 async function main(): Promise<void> {
   const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
     ...(fresh && template ? { loadDataDir: new Blob([fs.readFileSync(template)]) } : {}),
   });
   let timeoutMs = 0;
+  const mayChangeTimeout = (sql: string) => NAMES_TIMEOUT.test(sql) || (timeoutMs !== 0 && ENDS_TRANSACTION.test(sql));
   const readTimeout = async () => {
     try {
       timeoutMs = Number((await db.query<{ ms: string }>(`SELECT setting AS ms FROM pg_settings WHERE name = 'statement_timeout'`)).rows[0]?.ms ?? 0);
@@ -46,17 +48,20 @@ async function main(): Promise<void> {
         } else if (req.op === 'exec') {
           await db.exec(req.sql);
           result = { rows: [], affectedRows: 0, fields: [] };
-        } else if (req.op === 'copyFrom') {
+        } else if (req.op === 'copyIn') {
           const r = await db.query(req.sql, [], { blob: new Blob((req.data ?? []) as Uint8Array<ArrayBuffer>[]) });
           result = { rows: [], affectedRows: r.affectedRows ?? 0, fields: [] };
+        } else if (req.op === 'copyOut') {
+          const r = await db.query(req.sql);
+          result = { rows: [], affectedRows: r.affectedRows ?? 0, fields: [], ...(r.blob ? { blob: new Uint8Array(await r.blob.arrayBuffer()) } : {}) };
         } else {
           const r = await db.query(req.sql, req.params as any[]);
           result = { rows: r.rows, affectedRows: r.affectedRows ?? r.rows.length, fields: r.fields };
         }
-        if (req.op !== 'close' && MAY_CHANGE_TIMEOUT.test(req.sql)) await readTimeout();
+        if (req.op !== 'close' && mayChangeTimeout(req.sql)) await readTimeout();
         reply = { id: req.id, result, timeoutMs };
       } catch (e) {
-        if (MAY_CHANGE_TIMEOUT.test(req.sql)) await readTimeout();
+        if (mayChangeTimeout(req.sql)) await readTimeout();
         reply = { id: req.id, error: errorFields(e), timeoutMs };
       }
       port.postMessage(reply);

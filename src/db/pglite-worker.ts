@@ -5,30 +5,25 @@
 // disk at COMMIT (synchronous_commit is on); what the killed statement's transaction did is
 // rolled back by recovery when the data dir opens.
 import { Worker } from 'node:worker_threads';
-import type { Connection, Database, NamedSql, QueryResult } from './database.ts';
+import { beginSql, endSql, type Connection, type Database, type NamedSql, type QueryResult, type Transaction, type TransactionOptions } from './database.ts';
 import { Mutex } from './mutex.ts';
 
 export interface WorkerRequest {
   id: number;
-  op: 'query' | 'exec' | 'copyFrom' | 'close';
+  op: 'query' | 'exec' | 'copyIn' | 'copyOut' | 'close';
   sql: string;
   params?: unknown[];
-  /** copyFrom: the COPY text, in pieces. */
+  /** copyIn: the COPY text, in pieces. */
   data?: Uint8Array[];
 }
 
 export interface WorkerReply {
   id: number;
   ready?: true;
-  result?: { rows: any[]; affectedRows: number; fields: { name: string; dataTypeID: number }[] };
+  result?: { rows: any[]; affectedRows: number; fields: { name: string; dataTypeID: number }[]; blob?: Uint8Array };
   error?: Record<string, unknown>;
   /** The session's statement_timeout after the request (0: none). */
   timeoutMs: number;
-}
-
-/** A connection of the worker database: queries, plus COPY FROM '/dev/blob' with the pieces given. */
-export interface WorkerConnection extends Connection {
-  copyFrom(sql: string, pieces: Iterable<Buffer>): Promise<number>;
 }
 
 interface Pending {
@@ -171,8 +166,9 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   /** A connection valid until the thread is replaced (then only its ROLLBACK is accepted, as a no-op). */
-  private connection(): WorkerConnection {
+  private connection(): Transaction {
     const generation = this.generation;
+    const send = (req: Omit<WorkerRequest, 'id'>) => this.send(req);
     const live = (sql: string) => {
       if (generation === this.generation) return true;
       if (ENDS_TRANSACTION.test(sql)) return false;
@@ -186,7 +182,8 @@ export class PGliteWorkerDatabase implements Database {
       exec: async (sql) => {
         if (live(sql)) await this.send({ op: 'exec', sql });
       },
-      copyFrom: async (sql, pieces) => {
+      copyIn: async (target, pieces) => {
+        const sql = `COPY ${target} FROM '/dev/blob'`;
         live(sql);
         const data: Uint8Array[] = [];
         const transfer: ArrayBuffer[] = [];
@@ -197,7 +194,13 @@ export class PGliteWorkerDatabase implements Database {
             transfer.push(piece.buffer);
           } else data.push(new Uint8Array(piece));
         }
-        return (await this.send({ op: 'copyFrom', sql, data }, transfer)).result!.affectedRows;
+        return (await this.send({ op: 'copyIn', sql, data }, transfer)).result!.affectedRows;
+      },
+      copyOut: async function* (this: void, source: string, options: string) {
+        const sql = `COPY ${source} TO '/dev/blob' ${options}`;
+        live(sql);
+        const blob = (await send({ op: 'copyOut', sql })).result!.blob;
+        if (blob) yield Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
       },
     };
   }
@@ -206,17 +209,17 @@ export class PGliteWorkerDatabase implements Database {
     return this.lock.run(() => this.run<R>(text, params));
   }
 
-  async withConnection<T>(fn: (conn: WorkerConnection) => Promise<T>): Promise<T> {
+  async withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
     return this.lock.run(() => fn(this.connection()));
   }
 
-  async transaction<T>(fn: (tx: WorkerConnection) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     return this.lock.run(async () => {
       const conn = this.connection();
-      await conn.exec('BEGIN');
+      await conn.exec(beginSql(opts));
       try {
         const out = await fn(conn);
-        await conn.exec('COMMIT');
+        await conn.exec(endSql(opts));
         return out;
       } catch (e) {
         await conn.exec('ROLLBACK').catch(() => undefined);

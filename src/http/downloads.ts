@@ -55,6 +55,8 @@ async function download(services: Services, request: FastifyRequest, reply: Fast
     if (e instanceof ActionError) return fail(reply, e.status, e.message);
     throw e;
   }
+  // No id holds a NUL (the database could not even compare one).
+  if (id.includes('\u0000') || resourceId.includes('\u0000')) return fail(reply, 404, 'Resource not found');
   const res = await findResource(services.db, resourceId);
   if (!res || res.state !== 'active') return fail(reply, 404, 'Resource not found');
   const pkg = await findPackage(services.db, res.package_id);

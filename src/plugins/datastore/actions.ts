@@ -8,7 +8,8 @@ import type { DatastoreBackend, SearchInput } from '../../datastore/backend.ts';
 import { METADATA_VIEW } from '../../datastore/postgres.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { JsonArrayText } from '../../json/array-text.ts';
-import { findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
+import { datastoreResourceIdsIn, findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
+import { visiblePackagesCondition } from '../../auth/authz.ts';
 import { Invalid, MISSING, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
 import {
   bool, booleanValidator, defaultValue, ignoreMissing, intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList, unicodeString,
@@ -403,8 +404,17 @@ export async function prepareSearch(ctx: ActionContext, input: Record<string, un
       resource_id: id, filters: p.filters, q: p.q, full_text: p.full_text, plain: p.plain, language: p.language, distinct: p.distinct,
       limit: p.limit, offset: p.offset, fields: p.fields, sort: p.sort, include_total: p.include_total,
       total_estimation_threshold: p.total_estimation_threshold, records_format: p.records_format,
+      ...(id === METADATA_VIEW ? { only_resources: await readableResources(ctx) } : {}),
     },
   };
+}
+
+/** The resources whose tables _table_metadata lists to the caller (undefined: all, for sysadmins). */
+async function readableResources(ctx: ActionContext): Promise<string[] | undefined> {
+  if (ctx.identity.sysadmin || ctx.ignoreAuth) return undefined;
+  const params: unknown[] = [];
+  const visible = await visiblePackagesCondition(ctx, params, 'p');
+  return datastoreResourceIdsIn(ctx.db, visible, params);
 }
 
 async function checkAccessForSearch(ctx: ActionContext, p: Record<string, any>): Promise<void> {
