@@ -3,9 +3,10 @@
 // run in a read-only transaction as the read-only role with a statement timeout, at most
 // rows_max rows returned (records_truncated when cut).
 //
-// Embedded mode (PGlite): one single-threaded connection with no statement timeout, so a query
-// cannot be stopped once it runs. The query is refused before it runs when it could run away:
-// WITH RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
+// Embedded mode (PGlite): the statement timeout holds too (the database runs in a worker thread,
+// src/db/pglite-worker.ts), but stopping a query restarts that thread, and other data store
+// requests wait meanwhile. So a query that could run away is refused before it runs: WITH
+// RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
 // estimated cost (EXPLAIN) exceeds svc.datastore.sqlsearch.embedded_max_cost.
 import type { ActionDefinition } from '../../actions/registry.ts';
 import { checkAccess } from '../../actions/registry.ts';
@@ -26,7 +27,7 @@ const options: OptionDeclaration[] = [
   { name: 'svc.datastore.search.rows_max', type: 'int', default: 32000, description: 'Most rows datastore_search and datastore_search_sql return',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
   { name: 'svc.datastore.sqlsearch.embedded_max_cost', type: 'float', default: 200000,
-    description: 'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since PGlite cannot stop a running query',
+    description: 'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since stopping a running query restarts the embedded database',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
 ];
 for (const o of options) if (!optionDeclaration(o.name)) declareOption(o);
@@ -131,9 +132,9 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
 
   const guard = await guardSql(sql);
   if (embedded) {
-    if (guard.recursive) throw queryError('WITH RECURSIVE is not available with the embedded database (a running query cannot be stopped there).');
+    if (guard.recursive) throw queryError('WITH RECURSIVE is not available with the embedded database (stopping a running query restarts the embedded database).');
     if (guard.unboundedCalls.length) {
-      throw queryError(`With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): a running query cannot be stopped there.`);
+      throw queryError(`With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): stopping a running query restarts the embedded database.`);
     }
   }
   // What runs is exactly the statement PostgreSQL's parser delimited, inside a row limit; the
@@ -145,8 +146,7 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
 
   const timeout = config.int('svc.datastore.sqlsearch.timeout');
   // Read-only, rolled back, as the read-only role. The parser that checked the text reads strings
-  // with standard_conforming_strings on: so must the server. PGlite has no timer signals: its
-  // statement timeout is not relied on (see the embedded gate below).
+  // with standard_conforming_strings on: so must the server.
   const tx = {
     readOnly: true, rollback: true, role: backend.readRole, statementTimeoutMs: timeout,
     settings: { standard_conforming_strings: 'on', search_path: 'public' },
