@@ -15,7 +15,7 @@ import type {
 } from './backend.ts';
 import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo } from './catalog.ts';
 import { createTable } from './create.ts';
-import { isDbError } from './db-errors.ts';
+import { isDbError, isRace } from './db-errors.ts';
 import { dumpRows } from './dump.ts';
 import { readQuery, searchRows } from './search.ts';
 import { Sessions, type SessionsOptions } from './sessions.ts';
@@ -86,7 +86,7 @@ export class PostgresBackend implements DatastoreBackend {
       try {
         await s.exec(`CREATE ${input.or_replace ? 'OR REPLACE ' : ''}FUNCTION ${qi(input.name)}() RETURNS trigger LANGUAGE plpgsql AS ${quoteLiteral(input.definition)}`);
       } catch (e) {
-        if (isDbError(e)) throw new ValidationError({ definition: [e.message] });
+        if (isDbError(e) && !isRace(e)) throw new ValidationError({ definition: [e.message] });
         throw e;
       }
     });

@@ -4,7 +4,7 @@ import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
 import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
-import { isDbError, recordError } from './db-errors.ts';
+import { isDbError, isRace, recordError } from './db-errors.ts';
 import {
   checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, recordReader, usedColumns,
 } from './records.ts';
@@ -46,12 +46,34 @@ export async function deleteRecords(s: WriteSession, input: DeleteInput): Promis
   }
   const params: unknown[] = [];
   const where = filterConditions(t, input.filters, params, 'filters');
-  const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch((e) => {
-    throw isDbError(e) ? new ValidationError({ filters: [e.message] }) : e;
+  // A value the database refuses (class 22) is looked for filter by filter, after the failed statement.
+  await s.exec('SAVEPOINT svc_delete');
+  const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch(async (e) => {
+    if (!isDbError(e) || isRace(e)) throw e;
+    await s.exec('ROLLBACK TO SAVEPOINT svc_delete');
+    const field = e.code?.startsWith('22') ? await refusedFilter(s, t, input.filters!) : undefined;
+    throw new ValidationError({ filters: [field ? `${e.message} (field "${field}")` : e.message] });
   });
   s.addCount(t.name, -r.rowCount);
   if (input.calculate_record_count) await recount(s, t.name);
   return r.rowCount;
+}
+
+/** The first filter whose value the database refuses as data (each tried alone, planned only). */
+async function refusedFilter(s: WriteSession, t: Table, filters: Record<string, unknown>): Promise<string | undefined> {
+  for (const [k, v] of Object.entries(filters)) {
+    const params: unknown[] = [];
+    const [cond] = filterConditions(t, { [k]: v }, params, 'filters');
+    await s.exec('SAVEPOINT svc_filter');
+    try {
+      await s.query(`EXPLAIN SELECT 1 FROM ${qi(t.name)} WHERE ${cond}`, params);
+    } catch (e) {
+      if (isDbError(e) && e.code?.startsWith('22')) return k;
+    } finally {
+      await s.exec('ROLLBACK TO SAVEPOINT svc_filter');
+    }
+  }
+  return undefined;
 }
 
 export async function recount(s: WriteSession, name: string): Promise<void> {
