@@ -136,6 +136,23 @@ test('a NUL in language, q or a dump id is a clean error', async () => {
       assert.equal(r.body.success, false);
     }
   }
+  // NUL in the names and texts datastore_create and datastore_function_create take.
+  const writes: [string, Record<string, unknown>, string][] = [
+    ['datastore_create', { resource_id: id, triggers: [{ function: 'f\u0000x' }] }, editor.token],
+    ['datastore_create', { resource_id: id, primary_key: ['s\u0000'] }, editor.token],
+    ['datastore_create', { resource_id: id, indexes: ['s\u0000'] }, editor.token],
+    ['datastore_create', { resource_id: id, aliases: ['a\u0000'] }, editor.token],
+    ['datastore_create', { resource_id: id, fields: [{ id: 't', type: 'te\u0000xt' }] }, editor.token],
+    ['datastore_create', { resource_id: id, fields: [{ id: 's', info: { notes: 'n\u0000' } }] }, editor.token],
+    ['datastore_upsert', { resource_id: id, method: 'insert', records: [{ 's\u0000': 1 }] }, editor.token],
+    ['datastore_records_delete', { resource_id: id, filters: { 's\u0000': 1 } }, editor.token],
+    ['datastore_function_create', { name: 'nul_fn', rettype: 'trigger', definition: 'BEGIN RETURN NEW; END;\u0000' }, sys],
+    ['datastore_create', { resource_id: `${id}\u0000` }, editor.token],
+  ];
+  for (const [action, body, token] of writes) {
+    const r = await t.call(action, body, { token });
+    assert.ok(r.status === 200 || (r.status >= 400 && r.status < 500), `${action} ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
   for (const url of [`/datastore/dump/${id}%00`, `/datastore/dump/%00`, `/datastore/dump/${id}?q=a%00b`, `/datastore/dump/${id}?q=hello&language=x%00`,
     `/datastore/dump/${id}?filters=${encodeURIComponent('{"s":"a\u0000"}')}`, `/dataset/x%00/resource/${id}%00/download`]) {
     const r = await t.app.inject({ method: 'GET', url });

@@ -123,6 +123,8 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
     for (const x of trg.filter((r) => r.name.startsWith(`${prefix}trg_`))) await s.exec(`DROP TRIGGER ${qi(x.name)} ON ${qi(t.name)}`);
     let n = 0;
     for (const tr of input.triggers) {
+      // No name holds a NUL (PostgreSQL's message for a name that is no function).
+      if (tr.function.includes('\u0000')) throw new ValidationError({ triggers: [`function ${tr.function.replace(/\u0000/g, '\\u0000')}() does not exist`] });
       try {
         await s.exec(`CREATE TRIGGER ${qi(`${prefix}trg_${n++}`)} BEFORE INSERT OR UPDATE ON ${qi(t.name)} FOR EACH ROW EXECUTE PROCEDURE ${qi(tr.function)}()`);
       } catch (e) {

@@ -82,6 +82,7 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async create_function(input: FunctionInput): Promise<void> {
+    if (input.definition.includes('\u0000')) throw new ValidationError({ definition: ['invalid byte sequence for encoding "UTF8": 0x00'] });
     await this.sessions.writeTx(async (s) => {
       try {
         await s.exec(`CREATE ${input.or_replace ? 'OR REPLACE ' : ''}FUNCTION ${qi(input.name)}() RETURNS trigger LANGUAGE plpgsql AS ${quoteLiteral(input.definition)}`);

@@ -115,6 +115,15 @@ const resourceUpdateAuth: AuthFunction = async (ctx, p) => {
   }
   // Neither resource_id nor resource: the handler reports the missing parameter.
   if (!input.resource_id && !resource) return;
+  // Checked before validation (datastore_create): a resource_id no table can have is refused here.
+  if (input.resource_id) {
+    try {
+      tableName(input.resource_id, undefined as any);
+    } catch (e) {
+      if (e instanceof Invalid) throw new ValidationError({ resource_id: [e.message] });
+      throw e;
+    }
+  }
   await checkAccess(ctx, 'resource_update', { id: input.resource_id });
 };
 
