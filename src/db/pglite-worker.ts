@@ -1,9 +1,9 @@
 // PGlite in a worker thread (node:worker_threads), for the embedded data store: its queries run
 // off the server's thread, so a slow one blocks no other request, and a statement_timeout set in
 // the session holds as on PostgreSQL. PGlite cannot cancel a running statement: when the time is
-// up, the thread is terminated and the data dir opened again in a new one. Committed data is on
-// disk at COMMIT (synchronous_commit is on); what the killed statement's transaction did is
-// rolled back by recovery when the data dir opens.
+// up, the thread is terminated and the data dir opened again in a new one. Committed data is in
+// the data dir's files at COMMIT (synchronous_commit is on; the files outlive the thread); what
+// the killed statement's transaction did is undone by recovery when the data dir opens.
 import { Worker } from 'node:worker_threads';
 import { beginSql, endSql, type Connection, type Database, type NamedSql, type QueryResult, type Transaction, type TransactionOptions } from './database.ts';
 import { Mutex } from './mutex.ts';
@@ -68,11 +68,6 @@ export class PGliteWorkerDatabase implements Database {
     return db;
   }
 
-  /** The driver lives in the worker thread. */
-  get raw(): never {
-    throw new Error('the embedded data store database runs in a worker thread');
-  }
-
   private start(): void {
     const worker = new Worker(BOOT, { workerData: { dataDir: this.dataDir, template: this.template } });
     this.worker = worker;
@@ -93,8 +88,10 @@ export class PGliteWorkerDatabase implements Database {
     });
     this.ready.catch(() => undefined);
     worker.on('message', (m: WorkerReply) => this.answer(m));
-    worker.on('error', (e) => this.lost(worker, e));
-    worker.on('exit', () => this.lost(worker, new Error('the data store database thread stopped')));
+    // An uncaught error ends the thread: it is handled once the thread is gone (its data dir closed).
+    let failure: Error | undefined;
+    worker.on('error', (e) => { failure = e; });
+    worker.on('exit', () => this.lost(worker, failure ?? new Error('the data store database thread stopped')));
   }
 
   private answer(m: WorkerReply): void {
