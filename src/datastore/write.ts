@@ -29,7 +29,7 @@ export async function writeRecords(s: WriteSession, input: UpsertInput): Promise
   } else {
     const records = checkedRecords(t, input.records);
     checkKeys(records, pk);
-    await writeKeyed(s, t, records, 'update', pk);
+    await updateRecords(s, t, records, pk);
   }
   if (input.calculate_record_count) await recount(s, t.name);
 }
@@ -115,7 +115,7 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
 /**
  * upsert on a table with a primary key. The records with the keys of the first one (a loader's
  * usual batch: all of them) go by one COPY into a scratch table while they are read, then in one
- * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (writeKeyed).
+ * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (stageGroups, applyGroups), after every existing row written is locked in key order.
  */
 async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[]): Promise<void> {
   const reader = recordReader(t, records);
@@ -158,6 +158,16 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
     }
     throw err;
   }
+  // Records with other keys go to scratch tables of their own; then every existing row the request
+  // writes is locked in key order at once (two runs, each in order, could still deadlock).
+  let staged: Staged[] = [];
+  if (others.length) {
+    staged = await remapRows(otherRows, async () => {
+      checkKeys(others, pk);
+      return stageGroups(s, t, others, pk);
+    });
+    await lockKeys(s, t, pk, [scratch, ...staged.map((g) => g.scratch)]);
+  }
   // Later records win over earlier ones with the same key (as sequential writes would); the
   // scratch table is new, so its physical order is the order of the request.
   const keyList = pk.map(qi).join(', ');
@@ -175,19 +185,47 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   });
   await s.exec(`DROP TABLE ${qi(scratch)}`);
   s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
-  if (others.length) {
-    try {
-      checkKeys(others, pk);
-      await writeKeyed(s, t, others, 'upsert', pk);
-    } catch (e) {
-      if (e instanceof ValidationError && typeof e.errors.records_row === 'number') e.errors.records_row = otherRows[e.errors.records_row];
-      throw e;
-    }
+  if (staged.length) await remapRows(otherRows, () => applyGroups(s, t, staged, 'upsert', pk));
+}
+
+/** Runs fn; a Validation Error's records_row (a place in a subset of the records) becomes the place in the request. */
+async function remapRows<T>(rows: number[], fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ValidationError && typeof e.errors.records_row === 'number') e.errors.records_row = rows[e.errors.records_row];
+    throw e;
   }
 }
 
-/** update / upsert, one statement per group of records with the same keys (each by COPY to a scratch table first). */
-async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unknown>[], method: 'upsert' | 'update', pk: string[]): Promise<void> {
+/** Locks the table's existing rows with the keys in these scratch tables, in key order. */
+async function lockKeys(s: WriteSession, t: Table, pk: string[], scratches: string[]): Promise<void> {
+  const keys = pk.map(qi).join(', ');
+  const cond = pk.map((k) => `t.${qi(k)} = x.${qi(k)}`).join(' AND ');
+  const all = scratches.map((x) => `SELECT ${keys} FROM ${qi(x)}`).join(' UNION ');
+  await s.query(`SELECT 1 FROM ${qi(t.name)} AS t JOIN (${all}) AS x ON ${cond} ORDER BY ${pk.map((k) => `t.${qi(k)}`).join(', ')} FOR UPDATE OF t`)
+    .catch((e) => { throw recordError(e); });
+}
+
+/** Records of one key set, copied into a scratch table (rows: later records with the same key won). */
+interface Staged {
+  scratch: string;
+  cols: Column[];
+  rows: Record<string, unknown>[];
+}
+
+/** update: every record by its primary key (groups of records with the same keys, rows locked in key order first). */
+async function updateRecords(s: WriteSession, t: Table, records: Record<string, unknown>[], pk: string[]): Promise<void> {
+  const staged = await stageGroups(s, t, records, pk);
+  await lockKeys(s, t, pk, staged.map((g) => g.scratch));
+  await applyGroups(s, t, staged, 'update', pk);
+}
+
+/**
+ * Groups records by their keys and copies each group by COPY (the fast parser, which names the
+ * field of a bad value) into a scratch table; a bad row is named by its place in records.
+ */
+async function stageGroups(s: WriteSession, t: Table, records: Record<string, unknown>[], pk: string[]): Promise<Staged[]> {
   const groups = new Map<string, { cols: Column[]; rows: Record<string, unknown>[] }>();
   for (const r of records) {
     const sig = Object.keys(r).sort().join('\u0000');
@@ -195,20 +233,13 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
     if (!g) groups.set(sig, (g = { cols: usedColumns(t, [r]), rows: [] }));
     g.rows.push(r);
   }
-  const byId = new Map(t.columns.map((c) => [c.id, c]));
-  const keyCols = pk.map((k) => byId.get(k)!);
-  const keyList = keyCols.map((c) => qi(c.id)).join(', ');
-  let groupNo = 0;
+  const staged: Staged[] = [];
   for (const g of groups.values()) {
     // Later records win over earlier ones with the same key (as sequential writes would).
     const seen = new Map<string, Record<string, unknown>>();
     for (const r of g.rows) seen.set(JSON.stringify(pk.map((k) => r[k])), r);
     const rows = [...seen.values()];
-    const names = g.cols.map((c) => qi(c.id)).join(', ');
-    const nonKey = g.cols.filter((c) => !pk.includes(c.id));
-    // The batch goes in by COPY (the fast parser, which names the field of a bad value) to a
-    // scratch table, then in one statement to the table.
-    const scratch = `svc_upsert_${groupNo++}`;
+    const scratch = `svc_upsert_${staged.length}`;
     await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
     try {
       const reader = recordReader(t, rows);
@@ -216,24 +247,31 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
       await s.copyIn(copyTarget(scratch, g.cols), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
     } catch (e) {
       const err = recordError(e, true);
-      // The row number is the record's place in the request.
       if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
         err.errors.records_row = records.indexOf(rows[err.errors.records_row]);
       }
       throw err;
     }
+    staged.push({ scratch, cols: g.cols, rows });
+  }
+  return staged;
+}
+
+/** Writes staged groups into the table: update (every key must exist) or upsert. */
+async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 'upsert' | 'update', pk: string[]): Promise<void> {
+  const keyList = pk.map(qi).join(', ');
+  const cond = pk.map((k) => `t.${qi(k)} = x.${qi(k)}`).join(' AND ');
+  for (const g of staged) {
+    const names = g.cols.map((c) => qi(c.id)).join(', ');
+    const nonKey = g.cols.filter((c) => !pk.includes(c.id));
     if (method === 'update') {
-      const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
-      const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
-      // The rows are locked in key order first (as upserts take them), then updated.
-      await s.query(`SELECT 1 FROM ${qi(t.name)} AS t JOIN ${qi(scratch)} AS x ON ${cond} ORDER BY ${keyCols.map((c) => `t.${qi(c.id)}`).join(', ')} FOR UPDATE OF t`)
-        .catch((e) => { throw recordError(e); });
-      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(scratch)} AS x WHERE ${cond}`).catch((e) => { throw recordError(e); });
-      if (r.rowCount < rows.length) {
+      const set = (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1)).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
+      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}`).catch((e) => { throw recordError(e); });
+      if (r.rowCount < g.rows.length) {
         // The first record (in the scratch table's order: the request's) whose key is not in the table.
-        const miss = await s.query<{ n: number }>(`SELECT n::int AS n FROM (SELECT row_number() OVER (ORDER BY ctid) AS n, * FROM ${qi(scratch)}) AS x
+        const miss = await s.query<{ n: number }>(`SELECT n::int AS n FROM (SELECT row_number() OVER (ORDER BY ctid) AS n, * FROM ${qi(g.scratch)}) AS x
           WHERE NOT EXISTS (SELECT 1 FROM ${qi(t.name)} AS t WHERE ${cond}) ORDER BY n LIMIT 1`);
-        const row = rows[(miss.rows[0]?.n ?? 1) - 1];
+        const row = g.rows[(miss.rows[0]?.n ?? 1) - 1];
         throw new ValidationError({ key: [`key "${JSON.stringify(pk.map((k) => row[k]))}" not found`] });
       }
     } else {
@@ -241,7 +279,7 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
         ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
         : 'DO NOTHING';
       const r = await s.query<{ inserted: number }>(`WITH w AS (
-          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}
+          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(g.scratch)} ORDER BY ${keyList}
           ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
         SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
         if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
