@@ -115,7 +115,8 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
 /**
  * upsert on a table with a primary key. The records with the keys of the first one (a loader's
  * usual batch: all of them) go by one COPY into a scratch table while they are read, then in one
- * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (stageGroups, applyGroups), after every existing row written is locked in key order.
+ * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (stageGroups,
+ * applyGroups), once every existing row the request writes is locked in key order.
  */
 async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[]): Promise<void> {
   const reader = recordReader(t, records);
