@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { finished } from 'node:stream/promises';
 import { Mutex } from './mutex.ts';
+import { DATE, TIMESTAMP, isoTimestamp, pgliteParsers } from './pglite-parsers.mjs';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface QueryResult<R> {
@@ -94,25 +95,12 @@ export function beginSql(opts: TransactionOptions): string {
 
 export const endSql = (opts: TransactionOptions) => (opts.rollback ? 'ROLLBACK' : (opts.beforeCommit?.() ?? '') + 'COMMIT');
 
-// Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone.
-const TIMESTAMP = 1114;
-const TIMESTAMPTZ = 1184;
-const DATE = 1082;
-const INT8 = 20;
-const NUMERIC = 1700;
-export const isoTimestamp = (s: string) => s.replace(' ', 'T');
+// Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone
+// (pglite-parsers.mjs: plain JavaScript, so that the data store's worker thread needs no compiler).
+export { isoTimestamp };
 
 pg.types.setTypeParser(TIMESTAMP, isoTimestamp);
 pg.types.setTypeParser(DATE, (s: string) => s);
-
-/** How PGlite returns values (also used by the data store's worker thread, pglite-worker-thread.ts). */
-export const pgliteParsers = {
-  [TIMESTAMP]: isoTimestamp,
-  [TIMESTAMPTZ]: (s: string) => s,
-  [DATE]: (s: string) => s,
-  [INT8]: (s: string) => s,
-  [NUMERIC]: (s: string) => s,
-};
 
 function pgliteResult<R>(r: { rows: any[]; affectedRows?: number; fields: { name: string; dataTypeID: number }[] }): QueryResult<R> {
   return { rows: r.rows as R[], rowCount: r.affectedRows ?? r.rows.length, fields: r.fields };

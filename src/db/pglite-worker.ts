@@ -32,7 +32,7 @@ interface Pending {
   timer?: NodeJS.Timeout;
 }
 
-const BOOT = new URL('./pglite-worker-boot.mjs', import.meta.url);
+const THREAD = new URL('./pglite-worker-thread.mjs', import.meta.url);
 
 /** An error with PostgreSQL's fields, as the drivers throw them. */
 function dbError(fields: Record<string, unknown>): Error {
@@ -69,7 +69,8 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   private start(): void {
-    const worker = new Worker(BOOT, { workerData: { dataDir: this.dataDir, template: this.template } });
+    // The thread is plain JavaScript: no loader (tsx) is passed on to it.
+    const worker = new Worker(THREAD, { execArgv: [], workerData: { dataDir: this.dataDir, template: this.template } });
     this.worker = worker;
     this.timeoutMs = 0;
     this.opened = false;
