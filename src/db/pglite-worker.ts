@@ -144,8 +144,15 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   private async send(req: Omit<WorkerRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
-    // A thread being replaced has none yet: wait for the new one.
-    do await this.ready; while (!this.worker);
+    // A thread being replaced has none yet: wait for the new one. One that could not open the data
+    // dir is tried again, once per request.
+    try {
+      do await this.ready; while (!this.worker);
+    } catch (e) {
+      if (this.closed || this.opened) throw e;
+      this.start();
+      await this.ready;
+    }
     const id = this.nextId++;
     return new Promise<WorkerReply>((resolve, reject) => {
       const p: Pending = { resolve, reject };
