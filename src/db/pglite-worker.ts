@@ -190,15 +190,16 @@ export class PGliteWorkerDatabase implements Database {
       copyIn: async (target, pieces) => {
         const sql = `COPY ${target} FROM '/dev/blob'`;
         live(sql);
-        const data: Uint8Array[] = [];
-        const transfer: ArrayBuffer[] = [];
-        for (const piece of pieces) {
-          // A piece that owns its memory moves to the thread without a copy.
-          if (piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer) {
-            data.push(piece);
-            transfer.push(piece.buffer);
-          } else data.push(new Uint8Array(piece));
+        // Copied into one buffer that moves to the thread (the pieces may share memory with other Buffers).
+        const list = [...pieces];
+        const all = new Uint8Array(list.reduce((n, p) => n + p.byteLength, 0));
+        let at = 0;
+        for (const p of list) {
+          all.set(p, at);
+          at += p.byteLength;
         }
+        const data = [all];
+        const transfer = [all.buffer];
         return (await this.send({ op: 'copyIn', sql, data }, transfer)).result!.affectedRows;
       },
       copyOut: async function* (this: void, source: string, options: string) {
