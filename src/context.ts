@@ -38,6 +38,8 @@ export interface Services {
   onClose: (() => Promise<void>)[];
   /** Opens an embedded (PGlite) database by name under svc.storage_path ('catalog', 'datastore'). */
   openEmbedded: (name: string) => Promise<PGliteDatabase>;
+  /** Opens an embedded database by name in a worker thread (the data store: its queries can be timed out). */
+  openEmbeddedWorker: (name: string) => Promise<Database>;
 }
 
 /** Work run once a write has committed (files, the data store's own database). */

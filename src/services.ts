@@ -8,6 +8,7 @@ import { coreActions } from './actions/index.ts';
 import { ConfigError, type Config } from './config/load.ts';
 import { PGliteDatabase, PostgresDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { PGliteWorkerDatabase } from './db/pglite-worker.ts';
 import { acquireDataDirLock } from './db/lock.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
@@ -21,6 +22,15 @@ export function embeddedOpener(config: Config): EmbeddedOpener {
     const dir = path.join(config.str('svc.storage_path'), name);
     acquireDataDirLock(dir);
     return PGliteDatabase.open({ dataDir: dir });
+  };
+}
+
+/** Opens an embedded data dir under svc.storage_path in a worker thread (its queries leave the server's thread free). */
+export function embeddedWorkerOpener(config: Config): (name: string) => Promise<Database> {
+  return async (name) => {
+    const dir = path.join(config.str('svc.storage_path'), name);
+    acquireDataDirLock(dir);
+    return PGliteWorkerDatabase.open({ dataDir: dir });
   };
 }
 
@@ -39,13 +49,16 @@ export interface ServiceOptions {
   migrate?: boolean;
   /** How embedded databases are opened (tests load a prepared template instead of creating one). */
   openEmbedded?: EmbeddedOpener;
+  /** How embedded databases that run in a worker thread are opened (the data store). */
+  openEmbeddedWorker?: (name: string) => Promise<Database>;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const logger = opts.logger ?? pino({ level: config.str('svc.log_level') });
   const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
   const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
-  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded };
+  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded,
+    openEmbeddedWorker: opts.openEmbeddedWorker ?? embeddedWorkerOpener(config) };
   try {
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);

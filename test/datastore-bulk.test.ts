@@ -109,7 +109,7 @@ test('members after the records are read; a list that is no list is refused', as
 });
 
 test('malformed JSON late in a large list is a JSON error and writes nothing', async () => {
-  const id = await newTable();
+  const id = await newTable({ primary_key: ['t'] });
   await t.ok('datastore_upsert', { resource_id: id, method: 'insert', records: [{ t: 'kept' }] }, { token });
   const broken = [
     [...filler(0, 2000), '{"t": "x", "n": 1,}'],
@@ -130,7 +130,7 @@ test('malformed JSON late in a large list is a JSON error and writes nothing', a
 });
 
 test('a bad row, an unknown field or a half-given _id late in a large list writes nothing and is named', async () => {
-  const id = await newTable();
+  const id = await newTable({ primary_key: ['t'] });
   const bad = filler(0, 3000);
   bad[2500] = '{"t": "bad", "n": "not a number"}';
   for (const method of ['insert', 'upsert']) {

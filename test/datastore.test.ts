@@ -214,14 +214,12 @@ test('upsert: insert, update, upsert by primary key and by _id, dry_run, errors'
   assert.equal(r.total, 3);
   e = await t.call('datastore_upsert', { resource_id: id, records: [{ code: 'x', v: 'notanint' }], dry_run: true }, { token: editor.token });
   assert.equal(e.status, 409);
-  // no primary key: _id is the key
+  // no primary key: update and upsert are refused (test/datastore-correctness.test.ts)
   const id2 = await newTable({ fields: [{ id: 'v', type: 'int' }], records: [{ v: 1 }, { v: 2 }] });
-  await t.ok('datastore_upsert', { resource_id: id2, records: [{ _id: 2, v: 22 }, { v: 3 }] }, { token: editor.token });
+  e = await t.call('datastore_upsert', { resource_id: id2, records: [{ _id: 2, v: 22 }, { v: 3 }] }, { token: editor.token });
+  assert.deepEqual(e.body.error!.table, ['table does not have a unique key defined']);
   r = await search({ resource_id: id2 });
-  assert.deepEqual(r.records, [{ _id: 1, v: 1 }, { _id: 2, v: 22 }, { _id: 3, v: 3 }]);
-  assert.equal(r.total, 3);
-  e = await t.call('datastore_upsert', { resource_id: id2, method: 'update', records: [{ v: 3 }] }, { token: editor.token });
-  assert.deepEqual(e.body.error!.table, ['unique key must be passed for update/upsert']);
+  assert.deepEqual(r.records, [{ _id: 1, v: 1 }, { _id: 2, v: 2 }]);
   e = await t.call('datastore_upsert', { resource_id: randomUUID(), records: [] }, { token: sys });
   assert.equal(e.status, 404);
 });

@@ -82,6 +82,8 @@ export interface SearchInput {
   include_total?: boolean;
   total_estimation_threshold?: number | null;
   records_format?: 'objects' | 'lists' | 'csv' | 'tsv';
+  /** `_table_metadata` only: list just the tables of these resources and their aliases (undefined: all). */
+  only_resources?: string[];
 }
 
 export interface SearchResult {

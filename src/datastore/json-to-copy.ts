@@ -4,6 +4,7 @@
 // text is the same as copyValue gives for the parsed records, and malformed JSON is refused as
 // JSON.parse would refuse it (the body's UTF-8 is checked before).
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, LF, MINUS, OPEN_BRACE, OPEN_BRACKET, QUOTE, TAB, isDigit, isSpace, jsonError } from '../json/bytes.ts';
+import { ValidationError } from '../errors.ts';
 import { copyValue, type Kind } from './types.ts';
 
 const N = 0x6e; // n
@@ -409,7 +410,7 @@ export class JsonRecordReader {
               out.byte(BACKSLASH);
               out.byte(NULL_N);
             }
-          } else if (this.flags[c]) this.writeEscaped(out, from + 1, to - 1);
+          } else if (this.flags[c]) this.writeEscaped(out, from + 1, to - 1, c);
           else {
             out.ensure(to - from);
             const buf = out.buf;
@@ -440,11 +441,19 @@ export class JsonRecordReader {
   }
 
   private writeParsed(out: CopyWriter, c: number): void {
-    out.ascii(copyValue(JSON.parse(this.bytes.toString('utf8', this.from[c], this.to[c])), this.columns[c].kind));
+    const text = copyValue(JSON.parse(this.bytes.toString('utf8', this.from[c], this.to[c])), this.columns[c].kind);
+    // In COPY text a NUL is a NUL byte, which the server refuses without naming the column.
+    if (text.includes('\u0000')) this.nulError(c);
+    out.ascii(text);
+  }
+
+  /** A NUL character (JSON \u0000): no text value can hold it. */
+  private nulError(c: number): never {
+    throw new ValidationError({ records: [`invalid byte sequence for encoding "UTF8": 0x00 (field "${this.columns[c].id}")`], records_row: this.index });
   }
 
   /** A string with escapes: JSON's escapes become the value's characters, COPY-escaped as copyValue does. */
-  private writeEscaped(out: CopyWriter, from: number, to: number): void {
+  private writeEscaped(out: CopyWriter, from: number, to: number, c: number): void {
     const b = this.bytes;
     for (let j = from; j < to; j++) {
       const x = b[j];
@@ -477,6 +486,7 @@ export class JsonRecordReader {
           else if (code === TAB) { out.byte(BACKSLASH); out.byte(T); }
           else if (code === LF) { out.byte(BACKSLASH); out.byte(N); }
           else if (code === CR) { out.byte(BACKSLASH); out.byte(0x72); }
+          else if (code === 0) this.nulError(c);
           else out.ascii(String.fromCodePoint(code));
         }
       }

@@ -199,7 +199,7 @@ const MAX_CONSTANT_SIZE = 1_000_000;
 /**
  * Functions whose work grows with an argument's value rather than with the data read: bounded
  * when that argument is a small constant (generate_series: constants, so the planner's row
- * estimate is exact). Used by the embedded-mode gate, where a query cannot be stopped.
+ * estimate is exact). Used by the embedded-mode gate (stopping a query there restarts the database).
  */
 function amplifierBounded(name: string, args: any[]): boolean {
   switch (name) {

@@ -3,7 +3,11 @@
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 import fs from 'node:fs';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { finished } from 'node:stream/promises';
 import { Mutex } from './mutex.ts';
+import { DATE, TIMESTAMP, isoTimestamp, pgliteParsers } from './pglite-parsers.mjs';
+import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -35,37 +39,68 @@ export interface Connection extends Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/** How a transaction is opened and closed (Database.transaction). */
+export interface TransactionOptions {
+  readOnly?: boolean;
+  /** A role switched to for the transaction (SET LOCAL ROLE). */
+  role?: string;
+  /**
+   * Statement timeout in ms (0: none). PGlite in this thread has no timer to stop a statement (it
+   * ignores the setting); PGliteWorkerDatabase (pglite-worker.ts) holds it by ending its thread.
+   */
+  statementTimeoutMs?: number;
+  /** Further SET LOCAL settings: name -> value (sent as a literal). */
+  settings?: Record<string, string>;
+  /** Roll back even when fn resolves (dry runs, reads that must leave nothing). */
+  rollback?: boolean;
+  /** Statements sent in the same round trip as the COMMIT (not on rollback). */
+  beforeCommit?: () => string;
+}
+
+/** A connection inside a transaction, with COPY in both directions. */
+export interface Transaction extends Connection {
+  /** COPY target ("table (col, ...)") FROM the pieces, in COPY text format; returns the rows copied. */
+  copyIn(target: string, pieces: Iterable<Buffer>): Promise<number>;
+  /** COPY source ("table" or "(query)") TO the caller, with options ("WITH (FORMAT csv)"), as it comes. */
+  copyOut(source: string, options: string): AsyncIterable<Buffer>;
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Runs fn in one transaction: commit when it resolves, rollback when it throws. */
-  transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction on one connection: commit when it resolves (unless opts.rollback),
+   * rollback when it throws. The one place where transactions are opened and closed.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** Holds one connection for fn without opening a transaction. */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
-  /** The driver underneath, for COPY and streaming (datastore). */
-  readonly raw: PGlite | pg.Pool;
 }
 
-// Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone.
-const TIMESTAMP = 1114;
-const TIMESTAMPTZ = 1184;
-const DATE = 1082;
-const INT8 = 20;
-const NUMERIC = 1700;
-export const isoTimestamp = (s: string) => s.replace(' ', 'T');
+/** The statements opening a transaction, in one round trip. */
+export function beginSql(opts: TransactionOptions): string {
+  const parts = [opts.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'];
+  if (opts.role) parts.push(`SET LOCAL ROLE ${quoteIdent(opts.role)}`);
+  if (opts.statementTimeoutMs !== undefined) {
+    parts.push(`SET LOCAL statement_timeout = ${Math.max(0, Math.floor(opts.statementTimeoutMs))}`);
+  }
+  for (const [name, value] of Object.entries(opts.settings ?? {})) {
+    if (!/^[a-z_][a-z0-9_.]*$/i.test(name)) throw new Error(`bad setting name ${name}`);
+    parts.push(`SET LOCAL ${name} = ${quoteLiteral(value)}`);
+  }
+  return parts.join('; ');
+}
+
+export const endSql = (opts: TransactionOptions) => (opts.rollback ? 'ROLLBACK' : (opts.beforeCommit?.() ?? '') + 'COMMIT');
+
+// Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone
+// (pglite-parsers.mjs: plain JavaScript, so that the data store's worker thread needs no compiler).
+export { isoTimestamp };
 
 pg.types.setTypeParser(TIMESTAMP, isoTimestamp);
 pg.types.setTypeParser(DATE, (s: string) => s);
-
-const pgliteParsers = {
-  [TIMESTAMP]: isoTimestamp,
-  [TIMESTAMPTZ]: (s: string) => s,
-  [DATE]: (s: string) => s,
-  [INT8]: (s: string) => s,
-  [NUMERIC]: (s: string) => s,
-};
 
 function pgliteResult<R>(r: { rows: any[]; affectedRows?: number; fields: { name: string; dataTypeID: number }[] }): QueryResult<R> {
   return { rows: r.rows as R[], rowCount: r.affectedRows ?? r.rows.length, fields: r.fields };
@@ -88,10 +123,21 @@ export class PGliteDatabase implements Database {
     return this.lock.run(async () => pgliteResult<R>(await this.raw.query(sqlText(text), params as any[])));
   }
 
-  private connection(): Connection {
+  private connection(): Transaction {
+    const raw = this.raw;
     return {
-      query: async (t, p) => pgliteResult(await this.raw.query(sqlText(t), p as any[])),
-      exec: async (sql) => { await this.raw.exec(sql); },
+      query: async (t, p) => pgliteResult(await raw.query(sqlText(t), p as any[])),
+      exec: async (sql) => { await raw.exec(sql); },
+      async copyIn(target, pieces) {
+        const parts: Buffer[] = [];
+        for (const c of pieces) parts.push(c);
+        const r = await raw.query(`COPY ${target} FROM '/dev/blob'`, [], { blob: new Blob(parts as Uint8Array<ArrayBuffer>[]) });
+        return r.affectedRows ?? 0;
+      },
+      async *copyOut(source, options) {
+        const r = await raw.query(`COPY ${source} TO '/dev/blob' ${options}`);
+        if (r.blob) yield Buffer.from(await r.blob.arrayBuffer());
+      },
     };
   }
 
@@ -99,12 +145,12 @@ export class PGliteDatabase implements Database {
     return this.lock.run(() => fn(this.connection()));
   }
 
-  async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     return this.lock.run(async () => {
-      await this.raw.exec('BEGIN');
+      await this.raw.exec(beginSql(opts));
       try {
         const out = await fn(this.connection());
-        await this.raw.exec('COMMIT');
+        await this.raw.exec(endSql(opts));
         return out;
       } catch (e) {
         await this.raw.exec('ROLLBACK').catch(() => undefined);
@@ -143,11 +189,11 @@ export class PostgresDatabase implements Database {
     return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length, fields: r.fields };
   }
 
-  async withConnection<T>(fn: (conn: Connection, client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
     const client = await this.raw.connect();
     let broken = false;
     try {
-      return await fn(clientConnection(client), client);
+      return await fn(clientConnection(client));
     } catch (e) {
       // A failed statement inside a transaction the callback opened must not return to the pool half-done.
       await client.query('ROLLBACK').catch(() => { broken = true; });
@@ -157,17 +203,20 @@ export class PostgresDatabase implements Database {
     }
   }
 
-  async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     const client = await this.raw.connect();
+    const tx = clientTransaction(client);
     let broken = false;
     try {
-      await client.query('BEGIN');
+      await client.query(beginSql(opts));
       try {
-        const out = await fn(clientConnection(client));
-        await client.query('COMMIT');
+        const out = await fn(tx);
+        await client.query(endSql(opts));
         return out;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => { broken = true; });
+        // A COPY out left unread (its reader gone) still holds the connection: drop it, the server rolls back.
+        if (tx.copying()) broken = true;
+        else await client.query('ROLLBACK').catch(() => { broken = true; });
         throw e;
       }
     } finally {
@@ -192,6 +241,46 @@ export function clientConnection(client: pg.PoolClient | pg.Client): Connection 
     },
     async exec(sql) {
       await client.query(sql);
+    },
+  };
+}
+
+/** A pg client in a transaction; copying() tells whether a COPY out is unfinished. */
+function clientTransaction(client: pg.PoolClient): Transaction & { copying(): boolean } {
+  let openCopies = 0;
+  return {
+    ...clientConnection(client),
+    copying: () => openCopies > 0,
+    async copyIn(target, pieces) {
+      const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
+      // The server may refuse a row while pieces are still coming: then no more are written.
+      let refused = false;
+      stream.once('error', () => { refused = true; });
+      const settled = finished(stream);
+      settled.catch(() => undefined);
+      try {
+        for (const piece of pieces) {
+          if (refused || stream.destroyed) break;
+          // No waiting for the server to read: the pieces of one request are held anyway. The
+          // pause lets the socket send this piece while the next is made (the server parses it
+          // meanwhile, on its own core).
+          stream.write(piece);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } catch (e) {
+        stream.destroy(e as Error);
+        await settled.catch(() => undefined);
+        throw e;
+      }
+      if (!refused) stream.end();
+      await settled;
+      return Number(stream.rowCount ?? 0);
+    },
+    async *copyOut(source, options) {
+      openCopies++;
+      const stream = client.query(copyTo(`COPY ${source} TO STDOUT ${options}`));
+      for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+      openCopies--;
     },
   };
 }

@@ -37,3 +37,14 @@ export async function datastoreTablesToDrop(db: Queryable, packageId: string, pu
      WHERE r.package_id = $1 AND r.datastore_active AND ($2 OR r.state <> 'active' OR p.state = 'deleted')`, [packageId, purging]);
   return r.rows.map((x) => x.id);
 }
+
+/**
+ * Active resources with a data store table in the datasets a condition over alias p selects (its
+ * parameters in params): the ones a caller may read, given authz's visibility condition.
+ */
+export async function datastoreResourceIdsIn(db: Queryable, packageCondition: string, params: unknown[]): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
+    `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
+     WHERE r.state = 'active' AND r.datastore_active AND (${packageCondition})`, params);
+  return r.rows.map((x) => x.id);
+}

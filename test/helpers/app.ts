@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { PGlite } from '@electric-sql/pglite';
 import { loadConfig } from '../../src/config/load.ts';
 import { PGliteDatabase, PostgresDatabase, type Database } from '../../src/db/database.ts';
+import { PGliteWorkerDatabase } from '../../src/db/pglite-worker.ts';
 import { createServices, closeServices } from '../../src/services.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { Services } from '../../src/actions/context.ts';
@@ -170,6 +171,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     db,
     logger: pino({ level: process.env.SVC_TEST_LOG ?? 'silent' }),
     openEmbedded: () => freshPGlite(),
+    openEmbeddedWorker: (name) => PGliteWorkerDatabase.open({ dataDir: path.join(storagePath, name), template: templatePath }),
   });
   const app = await buildApp(services);
   await app.ready();

@@ -8,9 +8,12 @@ import type { DatastoreBackend, SearchInput } from '../../datastore/backend.ts';
 import { METADATA_VIEW } from '../../datastore/postgres.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { JsonArrayText } from '../../json/array-text.ts';
-import { findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
-import { Invalid, MISSING, Stop, validateOrThrow, type Validator } from '../../validation/validate.ts';
-import { intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList } from '../../validation/validators.ts';
+import { datastoreResourceIdsIn, findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
+import { visiblePackagesCondition } from '../../auth/authz.ts';
+import { Invalid, MISSING, Stop, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
+import {
+  bool, booleanValidator, defaultValue, ignoreMissing, intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList, unicodeString,
+} from '../../validation/validators.ts';
 import { Type } from '@sinclair/typebox';
 import { compileParams, p } from '../../actions/params.ts';
 import { datastoreCreateSchema, datastoreSearchSchema } from '../../actions/result-schemas.ts';
@@ -121,6 +124,15 @@ const resourceUpdateAuth: AuthFunction = async (ctx, p) => {
   }
   // Neither resource_id nor resource: the handler reports the missing parameter.
   if (!input.resource_id && !resource) return;
+  // Checked before validation (datastore_create): a resource_id no table can have is refused here.
+  if (input.resource_id) {
+    try {
+      tableName(input.resource_id, undefined as any);
+    } catch (e) {
+      if (e instanceof Invalid) throw new ValidationError({ resource_id: [e.message] });
+      throw e;
+    }
+  }
   await checkAccess(ctx, 'resource_update', { id: input.resource_id });
 };
 
@@ -283,25 +295,19 @@ async function deleteHandler(ctx: ActionContext, p: Record<string, any>) {
   return result;
 }
 
-const datastoreDelete: ActionDefinition = {
-  name: 'datastore_delete',
+/** datastore_delete and datastore_records_delete: one action, the latter with filters required (never drops). */
+const deleteAction = (name: string, filtersRequired: boolean, description: string): ActionDefinition => ({
+  name,
   sideEffectFree: false,
   auth: resourceUpdateAuth,
-  description: 'Deletes a table or a set of records from the data store.',
-  params: deleteParams(false),
+  description,
+  params: deleteParams(filtersRequired),
   returns: deleteReturns,
   handler: deleteHandler,
-};
+});
 
-const datastoreRecordsDelete: ActionDefinition = {
-  name: 'datastore_records_delete',
-  sideEffectFree: false,
-  auth: resourceUpdateAuth,
-  description: 'Deletes records from a data store table (never the table).',
-  params: deleteParams(true),
-  returns: deleteReturns,
-  handler: deleteHandler,
-};
+const datastoreDelete = deleteAction('datastore_delete', false, 'Deletes a table or a set of records from the data store.');
+const datastoreRecordsDelete = deleteAction('datastore_records_delete', true, 'Deletes records from a data store table (never the table).');
 
 // --- datastore_info -----------------------------------------------------------------------------
 
@@ -418,8 +424,17 @@ export async function prepareSearch(ctx: ActionContext, input: Record<string, un
       resource_id: id, filters: p.filters, q: p.q, full_text: p.full_text, plain: p.plain, language: p.language, distinct: p.distinct,
       limit: p.limit, offset: p.offset, fields: p.fields, sort: p.sort, include_total: p.include_total,
       total_estimation_threshold: p.total_estimation_threshold, records_format: p.records_format,
+      ...(id === METADATA_VIEW ? { only_resources: await readableResources(ctx) } : {}),
     },
   };
+}
+
+/** The resources whose tables _table_metadata lists to the caller (undefined: all, for sysadmins). */
+async function readableResources(ctx: ActionContext): Promise<string[] | undefined> {
+  if (ctx.identity.sysadmin || ctx.ignoreAuth) return undefined;
+  const params: unknown[] = [];
+  const visible = await visiblePackagesCondition(ctx, params, 'p');
+  return datastoreResourceIdsIn(ctx.db, visible, params);
 }
 
 async function checkAccessForSearch(ctx: ActionContext, p: Record<string, any>): Promise<void> {

@@ -1,5 +1,5 @@
 // datastore: tabular data attached to resources (CKAN's DataStore API). Embedded mode keeps it in a
-// second PGlite database with a read-only role inside; server mode uses svc.datastore.write_url
+// second PGlite database, in a worker thread (its queries can be timed out), with a read-only role inside; server mode uses svc.datastore.write_url
 // (owner) and svc.datastore.read_url (read-only user). The backend is services.plugins.datastore.
 import type { Plugin } from '../plugin.ts';
 import { declareOption } from '../../config/options.ts';
@@ -50,7 +50,7 @@ export const datastorePlugin: Plugin = {
       backend = new PostgresBackend({ write, read, owned: [write, read], listenUrl: writeUrl });
       sqlRead = { readDb: read };
     } else {
-      const db = await services.openEmbedded('datastore');
+      const db = await services.openEmbeddedWorker('datastore');
       backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db] });
       sqlRead = { readDb: db, readRole: EMBEDDED_READER_ROLE };
     }

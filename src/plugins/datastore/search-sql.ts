@@ -3,9 +3,10 @@
 // run in a read-only transaction as the read-only role with a statement timeout, at most
 // rows_max rows returned (records_truncated when cut).
 //
-// Embedded mode (PGlite): one single-threaded connection with no statement timeout, so a query
-// cannot be stopped once it runs. The query is refused before it runs when it could run away:
-// WITH RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
+// Embedded mode (PGlite): the statement timeout holds too (the database runs in a worker thread,
+// src/db/pglite-worker.ts), but stopping a query restarts that thread, and other data store
+// requests wait meanwhile. So a query that could run away is refused before it runs: WITH
+// RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
 // estimated cost (EXPLAIN) exceeds svc.datastore.sqlsearch.embedded_max_cost.
 import type { ActionDefinition } from '../../actions/registry.ts';
 import { checkAccess } from '../../actions/registry.ts';
@@ -28,7 +29,7 @@ const options: OptionDeclaration[] = [
   { name: 'svc.datastore.search.rows_max', type: 'int', default: 32000, description: 'Most rows datastore_search and datastore_search_sql return',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
   { name: 'svc.datastore.sqlsearch.embedded_max_cost', type: 'float', default: 200000,
-    description: 'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since PGlite cannot stop a running query',
+    description: 'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since stopping a running query restarts the embedded database',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
 ];
 for (const o of options) if (!optionDeclaration(o.name)) declareOption(o);
@@ -132,9 +133,9 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
 
   const guard = await guardSql(sql);
   if (embedded) {
-    if (guard.recursive) throw queryError('WITH RECURSIVE is not available with the embedded database (a running query cannot be stopped there).');
+    if (guard.recursive) throw queryError('WITH RECURSIVE is not available with the embedded database (stopping a running query restarts the embedded database).');
     if (guard.unboundedCalls.length) {
-      throw queryError(`With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): a running query cannot be stopped there.`);
+      throw queryError(`With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): stopping a running query restarts the embedded database.`);
     }
   }
   // What runs is exactly the statement PostgreSQL's parser delimited, inside a row limit; the
@@ -145,15 +146,14 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions)) throw queryError('Query is not a single statement.');
 
   const timeout = config.int('svc.datastore.sqlsearch.timeout');
-  return backend.readDb.withConnection(async (conn) => {
-    await conn.exec('BEGIN TRANSACTION READ ONLY');
+  // Read-only, rolled back, as the read-only role. The parser that checked the text reads strings
+  // with standard_conforming_strings on: so must the server.
+  const tx = {
+    readOnly: true, rollback: true, role: backend.readRole, statementTimeoutMs: timeout,
+    settings: { standard_conforming_strings: 'on', search_path: 'public' },
+  };
+  return backend.readDb.transaction(async (conn) => {
     try {
-      // The parser that checked the text reads strings with standard_conforming_strings on: so must the server.
-      await conn.exec('SET LOCAL standard_conforming_strings = on; SET LOCAL search_path = public');
-      // PGlite has no timer signals: its statement_timeout is not relied on (see the embedded gate below).
-      if (!embedded) await conn.exec(`SET LOCAL statement_timeout = ${Math.floor(timeout)}`);
-      if (backend.readRole) await conn.exec(`SET LOCAL ROLE "${backend.readRole.replace(/"/g, '""')}"`);
-
       // Every table read must be a data store resource the caller may read.
       const resourceIds = new Set<string>();
       if (guard.tables.length) {
@@ -210,10 +210,8 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
       if (e instanceof ActionError) throw e;
       if (isTimeout(e)) throw queryError('Query took too long');
       throw queryError(dbMessage(e));
-    } finally {
-      await conn.exec('ROLLBACK').catch(() => undefined);
     }
-  });
+  }, tx);
 }
 
 /** The action over the data store's read connection. */

@@ -1,0 +1,102 @@
+// datastore_search and read-only queries: one page of rows and the number of matching rows
+// (stored, estimated from statistics, or counted with the page).
+import type { Queryable } from '../db/database.ts';
+import { NotFoundError } from '../errors.ts';
+import type { ReadQueryOptions, ReadQueryResult, SearchInput, SearchResult } from './backend.ts';
+import { countRows, readTable } from './catalog.ts';
+import { isDbError, queryError } from './db-errors.ts';
+import { buildSelect, formatRows, readValue } from './select.ts';
+import { SEARCH_TIMEOUT_MS, type Sessions } from './sessions.ts';
+import { kindOf, reportedType } from './types.ts';
+
+/** datastore_search: one page of rows with their total. */
+export async function searchRows(sessions: Sessions, input: SearchInput): Promise<SearchResult> {
+  try {
+    return await searchOnce(sessions, input);
+  } catch (e) {
+    // A description cached before another process changed the table: read it afresh, once.
+    const cause = (e as { cause?: unknown }).cause;
+    const stale = isDbError(cause) && ['42703', '42P01', '42804'].includes(cause.code!);
+    if (!stale || !sessions.tables.get(input.resource_id)) throw e;
+    sessions.tables.clear();
+    return searchOnce(sessions, input);
+  }
+}
+
+async function searchOnce(sessions: Sessions, input: SearchInput): Promise<SearchResult> {
+  return sessions.readSession(async (q) => {
+    const t = await sessions.describe(q, input.resource_id);
+    if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
+    const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
+    const plan = await buildSelect(q, t, input, textFormat);
+    const out: SearchResult = { fields: plan.fields, records: [] };
+    const unfiltered = !plan.filtered && !input.distinct;
+    // A filtered count comes with the page (one scan) when the page has rows.
+    const totalWithPage = input.include_total !== false && !unfiltered ? plan.sqlWithTotal : null;
+    let counted: number | null = null;
+    if (input.limit > 0) {
+      const p = [...plan.params, input.limit, input.offset ?? 0];
+      const r = await q.query<Record<string, unknown>>(
+        `${totalWithPage ?? plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+      if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
+      out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
+    } else {
+      out.records = textFormat ? '' : [];
+    }
+    if (counted !== null) {
+      out.total = counted;
+      out.total_was_estimated = false;
+    } else if (input.include_total !== false) {
+      if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
+        const base = t.relkind === 'v' ? t.aliasOf ?? t.name : t.name;
+        const est = await q.query<{ n: number }>(
+          `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`, [base]);
+        const n = Number(est.rows[0]?.n ?? -1);
+        if (n >= 0 && n >= input.total_estimation_threshold) {
+          out.total = Math.round(n);
+          out.total_was_estimated = true;
+          return out;
+        }
+      }
+      if (unfiltered) {
+        const base = t.relkind === 'v' ? t.aliasOf : t.name;
+        const bt = base && base !== t.name ? await readTable(q, base) : t;
+        out.total = await countRows(q, bt ?? t);
+      } else {
+        const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => { throw queryError(e); });
+        out.total = Number(r.rows[0].n);
+      }
+      out.total_was_estimated = false;
+    }
+    return out;
+  });
+}
+
+/** A read-only query as the reader role with a row limit (datastore_search_sql). */
+export async function readQuery(sessions: Sessions, sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
+  const limit = Math.max(0, Math.floor(opts.rowLimit));
+  return sessions.readTx(async (q) => {
+    await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
+    const r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
+    await q.exec('CLOSE ds_read');
+    const truncated = r.rows.length > limit;
+    const fields: { id: string; type: string }[] = [];
+    for (const f of r.fields) fields.push({ id: f.name, type: reportedType(await typeName(sessions.typeNames, q, f.dataTypeID)) });
+    const kinds = fields.map((f) => kindOf(f.type));
+    const records = r.rows.slice(0, limit).map((row) => {
+      const o: Record<string, unknown> = {};
+      fields.forEach((f, i) => { o[f.id] = readValue(row[f.id], kinds[i]); });
+      return o;
+    });
+    return { fields, records, truncated };
+  }, opts.timeoutMs ?? SEARCH_TIMEOUT_MS);
+}
+
+async function typeName(typeNames: Map<number, string>, q: Queryable, oid: number): Promise<string> {
+  let n = typeNames.get(oid);
+  if (n === undefined) {
+    n = (await q.query<{ typname: string }>('SELECT typname::text AS typname FROM pg_type WHERE oid = $1', [oid])).rows[0]?.typname ?? 'text';
+    typeNames.set(oid, n);
+  }
+  return n;
+}

@@ -1,0 +1,200 @@
+// The SELECT of a datastore_search (and of its dumps): fields, filters, full text, sort, and the
+// forms of it that count matching rows. Values are bound ($n), identifiers quoted.
+import type { Queryable } from '../db/database.ts';
+import { quoteIdent as qi } from '../db/sql.ts';
+import { ValidationError } from '../errors.ts';
+import type { DatastoreField, SearchInput } from './backend.ts';
+import { METADATA_VIEW, visibleColumns, type Column, type Table } from './catalog.ts';
+import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
+
+export interface Plan {
+  sql: string;
+  /** The same query continuing after a given _id (dumps on PGlite). */
+  sqlKeyset: (param: string) => string;
+  /** sql with a "__total" column counting every matching row (null when it cannot be had so). */
+  sqlWithTotal: string | null;
+  countSql: string;
+  params: unknown[];
+  fields: DatastoreField[];
+  kinds: Kind[];
+  filtered: boolean;
+  defaultOrder: boolean;
+}
+
+const invalid = (key: string, value: string) => new ValidationError({ [key]: [`invalid value "${value}"`] });
+
+/** WHERE conditions for a filters object; values are bound. */
+export function filterConditions(t: Table, filters: Record<string, unknown>, params: unknown[], key: string): string[] {
+  const byId = new Map(t.columns.map((c) => [c.id, c]));
+  const out: string[] = [];
+  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  for (const [k, v] of Object.entries(filters)) {
+    const c = byId.get(k);
+    if (!c) throw invalid(key, k);
+    const col = qi(c.id);
+    if (v === null) {
+      out.push(`${col} IS NULL`);
+    } else if (c.kind === 'array') {
+      out.push(`to_jsonb(${col}) = ${bind(JSON.stringify(v))}::jsonb`);
+    } else if (c.kind === 'json') {
+      if (Array.isArray(v)) out.push(`${col}::jsonb IN (SELECT e FROM jsonb_array_elements(${bind(JSON.stringify(v))}::jsonb) AS e)`);
+      else out.push(`${col}::jsonb = ${bind(JSON.stringify(v))}::jsonb`);
+    } else if (Array.isArray(v)) {
+      const cast = c.kind === 'text' ? '' : `::${c.ftype}`;
+      const col2 = c.kind === 'text' ? `${col}::text` : col;
+      out.push(`${col2} IN (SELECT v${cast} FROM json_array_elements_text(${bind(JSON.stringify(v.map((x) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : x))))}::json) AS v)`);
+    } else {
+      const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+      if (c.kind === 'text') out.push(`${col}::text = ${bind(s)}`);
+      else out.push(`${col} = CAST(${bind(s)} AS ${c.ftype})`);
+    }
+  }
+  return out;
+}
+
+const SORT_RE = /^\s*("(?:[^"]|"")+"|[^\s"]+)(?:\s+(asc|desc))?(?:\s+nulls\s+(first|last))?\s*$/i;
+
+export async function buildSelect(q: Queryable, t: Table, input: SearchInput, textFormat: boolean, withKey = false): Promise<Plan> {
+  const params: unknown[] = [];
+  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const visible = visibleColumns(t);
+  const byId = new Map(visible.map((c) => [c.id, c]));
+  const userCols = visible.filter((c) => c.id !== '_id');
+
+  let selected: Column[];
+  if (input.fields && input.fields.length) {
+    selected = input.fields.map((f) => {
+      const c = byId.get(f);
+      if (!c) throw invalid('fields', f);
+      return c;
+    });
+  } else selected = visible;
+
+  const where = input.filters ? filterConditions(t, input.filters, params, 'filters') : [];
+  if (t.name === METADATA_VIEW && input.only_resources) where.push(`coalesce("alias_of", "name") = ANY(${bind(input.only_resources)}::text[])`);
+
+  // Full text: q (string or per-field object) and full_text, computed from the row at query time.
+  const ranks: { name: string; expr: string }[] = [];
+  const hasText = input.q !== undefined && input.q !== '' || !!input.full_text;
+  let langP = '';
+  if (hasText) {
+    const lang = input.language ?? 'english';
+    if (lang.includes('\u0000')) throw invalid('language', lang.replaceAll('\u0000', '\\u0000'));
+    const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
+    if (!ok.rows.length) throw invalid('language', lang);
+    langP = `${bind(lang)}::regconfig`;
+  }
+  const tsq = (text: string) => `${input.plain === false ? 'to_tsquery' : 'plainto_tsquery'}(${langP}, ${bind(text)})`;
+  const rowText = userCols.length ? `concat_ws(' ', ${userCols.map((c) => `${qi(c.id)}::text`).join(', ')})` : `''`;
+  const fullText = (text: string, name: string) => {
+    const query = tsq(text);
+    const vec = `to_tsvector(${langP}, ${rowText})`;
+    where.push(`${vec} @@ ${query}`);
+    ranks.push({ name, expr: `ts_rank(${vec}, ${query})` });
+  };
+  if (typeof input.q === 'string' && input.q !== '') fullText(input.q, 'rank');
+  else if (input.q && typeof input.q === 'object') {
+    for (const [k, v] of Object.entries(input.q)) {
+      const c = byId.get(k);
+      if (!c || c.id === '_id') throw invalid('q', k);
+      const query = tsq(String(v));
+      const vec = `to_tsvector(${langP}, ${qi(c.id)}::text)`;
+      where.push(`${vec} @@ ${query}`);
+      ranks.push({ name: `rank ${k}`, expr: `ts_rank(${vec}, ${query})` });
+    }
+  }
+  if (input.full_text) fullText(input.full_text, ranks.some((r) => r.name === 'rank') ? 'rank full_text' : 'rank');
+
+  // Sort.
+  const order: string[] = [];
+  for (const clause of input.sort ?? []) {
+    if (!clause.trim()) continue;
+    const m = SORT_RE.exec(clause);
+    const name = m ? (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]) : clause.trim();
+    const rank = ranks.find((r) => r.name === name);
+    if (!m || (!byId.has(name) && !rank)) throw invalid('sort', name);
+    const dir = m[2] ? ` ${m[2].toUpperCase()}` : '';
+    const nulls = m[3] ? ` NULLS ${m[3].toUpperCase()}` : '';
+    order.push(`${rank ? `(${rank.expr})` : qi(name)}${dir}${nulls}`);
+  }
+  let defaultOrder = false;
+  if (!order.length && !input.distinct) {
+    if (ranks.length) order.push(`${ranks[0].expr} DESC`);
+    if (byId.has('_id')) {
+      order.push('"_id"');
+      defaultOrder = !ranks.length;
+    }
+  }
+
+  const exprs = selected.map((c) => selectExpr(c, textFormat));
+  const select = [...exprs, ...ranks.map((r) => r.expr)].map((e, i) => `${e} AS "f${i}"`);
+  if (withKey && defaultOrder) select.push('"_id" AS "__k"');
+  const from = qi(t.name);
+  const whereSql = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const orderSql = order.length ? ` ORDER BY ${order.join(', ')}` : '';
+  const distinct = input.distinct ? 'DISTINCT ' : '';
+  const sql = `SELECT ${distinct}${select.join(', ')} FROM ${from}${whereSql}${orderSql}`;
+  const fields: DatastoreField[] = [
+    ...selected.map((c) => {
+      const f: DatastoreField = { id: c.id, type: c.id === '_id' && c.typname === 'int4' ? 'int' : reportedType(c.typname) };
+      if (c.info) f.info = c.info;
+      return f;
+    }),
+    ...ranks.map((r) => ({ id: r.name, type: 'float' })),
+  ];
+  const countSql = input.distinct
+    ? `SELECT count(*)::text AS n FROM (SELECT DISTINCT ${exprs.map((e, i) => `${e} AS "f${i}"`).join(', ')} FROM ${from}${whereSql}) AS d`
+    : `SELECT count(*)::text AS n FROM ${from}${whereSql}`;
+  // The page with the number of all matching rows, in one scan (not for DISTINCT: the window counts before it).
+  const sqlWithTotal = input.distinct ? null : `SELECT ${select.join(', ')}, count(*) OVER () AS "__total" FROM ${from}${whereSql}${orderSql}`;
+  return {
+    sql, sqlWithTotal, countSql, params, fields,
+    sqlKeyset: (p) => `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
+    kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
+    filtered: where.length > 0,
+    defaultOrder,
+  };
+}
+
+function selectExpr(c: Column, textFormat: boolean): string {
+  const col = qi(c.id);
+  if (c.kind === 'timestamp') return `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
+  if (textFormat && c.kind === 'bool') return `CASE WHEN ${col} THEN 't' WHEN NOT ${col} THEN 'f' END`;
+  if (textFormat) return `${col}::text`;
+  if (c.kind === 'array') return `to_json(${col})`;
+  if (c.kind === 'json' && c.typname === JSON_DOMAIN) return `${col}::jsonb`;
+  if (c.kind === 'other') return `${col}::text`;
+  return col;
+}
+
+export function formatRows(rows: Record<string, unknown>[], plan: Plan, format: string): unknown[] | string {
+  const n = plan.fields.length;
+  if (format === 'csv' || format === 'tsv') {
+    const d = format === 'csv' ? ',' : '\t';
+    let out = '';
+    for (const r of rows) {
+      const cells: string[] = [];
+      for (let i = 0; i < n; i++) cells.push(csvCell(r[`f${i}`], d));
+      out += cells.join(d) + '\n';
+    }
+    return out;
+  }
+  if (format === 'lists') {
+    return rows.map((r) => {
+      const a = new Array(n);
+      for (let i = 0; i < n; i++) a[i] = readValue(r[`f${i}`], plan.kinds[i]);
+      return a;
+    });
+  }
+  return rows.map((r) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) o[plan.fields[i].id] = readValue(r[`f${i}`], plan.kinds[i]);
+    return o;
+  });
+}
+
+export function readValue(v: unknown, kind: Kind): unknown {
+  if (v instanceof Date) return v.toISOString().slice(0, 19);
+  return outValue(v, kind);
+}
+

@@ -1,0 +1,131 @@
+// The data store's transactions: writes on the write database, reads as the read-only role (a
+// separate read pool in server mode, SET LOCAL ROLE on the one database in embedded mode), and
+// the cache of table descriptions that reads use.
+import type { Connection, Database, Queryable, Transaction } from '../db/database.ts';
+import { quoteLiteral } from '../db/sql.ts';
+import { ValidationError } from '../errors.ts';
+import { COUNTS_TABLE, readTable, type Table } from './catalog.ts';
+import { isRace } from './db-errors.ts';
+import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
+
+export const SEARCH_TIMEOUT_MS = 60000;
+/** How many times a write that lost a race with another transaction is run (see writeTx). */
+const WRITE_ATTEMPTS = 6;
+
+/** Session settings of a PostgreSQL read pool (see readSession). */
+export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC' };
+
+export interface WriteSession extends Transaction {
+  /** Rows added (or removed) to a table's stored count: written with the COMMIT (one round trip). */
+  addCount(name: string, n: number): void;
+  /** Writes the counts added so far (before a statement that reads or replaces them). */
+  flushCounts(): Promise<void>;
+  /** Tables or aliases change: cached descriptions go when this commits, here and in other processes. */
+  schemaChanged(): Promise<void>;
+}
+
+export interface SessionsOptions {
+  write: Database;
+  /** A separate read-only connection (server mode); when absent reads use `write` with readerRole. */
+  read?: Database;
+  /** Role switched to (SET LOCAL ROLE) for reads on the write database (embedded mode). */
+  readerRole?: string;
+  /** PostgreSQL: the write database's URL, to hear of schema changes made by other processes. */
+  listenUrl?: string;
+}
+
+export class Sessions {
+  readonly write: Database;
+  readonly read: Database;
+  private readonly readerRole?: string;
+  readonly tables: TableCache<Table>;
+  /** Type names by oid, for results of read-only queries. */
+  readonly typeNames = new Map<number, string>();
+  /** Whether other processes follow schema changes (NOTIFY): only with a listening PostgreSQL. */
+  private readonly notify: boolean;
+
+  constructor(opts: SessionsOptions) {
+    this.write = opts.write;
+    this.read = opts.read ?? opts.write;
+    this.readerRole = opts.read ? undefined : opts.readerRole;
+    this.notify = opts.write.kind === 'postgres';
+    this.tables = new TableCache(this.notify ? opts.listenUrl ?? null : null);
+  }
+
+  /**
+   * One write transaction on the write database; dryRun rolls it back. A transaction that lost a
+   * race with another (isRace: a deadlock, the same table created at once) runs again, after a
+   * short random pause, up to WRITE_ATTEMPTS times: fn must be safe to run again.
+   */
+  async writeTx<T>(fn: (s: WriteSession) => Promise<T>, dryRun = false): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.writeOnce(fn, dryRun);
+      } catch (e) {
+        if (!isRace(e)) throw e;
+        if (attempt >= WRITE_ATTEMPTS) throw new ValidationError({ database: [`${(e as Error).message} (concurrent writes; tried ${attempt} times)`] });
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
+      }
+    }
+  }
+
+  private async writeOnce<T>(fn: (s: WriteSession) => Promise<T>, dryRun: boolean): Promise<T> {
+    let changed = false;
+    const counts = new Map<string, number>();
+    const out = await this.write.transaction(async (tx) => {
+      const session: WriteSession = {
+        ...tx,
+        schemaChanged: async () => {
+          if (!changed && this.notify) await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
+          changed = true;
+        },
+        addCount: (name, n) => { if (n) counts.set(name, (counts.get(name) ?? 0) + n); },
+        flushCounts: async () => {
+          const sql = countsSql(counts);
+          counts.clear();
+          if (sql) await tx.exec(sql);
+        },
+      };
+      return fn(session);
+    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) });
+    if (changed) this.tables.clear();
+    return out;
+  }
+
+  /** One read-only transaction as the read-only role (settings: further SET LOCAL ones). */
+  readTx<T>(fn: (q: Transaction) => Promise<T>, timeoutMs = SEARCH_TIMEOUT_MS, settings: Record<string, string> = {}): Promise<T> {
+    return this.read.transaction(fn, {
+      readOnly: true, role: this.readerRole, statementTimeoutMs: timeoutMs, settings: { TimeZone: 'UTC', ...settings },
+    });
+  }
+
+  /**
+   * Reads built by the backend itself (search, lookups). A separate PostgreSQL read pool already
+   * connects as the read-only user with the search timeout and UTC (readPoolOptions), so its
+   * statements need no transaction around them; otherwise a read-only transaction.
+   */
+  readSession<T>(fn: (q: Connection) => Promise<T>): Promise<T> {
+    if (this.read !== this.write && this.read.kind === 'postgres') return this.read.withConnection(fn);
+    return this.readTx(fn);
+  }
+
+  /** readTable(), from the cache when it has it: for reads only (writes describe inside their transaction). */
+  async describe(q: Queryable, name: string): Promise<Table | null> {
+    const hit = this.tables.get(name);
+    if (hit) return hit;
+    const generation = this.tables.generation;
+    const t = await readTable(q, name);
+    if (t) this.tables.set(name, t, generation);
+    return t;
+  }
+}
+
+/** Statements adding to stored row counts (names quoted as literals, counts are integers). */
+function countsSql(counts: Map<string, number>): string {
+  let sql = '';
+  for (const [name, n] of counts) {
+    if (!Number.isSafeInteger(n)) throw new Error(`bad row count ${n}`);
+    if (n) sql += `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES (${quoteLiteral(name)}, ${n}) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n; `;
+  }
+  return sql;
+}
