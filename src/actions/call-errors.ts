@@ -57,7 +57,8 @@ export function checkInput(input: Record<string, unknown>): void {
       if (k.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
       const v = value[k];
       if (typeof v === 'string') {
-        if (v.includes('\u0000')) throw new ValidationError({ [field]: [NUL] });
+        // The key names the place inside the field (a record's column, a nested dict's key).
+        if (v.includes('\u0000')) throw new ValidationError({ [field]: [`${NUL} (in "${k}")`] });
       } else if (v !== null && typeof v === 'object') {
         values.push(v);
         fields.push(field);
