@@ -59,6 +59,7 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async close(): Promise<void> {
+    await this.sessions.filler.close();
     await this.sessions.tables.close();
     for (const db of this.opts.owned ?? []) await db.close().catch(() => undefined);
   }

@@ -5,11 +5,20 @@ import { ValidationError } from '../errors.ts';
 import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
 import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
 import { isDbError, recordError } from './db-errors.ts';
+import { FTS_COLUMN, storedLanguage } from './fts.ts';
 import {
-  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, prepareForJson, recordReader, usedColumns,
+  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, prepareForJson, recordReader, usedColumns, writableColumns,
 } from './records.ts';
 import { filterConditions } from './select.ts';
 import type { WriteSession } from './sessions.ts';
+
+/** The ON CONFLICT action of an upsert: the row's vector is computed again (fts.ts). */
+function onConflict(t: Table, nonKey: Column[]): string {
+  return nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}${unfill(t)}` : 'DO NOTHING';
+}
+
+/** An updated row's vector is to be computed again. */
+const unfill = (t: Table) => (storedLanguage(t) ? `, ${qi(FTS_COLUMN)} = NULL` : '');
 
 const noUniqueKey = () => new ValidationError({ table: ['unique key must be passed for update/upsert'] });
 
@@ -65,7 +74,7 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
   // _id is written only when the records give it (then all must: a serial cannot be half given).
   const idCol = t.columns.findIndex((c) => c.id === '_id');
   const withId = reader.has(idCol);
-  const cols = t.columns.map((_, i) => i).filter((i) => i !== idCol || withId);
+  const cols = writableColumns(t).filter((i) => i !== idCol || withId);
   const pieces = () => copyPieces(reader, cols, () => {
     if (!withId && reader.has(idCol)) throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
     return true;
@@ -83,6 +92,7 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
     }
   }
   s.addCount(t.name, inserted);
+  s.wroteRows(t, inserted);
 }
 
 /**
@@ -137,17 +147,18 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   const source = duplicates
     ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
     : `SELECT ${names} FROM ${qi(scratch)}`;
-  const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}` : 'DO NOTHING';
-  const r = await s.query<{ inserted: number }>(`WITH w AS (
+  const conflict = onConflict(t, nonKey);
+  const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
       INSERT INTO ${qi(t.name)} (${names}) ${source}
       ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-    SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
     if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
     if (isDbError(e) && e.code === '21000') return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
     throw recordError(e);
   });
   await s.exec(`DROP TABLE ${qi(scratch)}`);
   s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+  s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
   if (others.length) {
     try {
       checkKeys(others, pk, 'upsert');
@@ -187,7 +198,7 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
     const keyCols = key.map((k) => byId.get(k)!);
     if (method === 'update' || !pk) {
       prepareForJson(rows, g.cols);
-      const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
+      const set = (nonKey.length ? nonKey : [keyCols[0]]).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ') + unfill(t);
       const cond = keyCols.map((c) => `t.${qi(c.id)} = x.${qi(c.id)}`).join(' AND ');
       const r = await s.query<{ ord: string }>(`UPDATE ${qi(t.name)} AS t SET ${set}
         FROM ROWS FROM (json_to_recordset($1::json) AS (${columnDefs(g.cols)})) WITH ORDINALITY AS x(${names}, "__ord")
@@ -198,10 +209,9 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
         const vals = key.map((k) => rows[miss][k]);
         throw new ValidationError({ key: [`key "${JSON.stringify(vals)}" not found`] });
       }
+      s.wroteRows(t, r.rowCount);
     } else {
-      const conflict = nonKey.length
-        ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
-        : 'DO NOTHING';
+      const conflict = onConflict(t, nonKey);
       // The batch goes in by COPY (the fast parser) to a scratch table, then in one statement to the table.
       const scratch = `svc_upsert_${groupNo++}`;
       await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(g.cols)}) ON COMMIT DROP`);
@@ -217,14 +227,15 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
         }
         throw err;
       }
-      const r = await s.query<{ inserted: number }>(`WITH w AS (
+      const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
           INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(scratch)}
           ON CONFLICT (${key.map(qi).join(', ')}) ${conflict} RETURNING (xmax = 0) AS ins)
-        SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
         if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
         throw recordError(e);
       });
       s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+  s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
     }
   }
   if (plain.length) {
@@ -237,7 +248,10 @@ async function writeKeyed(s: WriteSession, t: Table, records: Record<string, unk
 export async function runTriggers(s: WriteSession, id: string): Promise<number> {
   const t = await requireTable(s, id);
   try {
-    return (await s.query(`UPDATE ${qi(t.name)} SET "_id" = "_id"`)).rowCount;
+    // Setting the vector to NULL runs the triggers (WHEN NEW._full_text IS NULL) and refills it.
+    const n = (await s.query(`UPDATE ${qi(t.name)} SET ${storedLanguage(t) ? `${qi(FTS_COLUMN)} = NULL` : '"_id" = "_id"'}`)).rowCount;
+    s.wroteRows(t, n);
+    return n;
   } catch (e) {
     if (isDbError(e)) throw new ValidationError({ records: [e.message] });
     throw e;
