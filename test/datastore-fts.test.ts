@@ -202,3 +202,16 @@ test('a table made before stored vectors is migrated on its first search and ans
   assert.equal(await pending(id), 0);
   await checkAll(id, 'migrated table');
 });
+
+test('svc db upgrade (upgradeFullText) migrates and fills every table, reporting progress', async () => {
+  const id = (await a.ok('datastore_create', { resource: { package_id: 'fts-ds' }, fields: FIELDS, records: records(25) }, { token: sys })).resource_id;
+  await settle();
+  const write = (backend as any).sessions.write;
+  await write.exec(`ALTER TABLE ${qi(id)} DROP COLUMN "_full_text"; COMMENT ON TABLE ${qi(id)} IS '{}'`);
+  (backend as any).sessions.tables.clear();
+  const seen: [string, number, number][] = [];
+  await backend.upgradeFullText((table, done, total) => seen.push([table, done, total]));
+  assert.deepEqual(seen.filter((s) => s[0] === id).at(-1), [id, 25, 25]);
+  assert.equal(await pending(id), 0);
+  await checkAll(id, 'upgraded by the CLI');
+});

@@ -16,6 +16,7 @@ import type {
 import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo } from './catalog.ts';
 import { createTable } from './create.ts';
 import { isDbError } from './db-errors.ts';
+import { fillBatch, pendingRows, setUpFullText } from './fts.ts';
 import { dumpRows } from './dump.ts';
 import { readQuery, searchRows } from './search.ts';
 import { Sessions, type SessionsOptions } from './sessions.ts';
@@ -103,6 +104,31 @@ export class PostgresBackend implements DatastoreBackend {
         throw e;
       }
     });
+  }
+
+  /**
+   * Gives every table stored full-text vectors (tables made before them) and fills every vector
+   * still missing, now, reporting progress; returns the number of tables.
+   */
+  async upgradeFullText(progress: (table: string, done: number, total: number) => void = () => undefined): Promise<number> {
+    const ids = await this.get_all_ids();
+    for (const name of ids) {
+      await this.sessions.writeTx(async (s) => {
+        await s.schemaChanged();
+        await setUpFullText(s, name, this.sessions.fts);
+      });
+      const total = await pendingRows(this.sessions.write, name);
+      let done = 0;
+      progress(name, done, total);
+      for (;;) {
+        const n = await fillBatch(this.sessions.write, name, 10_000);
+        done += n;
+        progress(name, Math.min(done, total), total);
+        if (n < 10_000) break;
+      }
+      if (done) await this.sessions.write.exec(`VACUUM (ANALYZE) ${qi(name)}`);
+    }
+    return ids.length;
   }
 
   // --- reads ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { onPackageChange } from '../../model/packages.ts';
 import { datastoreTablesToDrop, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { NotFoundError } from '../../errors.ts';
 import './permissions.ts'; // adds `svc datastore set-permissions`
+import './fts-cli.ts'; // `svc db upgrade` also migrates data store tables to stored full-text vectors
 import { registerSearchSql, type SqlSearchBackend } from './search-sql.ts';
 import type { FtsSettings } from '../../datastore/fts.ts';
 import type { Services } from '../../actions/context.ts';
