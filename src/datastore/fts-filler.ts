@@ -8,7 +8,7 @@ import { fillBatch } from './fts.ts';
 
 /** Quiet time after the last write before filling starts. */
 const IDLE_MS = 300;
-const MAX_DEFER_MS = 30_000;
+const MAX_DEFER_MS = 120_000;
 const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
 const VACUUM_AFTER = 10_000;

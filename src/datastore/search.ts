@@ -38,7 +38,7 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
     if (input.limit > 0) {
       const p = [...plan.params, input.limit, input.offset ?? 0];
       const r = await q.query<Record<string, unknown>>(
-        `${totalWithPage ?? plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+        totalWithPage ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}` : plan.pageSql(`$${p.length - 1}`, `$${p.length}`), p).catch((e) => { throw queryError(e); });
       if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
       out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
     } else {

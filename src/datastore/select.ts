@@ -21,12 +21,16 @@ export interface Plan {
   filtered: boolean;
   /** Whether q or full_text select rows (their total is counted apart, through the index). */
   textSearch: boolean;
+  /** One page of sql ($n placeholders of limit and offset given). */
+  pageSql: (limit: string, offset: string) => string;
   /** The rows matching (for the planner's estimate of their number). */
   matchSql: string;
   defaultOrder: boolean;
 }
 
 const FTS = qi(FTS_COLUMN);
+/** Text search configurations seen to exist (one fewer round trip per search; they are seldom dropped). */
+const knownLanguages = new Set<string>();
 
 const invalid = (key: string, value: string) => new ValidationError({ [key]: [`invalid value "${value}"`] });
 
@@ -91,8 +95,11 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
   let lang = '';
   if (hasText) {
     lang = input.language ?? fts.defaultLanguage;
-    const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
-    if (!ok.rows.length) throw invalid('language', lang);
+    if (!knownLanguages.has(lang)) {
+      const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
+      if (!ok.rows.length) throw invalid('language', lang);
+      if (knownLanguages.size < 1000) knownLanguages.add(lang);
+    }
     langP = `${bind(lang)}::regconfig`;
   }
   // The stored vectors serve a search in their language; another language computes them per row.
@@ -167,6 +174,11 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
     kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
     filtered: where.length > 0,
     textSearch: hasText,
+    // Ranked pages pick their rows' _id first and read the columns of those rows only: computing
+    // every column of every match before the sort costs more than the ranking itself.
+    pageSql: (limit, offset) => (ranks.length && !input.distinct && t.columns.some((c) => c.id === '_id')
+      ? `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${from}${whereSql}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`
+      : `${sql} LIMIT ${limit} OFFSET ${offset}`),
     matchSql: `SELECT 1 FROM ${from}${whereSql}`,
     defaultOrder,
   };
