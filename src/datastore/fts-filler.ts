@@ -6,8 +6,8 @@ import type { Database } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { fillBatch } from './fts.ts';
 
-/** Quiet time after the last write before filling starts. */
-const IDLE_MS = 300;
+/** Quiet time after the last write before filling starts (a loader's pause between two batches is shorter). */
+const IDLE_MS = 1000;
 const MAX_DEFER_MS = 120_000;
 const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
@@ -26,9 +26,26 @@ export class FullTextFiller {
   private lastWrite = 0;
   private closed = false;
   private readonly waiters: (() => void)[] = [];
+  /** Rows whose text makes no vector, by table: not tried again by this process. */
+  private readonly unfillable = new Map<string, number[]>();
 
   /** batch: rows per transaction (small on PGlite, whose one connection the batch holds). */
   constructor(private readonly db: Database, private readonly batch: number, private readonly onError: (e: unknown) => void = () => undefined) {}
+
+  /** Writes in progress: the filler does not start a batch while there are any. */
+  private writing = 0;
+
+  /** A write transaction starts (end() when it is over): loads are not slowed by the filler. */
+  writeStarted(): () => void {
+    this.writing++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.writing--;
+      this.lastWrite = Date.now();
+    };
+  }
 
   /** A write committed rows whose vectors are to be computed (or a table was set up). */
   wrote(table: string): void {
@@ -75,13 +92,15 @@ export class FullTextFiller {
       for (;;) {
         if (this.closed) return;
         // A load is going on: wait for it to pause (unless the table has waited long enough).
-        if (Date.now() - this.lastWrite < IDLE_MS && Date.now() - since < MAX_DEFER_MS) {
+        if ((this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS) && Date.now() - since < MAX_DEFER_MS) {
           this.dirty.set(table, since);
           return;
         }
         let n: number;
         try {
-          n = await fillBatch(this.db, table, this.batch);
+          const r = await fillBatch(this.db, table, this.batch, this.unfillable.get(table));
+          n = r.taken;
+          if (r.failed.length) this.unfillable.set(table, [...(this.unfillable.get(table) ?? []), ...r.failed].slice(-10_000));
         } catch (e) {
           this.dirty.set(table, since);
           throw e;

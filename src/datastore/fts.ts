@@ -10,7 +10,7 @@
 // are partial (WHERE "_full_text" IS NOT NULL): a load maintains none of them; the filler's
 // UPDATE does, in bulk. The trade-off is written down in docs/internals.md.
 import { createHash } from 'node:crypto';
-import type { Database, Queryable } from '../db/database.ts';
+import type { Connection, Database, Queryable } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { aliasesOf, readTable, type Column, type Table } from './catalog.ts';
 
@@ -108,12 +108,22 @@ export function userTriggerSql(trigger: string, table: string, fn: string, store
   return `CREATE TRIGGER ${qi(trigger)} BEFORE INSERT OR UPDATE ON ${qi(table)} FOR EACH ROW${stored ? ` WHEN (NEW.${FTS} IS NULL)` : ''} EXECUTE PROCEDURE ${qi(fn)}()`;
 }
 
-/** Fills the vectors of the rows this transaction wrote (a small write, before it commits). */
-export async function fillOwnRows(q: Queryable, t: Table): Promise<void> {
+/** Fills the vectors of the rows this transaction wrote (a small write, before it commits); false when it could not. */
+export async function fillOwnRows(q: Connection, t: Table): Promise<boolean> {
   const lang = storedLanguage(t);
-  if (!lang) return;
-  await q.query(`UPDATE ${qi(t.name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
-    WHERE ${FTS} IS NULL AND xmin = pg_current_xact_id()::xid`);
+  if (!lang) return true;
+  // A row whose text makes no vector (over tsvector's 1 MB) must not fail the write: its rows
+  // are then left to the filler.
+  await q.exec('SAVEPOINT svc_fts');
+  try {
+    await q.query(`UPDATE ${qi(t.name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
+      WHERE ${FTS} IS NULL AND xmin = pg_current_xact_id()::xid`);
+    await q.exec('RELEASE SAVEPOINT svc_fts');
+    return true;
+  } catch {
+    await q.exec('ROLLBACK TO SAVEPOINT svc_fts');
+    return false;
+  }
 }
 
 /** Marks every row to be filled again (the row's text changed for all rows: a column was dropped). */
@@ -125,17 +135,37 @@ export async function unfillAll(q: Queryable, t: Table): Promise<void> {
 }
 
 /**
- * Fills up to `batch` rows still NULL, in one transaction; returns how many. Rows another
- * transaction holds are skipped (its commit schedules the table again), so this never waits.
+ * Fills up to `batch` rows still NULL, in one transaction; returns how many it took and the ids of
+ * rows whose text makes no vector (over tsvector's 1 MB: they stay NULL, and searches computing
+ * them fail as they always did; `skip` keeps them out of later batches). Rows another transaction
+ * holds are skipped (its commit schedules the table again), so this never waits.
  */
-export async function fillBatch(db: Database, name: string, batch: number): Promise<number> {
+export async function fillBatch(db: Database, name: string, batch: number, skip: number[] = []): Promise<{ taken: number; failed: number[] }> {
   return db.transaction(async (tx) => {
     const t = await readTable(tx, name);
     const lang = t && t.relkind === 'r' ? storedLanguage(t) : null;
-    if (!t || !lang) return 0;
-    const r = await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
-      WHERE "_id" IN (SELECT "_id" FROM ${qi(name)} WHERE ${FTS} IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED)`, [batch]);
-    return r.rowCount;
+    if (!t || !lang) return { taken: 0, failed: [] };
+    const pick = `SELECT "_id" FROM ${qi(name)} WHERE ${FTS} IS NULL AND "_id" <> ALL($2::int8[]) LIMIT $1 FOR UPDATE SKIP LOCKED`;
+    const vector = rowVector(t, regconfig(lang));
+    await tx.exec('SAVEPOINT svc_fts');
+    try {
+      return { taken: (await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])).rowCount, failed: [] };
+    } catch {
+      // Row by row, to find the rows that fail.
+      await tx.exec('ROLLBACK TO SAVEPOINT svc_fts');
+      const ids = (await tx.query<{ _id: number }>(pick, [batch, skip])).rows.map((r) => Number(r._id));
+      const failed: number[] = [];
+      for (const id of ids) {
+        await tx.exec('SAVEPOINT svc_fts_row');
+        try {
+          await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" = $1`, [id]);
+        } catch {
+          await tx.exec('ROLLBACK TO SAVEPOINT svc_fts_row');
+          failed.push(id);
+        }
+      }
+      return { taken: ids.length, failed };
+    }
   });
 }
 

@@ -120,11 +120,13 @@ export class PostgresBackend implements DatastoreBackend {
       const total = await pendingRows(this.sessions.write, name);
       let done = 0;
       progress(name, done, total);
+      const unfillable: number[] = [];
       for (;;) {
-        const n = await fillBatch(this.sessions.write, name, 10_000);
-        done += n;
+        const r = await fillBatch(this.sessions.write, name, 10_000, unfillable);
+        unfillable.push(...r.failed);
+        done += r.taken;
         progress(name, Math.min(done, total), total);
-        if (n < 10_000) break;
+        if (r.taken < 10_000) break;
       }
       if (done) await this.sessions.write.exec(`VACUUM (ANALYZE) ${qi(name)}`);
     }

@@ -73,6 +73,7 @@ export class Sessions {
     let changed = false;
     const counts = new Map<string, number>();
     const written = new Map<string, { t: Table; n: number }>();
+    const ended = this.filler.writeStarted();
     const out = await this.write.transaction(async (tx) => {
       const session: WriteSession = {
         ...tx,
@@ -97,11 +98,10 @@ export class Sessions {
       // Small writes fill their rows' vectors now; the filler takes the larger ones after the commit.
       for (const [name, w] of written) {
         if (dryRun || w.n > this.fts.inlineMaxRows) continue;
-        await fillOwnRows(tx, w.t);
-        written.delete(name);
+        if (await fillOwnRows(tx, w.t)) written.delete(name);
       }
       return result;
-    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) });
+    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) }).finally(ended);
     if (changed) this.tables.clear();
     if (!dryRun) for (const name of written.keys()) this.filler.wrote(name);
     return out;
