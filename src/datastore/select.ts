@@ -5,7 +5,7 @@ import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DatastoreField, SearchInput } from './backend.ts';
 import { visibleColumns, type Column, type Table } from './catalog.ts';
-import { columnVector, FTS_COLUMN, rowVector } from './fts.ts';
+import { columnVector, FTS_COLUMN, regconfig, rowVector } from './fts.ts';
 import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
 
 export interface Plan {
@@ -100,7 +100,9 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
       if (!ok.rows.length) throw invalid('language', lang);
       if (knownLanguages.size < 1000) knownLanguages.add(lang);
     }
-    langP = `${bind(lang)}::regconfig`;
+    // A literal, not a parameter: text-to-regconfig is not immutable, so only a literal makes the
+    // expression match the per-column indexes' (checked against pg_ts_config just above).
+    langP = regconfig(lang);
   }
   // The stored vectors serve a search in their language; another language computes them per row.
   const stored = hasText && fts.stored === lang;
