@@ -412,8 +412,9 @@ async function latencies(port: number, token: string, bodies: object[]): Promise
 async function waitForVectors(port: number, token: string, id: string): Promise<number> {
   const t0 = Date.now();
   for (;;) {
-    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` });
-    if (Number(r.records[0].n) === 0) break;
+    // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
+    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(() => null);
+    if (r && Number(r.records[0].n) === 0) break;
     await new Promise((res) => setTimeout(res, 1000));
   }
   const fillSeconds = (Date.now() - t0) / 1000;

@@ -59,8 +59,8 @@ export class Sessions {
   constructor(opts: SessionsOptions) {
     this.fts = { ...defaultFtsSettings, ...opts.fts };
     this.onBackgroundError = opts.onBackgroundError ?? (() => undefined);
-    // PGlite runs one statement at a time: smaller batches let searches in between.
-    this.filler = new FullTextFiller(opts.write, opts.write.kind === 'pglite' ? 2000 : 10000, this.onBackgroundError);
+    // PGlite runs one statement at a time, on this thread: small batches let requests in between.
+    this.filler = new FullTextFiller(opts.write, opts.write.kind === 'pglite' ? 500 : 10000, this.onBackgroundError);
     this.write = opts.write;
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
