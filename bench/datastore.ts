@@ -10,6 +10,12 @@
 //   search  datastore_search, filter country=<one of 20>, sort date desc, 100 rows, include_total,
 //           16 connections (autocannon), against a minimal node:http endpoint running the same
 //           two statements (page + count) through the same driver.            goal: >= 70 %
+//           The insert is also compared with COPY into a table of the app's shape (the hidden
+//           full-text column and its partial indexes), the goal's reference since full-text search.
+//   fts     full-text search over HTTP once the background filler has computed every vector
+//           (SVC_BENCH_FTS_REQUESTS sequential requests each, default 50, p50): q rare term, q common
+//           term (~10 % of rows) with exact total and with include_total false, q dict on one
+//           text column (rare value), full_text + filters. Goals 20, 300, 30, 20, 50 ms.
 //   dump    GET /datastore/dump/{id} (CSV) against COPY (SELECT ...) TO STDOUT (CSV, HEADER);
 //           server RSS growth sampled from /proc.       goals: >= 50 %, RSS growth < 100 MB
 //
@@ -45,6 +51,13 @@ const LOAD_ONLY = process.env.SVC_BENCH_ONLY === 'load';
 /** Load rounds; each ratio is the median round of each side against the other's median. */
 const ROUNDS = Math.max(1, Number(process.env.SVC_BENCH_ROUNDS ?? 3));
 const MB = 1024 * 1024;
+const FTS_REQUESTS = Number(process.env.SVC_BENCH_FTS_REQUESTS ?? 50);
+/** The app's table shape for COPY: the hidden full-text column and its partial indexes (src/datastore/fts.ts). */
+const SHAPED_DDL = (name: string) => `${TABLE_DDL(name)}; ALTER TABLE ${qi(name)} ADD COLUMN "_full_text" tsvector;
+  CREATE INDEX ON ${qi(name)} USING gin ("_full_text") WHERE "_full_text" IS NOT NULL;
+  CREATE INDEX ON ${qi(name)} ("_id") WHERE "_full_text" IS NULL;
+  CREATE INDEX ON ${qi(name)} USING gin (to_tsvector('english'::regconfig, country)) WHERE "_full_text" IS NOT NULL;
+  CREATE INDEX ON ${qi(name)} USING gin (to_tsvector('english'::regconfig, province)) WHERE "_full_text" IS NOT NULL`;
 
 type DbKind = 'postgres' | 'pglite';
 
@@ -225,6 +238,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     let dsTarget: string;
     const appConfig: Record<string, unknown> = {
       'svc.storage_path': storage, 'svc.log_level': process.env.SVC_BENCH_LOG_LEVEL ?? 'warn', 'svc.plugins': ['datastore'], 'svc.auth.create_unowned_dataset': true,
+      // The full-text part polls for the background filler with datastore_search_sql.
+      'svc.datastore.sqlsearch.enabled': true,
     };
     if (kind === 'postgres') {
       const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
@@ -272,16 +287,18 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
         while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
       }));
     };
-    const seconds = { rawInsert: [] as number[], rawKeyed: [] as number[], appInsert: [] as number[], appUpsert: [] as number[] };
+    const seconds = { rawInsert: [] as number[], rawShaped: [] as number[], rawKeyed: [] as number[], appInsert: [] as number[], appUpsert: [] as number[] };
     const rssStart = rssBytes(server.pid!);
     let sampler = rssSampler(server.pid!);
     let insertId = '';
     let keyedId = '';
     for (let round = 1; round <= ROUNDS; round++) {
       log(`${kind}: round ${round}/${ROUNDS}: raw COPY FROM`);
-      await raw.exec(`DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id)`);
+      await raw.exec(`DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; DROP TABLE IF EXISTS shaped; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id); ${SHAPED_DDL('shaped')}`);
       await settle(kind);
       seconds.rawInsert.push((await timed(() => raw.copyIn(copySql('plain'), csv))).seconds);
+      await settle(kind);
+      seconds.rawShaped.push((await timed(() => raw.copyIn(copySql('shaped'), csv))).seconds);
       await settle(kind);
       seconds.rawKeyed.push((await timed(() => raw.copyIn(copySql('keyed'), csv))).seconds);
 
@@ -303,7 +320,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
     out.load = {
       rounds: ROUNDS,
-      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0.5, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawInsert }),
+      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawShaped), 'rows/s', 0.5, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawShaped }),
+      insertBare: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawInsert }),
       upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, { appSeconds: seconds.appUpsert, rawSeconds: seconds.rawKeyed }),
       serverRssStartMB: rssStart / MB, serverRssPeakMB: rssLoadPeak / MB,
     };
@@ -312,10 +330,14 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
 
     // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
+    // The background filler works once the loads are over: the searches measure the settled table.
+    const fillSeconds = await waitForVectors(port, token, insertId);
     const searchBodies = countries.map((c) => JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }));
     const sample = await api(port, token, 'datastore_search', JSON.parse(searchBodies[0]));
     log(`${kind}: datastore_search under ${CONNECTIONS} connections (${DURATION}s)`);
     const appSearch = await cannon(`http://127.0.0.1:${port}/api/3/action/datastore_search`, searchBodies);
+
+    out.fts = await benchFullText(port, token, insertId, rows, fillSeconds);
 
     log(`${kind}: dump`);
     const rssBeforeDump = rssBytes(server.pid!);
@@ -369,6 +391,61 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
   return out;
 }
 
+/** p50/p90 of sequential requests, each body in turn (one connection, as a user's page would). */
+async function latencies(port: number, token: string, bodies: object[]): Promise<{ p50: number; p90: number; total: unknown }> {
+  const ms: number[] = [];
+  let total: unknown;
+  for (let i = 0; i < FTS_REQUESTS; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await api(port, token, 'datastore_search', bodies[i % bodies.length]);
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    total ??= r.total;
+  }
+  ms.sort((x, y) => x - y);
+  return { p50: Math.round(ms[Math.floor(ms.length / 2)] * 10) / 10, p90: Math.round(ms[Math.floor(ms.length * 0.9)] * 10) / 10, total };
+}
+
+/**
+ * Full-text searches on the loaded table, once the background filler computed every vector
+ * (polled with datastore_search_sql, which the bench's app enables).
+ */
+async function waitForVectors(port: number, token: string, id: string): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
+    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(() => null);
+    if (r && Number(r.records[0].n) === 0) break;
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+  const fillSeconds = (Date.now() - t0) / 1000;
+  log(`full-text vectors complete ${fillSeconds.toFixed(1)} s after the last write`);
+  return fillSeconds;
+}
+
+async function benchFullText(port: number, token: string, id: string, rows: BenchRow[], fillSeconds: number): Promise<Record<string, unknown>> {
+  // A rare value in a text column: five rows renamed (a small write: indexed before it commits).
+  const few = [1, 2, 3, 4, 5].map((k) => ({ _id: Math.floor((rows.length * k) / 6), province: 'Atlantis' }));
+  await api(port, token, 'datastore_upsert', { resource_id: id, method: 'update', records: few });
+  // The single-word country nearest to 10 % of rows; rare terms: row_id values.
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.country, (counts.get(r.country) ?? 0) + 1);
+  const common = [...counts].filter(([c]) => /^[A-Za-z]+$/.test(c)).sort((x, y) => Math.abs(x[1] / rows.length - 0.1) - Math.abs(y[1] / rows.length - 0.1))[0][0];
+  const rareIds = Array.from({ length: 10 }, (_, i) => String(rows[Math.floor((rows.length * (i + 0.5)) / 10)].row_id));
+  const province = rows.find((r) => r.province && /^[A-Za-z]+$/.test(r.province))!;
+  const res: Record<string, unknown> = { fillSecondsAfterLoad: fillSeconds, commonTerm: common, commonShare: counts.get(common)! / rows.length };
+  const run = async (name: string, goal: number, bodies: object[]) => {
+    const m = await latencies(port, token, bodies);
+    res[name] = { ...m, goalMs: goal, ok: m.p50 <= goal, example: bodies[0] };
+    log(`fts ${name}: p50 ${m.p50} ms (goal ${goal}), total ${m.total}`);
+  };
+  await run('qRare', 20, rareIds.map((q) => ({ resource_id: id, q })));
+  await run('qCommonTotal', 300, [{ resource_id: id, q: common }]);
+  await run('qCommonNoTotal', 30, [{ resource_id: id, q: common, include_total: false }]);
+  await run('qDictRare', 20, [{ resource_id: id, q: { province: 'Atlantis' } }]);
+  await run('fullTextFilters', 50, [{ resource_id: id, full_text: province.province, filters: { country: province.country } }]);
+  return res;
+}
+
 /** How datastore_search selects a column (postgres.ts selectExpr for these types). */
 function selectExpr(id: string, type: string): string {
   if (type === 'timestamp') return `to_char(${qi(id)}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
@@ -404,6 +481,7 @@ function printTable(res: any) {
   const lines: string[][] = [['measure', 'svc', 'raw database', 'ratio', 'goal', '']];
   const row = (name: string, m: Measure, d = 0) => lines.push([name, `${fmt(m.app, d)} ${m.unit}`, `${fmt(m.raw, d)} ${m.unit}`, pct(m.ratio), `>= ${pct(m.goal)}`, m.ok ? 'ok' : 'MISSED']);
   row('load: insert (JSON over HTTP vs COPY FROM)', res.load.insert);
+  if (res.load.insertBare) row('load: insert vs COPY into a bare table', res.load.insertBare);
   row('load: upsert with primary key', res.load.upsert);
   if (res.search) row(`search: 100-row page, ${res.search.connections} conns`, res.search, 1);
   if (res.dump) {
@@ -415,6 +493,13 @@ function printTable(res: any) {
   for (const [i, l] of lines.entries()) {
     console.log(l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+  if (res.fts) {
+    const f = res.fts;
+    for (const [k, label] of [['qRare', 'fts: q rare term'], ['qCommonTotal', 'fts: q common term, exact total'], ['qCommonNoTotal', 'fts: q common term, include_total false'], ['qDictRare', 'fts: q dict, one text column, rare value'], ['fullTextFilters', 'fts: full_text + filters']] as const) {
+      if (f[k]) console.log(`${label.padEnd(42)} p50 ${String(f[k].p50).padStart(7)} ms  p90 ${String(f[k].p90).padStart(7)} ms  goal <= ${f[k].goalMs} ms  total ${f[k].total}  ${f[k].ok ? 'ok' : 'MISSED'}`);
+    }
+    console.log(`full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`);
   }
   if (res.search) console.log(`search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`);
 }

@@ -44,7 +44,8 @@ export interface Table {
   relkind: string;
   /** All columns in table order, `_id` included. */
   columns: Column[];
-  meta: { primary_key?: string[] };
+  /** The table comment: primary key, language of the stored full-text vectors (fts.ts). */
+  meta: { primary_key?: string[]; fts_language?: string };
   /** For a view: the one table it is an alias of (null when it is not an alias of exactly one). */
   aliasOf: string | null;
 }

@@ -6,6 +6,7 @@ import { ValidationError } from '../errors.ts';
 import type { CreateInput, CreateResult } from './backend.ts';
 import { aliasesOf, COUNTS_TABLE, readTable, validType } from './catalog.ts';
 import { isDbError, isRace, uniqueError } from './db-errors.ts';
+import { FTS_COLUMN, setUpFullText, storedLanguage, unfillAll, userTriggerSql } from './fts.ts';
 import { checkRecordObjects } from './records.ts';
 import type { WriteSession } from './sessions.ts';
 import { guessType, parseTypeName } from './types.ts';
@@ -58,10 +59,11 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
   });
 
   let created = false;
+  let dropped = false;
   let aliasesToRestore: string[] = [];
   try {
     if (!t) {
-      const cols = ['"_id" serial PRIMARY KEY', ...defs.map((d) => `${qi(d.id)} ${d.ddl}`)];
+      const cols = ['"_id" serial PRIMARY KEY', ...defs.map((d) => `${qi(d.id)} ${d.ddl}`), `${qi(FTS_COLUMN)} tsvector`];
       await s.exec(`CREATE TABLE ${qi(input.resource_id)} (${cols.join(', ')})`);
       await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`, [input.resource_id]);
       created = true;
@@ -74,13 +76,20 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
         for (const a of aliasesToRestore) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
         const parts = [...drops.map((d) => `DROP COLUMN ${qi(d)}`), ...defs.map((d) => `ADD COLUMN ${qi(d.id)} ${d.ddl}`)];
         await s.exec(`ALTER TABLE ${qi(input.resource_id)} ${parts.join(', ')}`);
+        dropped = drops.length > 0;
       }
     }
   } catch (e) {
     if (isDbError(e) && !isRace(e)) throw new ValidationError({ fields: [e.message] });
     throw e;
   }
+  // Stored full-text vectors: set up on a new table, indexes for new columns, a table of before
+  // them migrated; when the row's text changed (dropped columns) every row is filled again.
+  const hadVectors = !!t && !!storedLanguage(t);
+  const added = await setUpFullText(s, input.resource_id, s.fts);
   t = (await readTable(s, input.resource_id))!;
+  if (dropped && hadVectors) await unfillAll(s, t);
+  if ((dropped && hadVectors) || (added && !created)) s.wroteRows(t, Number.MAX_SAFE_INTEGER);
   // Data dictionary: the info of each sent field, as the column comment.
   for (const f of sent) {
     if (f.info !== undefined && f.info !== null) {
@@ -126,7 +135,7 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       // No name holds a NUL (PostgreSQL's message for a name that is no function).
       if (tr.function.includes('\u0000')) throw new ValidationError({ triggers: [`function ${tr.function.replaceAll('\u0000', '\\u0000')}() does not exist`] });
       try {
-        await s.exec(`CREATE TRIGGER ${qi(`${prefix}trg_${n++}`)} BEFORE INSERT OR UPDATE ON ${qi(t.name)} FOR EACH ROW EXECUTE PROCEDURE ${qi(tr.function)}()`);
+        await s.exec(userTriggerSql(`${prefix}trg_${n++}`, t.name, tr.function, true));
       } catch (e) {
         if (isDbError(e) && !isRace(e)) throw new ValidationError({ triggers: [e.message] });
         throw e;

@@ -20,7 +20,7 @@ export async function* dumpRows(sessions: Sessions, input: SearchInput & { limit
   const { t, plan } = await sessions.readSession(async (q) => {
     const t = await sessions.describe(q, input.resource_id);
     if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
-    return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, text, true) };
+    return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, await sessions.textSearch(q, t), text, true) };
   });
   const shape = (rows: Record<string, unknown>[]): unknown[][] => (text
     ? rows.map((r) => plan.fields.map((_, i) => r[`f${i}`] ?? null))

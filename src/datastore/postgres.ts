@@ -16,6 +16,7 @@ import type {
 import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo } from './catalog.ts';
 import { createTable } from './create.ts';
 import { isDbError, isRace } from './db-errors.ts';
+import { fillBatch, pendingRows, setUpFullText } from './fts.ts';
 import { dumpRows } from './dump.ts';
 import { readQuery, searchRows } from './search.ts';
 import { Sessions, type SessionsOptions } from './sessions.ts';
@@ -59,6 +60,7 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async close(): Promise<void> {
+    await this.sessions.filler.close();
     await this.sessions.tables.close();
     for (const db of this.opts.owned ?? []) await db.close().catch(() => undefined);
   }
@@ -103,6 +105,33 @@ export class PostgresBackend implements DatastoreBackend {
         throw e;
       }
     });
+  }
+
+  /**
+   * Gives every table stored full-text vectors (tables made before them) and fills every vector
+   * still missing, now, reporting progress; returns the number of tables.
+   */
+  async upgradeFullText(progress: (table: string, done: number, total: number) => void = () => undefined): Promise<number> {
+    const ids = await this.get_all_ids();
+    for (const name of ids) {
+      await this.sessions.writeTx(async (s) => {
+        await s.schemaChanged();
+        await setUpFullText(s, name, this.sessions.fts);
+      });
+      const total = await pendingRows(this.sessions.write, name);
+      let done = 0;
+      progress(name, done, total);
+      const unfillable: number[] = [];
+      for (;;) {
+        const r = await fillBatch(this.sessions.write, name, 10_000, unfillable);
+        unfillable.push(...r.failed);
+        done += r.taken;
+        progress(name, Math.min(done, total), total);
+        if (r.taken < 10_000) break;
+      }
+      if (done) await this.sessions.write.exec(`VACUUM (ANALYZE) ${qi(name)}`);
+    }
+    return ids.length;
   }
 
   // --- reads ----------------------------------------------------------------------------------

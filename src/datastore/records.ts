@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.ts';
 import { JsonArrayText } from '../json/array-text.ts';
 import type { RecordInput, RecordSource } from './backend.ts';
 import type { Column, Table } from './catalog.ts';
+import { FTS_COLUMN } from './fts.ts';
 import { CopyWriter, JsonRecordReader } from './json-to-copy.ts';
 
 export function checkRecordObjects(records: unknown[]): void {
@@ -18,7 +19,7 @@ export function checkedRecords(t: Table, records: RecordInput): Record<string, u
   const list = (Array.isArray(records) ? records : new JsonArrayText(records.bytes).toArray()) as Record<string, unknown>[];
   if (!Array.isArray(list)) throw new ValidationError({ records: ['records must be a list of objects'] });
   checkRecordObjects(list);
-  const cols = new Set(t.columns.map((c) => c.id));
+  const cols = new Set(t.columns.filter((c) => c.id !== FTS_COLUMN).map((c) => c.id));
   const unknown = new Set<string>();
   for (const r of list) for (const k in r) if (!cols.has(k)) unknown.add(k);
   if (unknown.size) throw new ValidationError({ fields: [`fields "${[...unknown].join(', ')}" do not exist`] });
@@ -58,7 +59,13 @@ export function recordReader(t: Table, records: RecordInput): JsonRecordReader {
     throw new ValidationError({ records: ['records must be a list of objects'] });
   }
   const bytes = Array.isArray(records) ? Buffer.from(JSON.stringify(records)) : records.bytes;
-  return new JsonRecordReader(bytes, t.columns.map((c) => ({ id: c.id, kind: c.kind, float8: c.typname === 'float8' })));
+  // The stored full-text vector is not written by records: its key is unknown to the reader.
+  return new JsonRecordReader(bytes, t.columns.map((c) => ({ id: c.id === FTS_COLUMN ? '\u0000' : c.id, kind: c.kind, float8: c.typname === 'float8' })));
+}
+
+/** Indexes of the columns records may write (all but the stored full-text vector). */
+export function writableColumns(t: Table): number[] {
+  return t.columns.map((_, i) => i).filter((i) => t.columns[i].id !== FTS_COLUMN);
 }
 
 /** The next record, checked to be an object with known keys; false after the last. */

@@ -28,16 +28,17 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
     const t = await sessions.describe(q, input.resource_id);
     if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
     const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
-    const plan = await buildSelect(q, t, input, textFormat);
+    const plan = await buildSelect(q, t, input, await sessions.textSearch(q, t), textFormat);
     const out: SearchResult = { fields: plan.fields, records: [] };
     const unfiltered = !plan.filtered && !input.distinct;
-    // A filtered count comes with the page (one scan) when the page has rows.
-    const totalWithPage = input.include_total !== false && !unfiltered ? plan.sqlWithTotal : null;
+    // A filtered count comes with the page (one scan) when the page has rows; a full-text one is
+    // counted apart, through the index (with the page it would rank and read every matching row).
+    const totalWithPage = input.include_total !== false && !unfiltered && !plan.textSearch ? plan.sqlWithTotal : null;
     let counted: number | null = null;
     if (input.limit > 0) {
       const p = [...plan.params, input.limit, input.offset ?? 0];
       const r = await q.query<Record<string, unknown>>(
-        `${totalWithPage ?? plan.sql} LIMIT $${p.length - 1} OFFSET $${p.length}`, p).catch((e) => { throw queryError(e); });
+        totalWithPage ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}` : plan.pageSql(`$${p.length - 1}`, `$${p.length}`), p).catch((e) => { throw queryError(e); });
       if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
       out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
     } else {
@@ -58,6 +59,16 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
           return out;
         }
       }
+      // A full-text search without filters: the planner's estimate (from the vectors' statistics).
+      const noFilters = !input.filters || !Object.keys(input.filters).length;
+      if (plan.textSearch && noFilters && !input.distinct && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
+        const n = await plannedRows(q, plan.matchSql, plan.params);
+        if (n >= input.total_estimation_threshold) {
+          out.total = n;
+          out.total_was_estimated = true;
+          return out;
+        }
+      }
       if (unfiltered) {
         const base = t.relkind === 'v' ? t.aliasOf : t.name;
         const bt = base && base !== t.name ? await readTable(q, base) : t;
@@ -70,6 +81,14 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
     }
     return out;
   });
+}
+
+/** The number of rows the planner expects a statement to return. */
+async function plannedRows(q: Queryable, sql: string, params: unknown[]): Promise<number> {
+  const r = await q.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${sql}`, params).catch((e) => { throw queryError(e); });
+  const raw = r.rows[0]?.['QUERY PLAN'];
+  const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: { 'Plan Rows'?: number } }[];
+  return Math.round(Number(plan?.[0]?.Plan?.['Plan Rows'] ?? 0));
 }
 
 /** A read-only query as the reader role with a row limit (datastore_search_sql). */

@@ -5,6 +5,7 @@ import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DatastoreField, SearchInput } from './backend.ts';
 import { METADATA_VIEW, visibleColumns, type Column, type Table } from './catalog.ts';
+import { columnVector, FTS_COLUMN, regconfig, rowVector } from './fts.ts';
 import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
 
 export interface Plan {
@@ -18,8 +19,18 @@ export interface Plan {
   fields: DatastoreField[];
   kinds: Kind[];
   filtered: boolean;
+  /** Whether q or full_text select rows (their total is counted apart, through the index). */
+  textSearch: boolean;
+  /** One page of sql ($n placeholders of limit and offset given). */
+  pageSql: (limit: string, offset: string) => string;
+  /** The rows matching (for the planner's estimate of their number). */
+  matchSql: string;
   defaultOrder: boolean;
 }
+
+const FTS = qi(FTS_COLUMN);
+/** Text search configurations seen to exist (one fewer round trip per search; they are seldom dropped). */
+const knownLanguages = new Set<string>();
 
 const invalid = (key: string, value: string) => new ValidationError({ [key]: [`invalid value "${value}"`] });
 
@@ -54,12 +65,17 @@ export function filterConditions(t: Table, filters: Record<string, unknown>, par
 
 const SORT_RE = /^\s*("(?:[^"]|"")+"|[^\s"]+)(?:\s+(asc|desc))?(?:\s+nulls\s+(first|last))?\s*$/i;
 
-export async function buildSelect(q: Queryable, t: Table, input: SearchInput, textFormat: boolean, withKey = false): Promise<Plan> {
+/** How a search may use stored full-text vectors: their language (null: none) and the default language. */
+export interface TextSearchSetting {
+  stored: string | null;
+  defaultLanguage: string;
+}
+
+export async function buildSelect(q: Queryable, t: Table, input: SearchInput, fts: TextSearchSetting, textFormat: boolean, withKey = false): Promise<Plan> {
   const params: unknown[] = [];
   const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
   const visible = visibleColumns(t);
   const byId = new Map(visible.map((c) => [c.id, c]));
-  const userCols = visible.filter((c) => c.id !== '_id');
 
   let selected: Column[];
   if (input.fields && input.fields.length) {
@@ -73,24 +89,32 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, te
   const where = input.filters ? filterConditions(t, input.filters, params, 'filters') : [];
   if (t.name === METADATA_VIEW && input.only_resources) where.push(`coalesce("alias_of", "name") = ANY(${bind(input.only_resources)}::text[])`);
 
-  // Full text: q (string or per-field object) and full_text, computed from the row at query time.
+  // Full text: q (string or per-field object) and full_text.
   const ranks: { name: string; expr: string }[] = [];
   const hasText = input.q !== undefined && input.q !== '' || !!input.full_text;
   let langP = '';
+  let lang = '';
   if (hasText) {
-    const lang = input.language ?? 'english';
+    lang = input.language ?? fts.defaultLanguage;
     if (lang.includes('\u0000')) throw invalid('language', lang.replaceAll('\u0000', '\\u0000'));
-    const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
-    if (!ok.rows.length) throw invalid('language', lang);
-    langP = `${bind(lang)}::regconfig`;
+    if (!knownLanguages.has(lang)) {
+      const ok = await q.query('SELECT 1 FROM pg_ts_config WHERE cfgname = $1', [lang]);
+      if (!ok.rows.length) throw invalid('language', lang);
+      if (knownLanguages.size < 1000) knownLanguages.add(lang);
+    }
+    // A literal, not a parameter: text-to-regconfig is not immutable, so only a literal makes the
+    // expression match the per-column indexes' (checked against pg_ts_config just above).
+    langP = regconfig(lang);
   }
+  // The stored vectors serve a search in their language; another language computes them per row.
+  const stored = hasText && fts.stored === lang;
   const tsq = (text: string) => `${input.plain === false ? 'to_tsquery' : 'plainto_tsquery'}(${langP}, ${bind(text)})`;
-  const rowText = userCols.length ? `concat_ws(' ', ${userCols.map((c) => `${qi(c.id)}::text`).join(', ')})` : `''`;
+  const rowVec = stored ? `COALESCE(${FTS}, ${rowVector(t, langP)})` : rowVector(t, langP);
   const fullText = (text: string, name: string) => {
     const query = tsq(text);
-    const vec = `to_tsvector(${langP}, ${rowText})`;
-    where.push(`${vec} @@ ${query}`);
-    ranks.push({ name, expr: `ts_rank(${vec}, ${query})` });
+    // Rows not filled yet (NULL) are found through the partial index of pending rows.
+    where.push(stored ? `(${FTS} @@ ${query} OR (${FTS} IS NULL AND ${rowVector(t, langP)} @@ ${query}))` : `${rowVec} @@ ${query}`);
+    ranks.push({ name, expr: `ts_rank(${rowVec}, ${query})` });
   };
   if (typeof input.q === 'string' && input.q !== '') fullText(input.q, 'rank');
   else if (input.q && typeof input.q === 'object') {
@@ -98,8 +122,9 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, te
       const c = byId.get(k);
       if (!c || c.id === '_id') throw invalid('q', k);
       const query = tsq(String(v));
-      const vec = `to_tsvector(${langP}, ${qi(c.id)}::text)`;
-      where.push(`${vec} @@ ${query}`);
+      const vec = columnVector(c, langP);
+      // Split so that filled rows can use the column's partial index (fts.ts), the others the pending one.
+      where.push(stored ? `((${FTS} IS NOT NULL AND ${vec} @@ ${query}) OR (${FTS} IS NULL AND ${vec} @@ ${query}))` : `${vec} @@ ${query}`);
       ranks.push({ name: `rank ${k}`, expr: `ts_rank(${vec}, ${query})` });
     }
   }
@@ -152,6 +177,13 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, te
     sqlKeyset: (p) => `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
     kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
     filtered: where.length > 0,
+    textSearch: hasText,
+    // Ranked pages pick their rows' _id first and read the columns of those rows only: computing
+    // every column of every match before the sort costs more than the ranking itself.
+    pageSql: (limit, offset) => (ranks.length && !input.distinct && t.columns.some((c) => c.id === '_id')
+      ? `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${from}${whereSql}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`
+      : `${sql} LIMIT ${limit} OFFSET ${offset}`),
+    matchSql: `SELECT 1 FROM ${from}${whereSql}`,
     defaultOrder,
   };
 }

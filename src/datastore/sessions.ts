@@ -7,6 +7,9 @@ import { ValidationError } from '../errors.ts';
 import { COUNTS_TABLE, readTable, type Table } from './catalog.ts';
 import { isRace } from './db-errors.ts';
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
+import { defaultFtsSettings, fillOwnRows, FTS_COLUMN, setUpFullText, storedLanguage, type FtsSettings } from './fts.ts';
+import type { TextSearchSetting } from './select.ts';
+import { FullTextFiller } from './fts-filler.ts';
 
 export const SEARCH_TIMEOUT_MS = 60000;
 /** How many times a write that lost a race with another transaction is run (see writeTx). */
@@ -16,6 +19,9 @@ const WRITE_ATTEMPTS = 6;
 export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC' };
 
 export interface WriteSession extends Transaction {
+  readonly fts: FtsSettings;
+  /** Rows of a table were written (their full-text vectors are to be computed: fts.ts). */
+  wroteRows(t: Table, n: number): void;
   /** Rows added (or removed) to a table's stored count: written with the COMMIT (one round trip). */
   addCount(name: string, n: number): void;
   /** Writes the counts added so far (before a statement that reads or replaces them). */
@@ -32,6 +38,10 @@ export interface SessionsOptions {
   readerRole?: string;
   /** PostgreSQL: the write database's URL, to hear of schema changes made by other processes. */
   listenUrl?: string;
+  /** Full-text search settings (defaults: defaultFtsSettings). */
+  fts?: Partial<FtsSettings>;
+  /** Errors of background work (the full-text filler). */
+  onBackgroundError?: (e: unknown) => void;
 }
 
 export class Sessions {
@@ -44,7 +54,17 @@ export class Sessions {
   /** Whether other processes follow schema changes (NOTIFY): only with a listening PostgreSQL. */
   private readonly notify: boolean;
 
+  readonly fts: FtsSettings;
+  /** Computes the full-text vectors that larger writes leave to it. */
+  readonly filler: FullTextFiller;
+  private readonly upgrading = new Set<string>();
+  private readonly onBackgroundError: (e: unknown) => void;
+
   constructor(opts: SessionsOptions) {
+    this.fts = { ...defaultFtsSettings, ...opts.fts };
+    this.onBackgroundError = opts.onBackgroundError ?? (() => undefined);
+    // PGlite runs one statement at a time, on this thread: small batches let requests in between.
+    this.filler = new FullTextFiller(opts.write, opts.write.kind === 'pglite' ? 500 : 10000, this.onBackgroundError);
     this.write = opts.write;
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
@@ -72,9 +92,12 @@ export class Sessions {
   private async writeOnce<T>(fn: (s: WriteSession) => Promise<T>, dryRun: boolean): Promise<T> {
     let changed = false;
     const counts = new Map<string, number>();
+    const written = new Map<string, { t: Table; n: number }>();
+    const ended = this.filler.writeStarted();
     const out = await this.write.transaction(async (tx) => {
       const session: WriteSession = {
         ...tx,
+        fts: this.fts,
         schemaChanged: async () => {
           if (!changed && this.notify) await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
           changed = true;
@@ -85,11 +108,39 @@ export class Sessions {
           counts.clear();
           if (sql) await tx.exec(sql);
         },
+        wroteRows: (t, n) => {
+          const w = written.get(t.name);
+          if (w) w.n += n;
+          else if (n > 0 && storedLanguage(t)) written.set(t.name, { t, n });
+        },
       };
-      return fn(session);
-    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) });
+      const result = await fn(session);
+      // Small writes fill their rows' vectors now; the filler takes the larger ones after the commit.
+      for (const [name, w] of written) {
+        if (dryRun || w.n > this.fts.inlineMaxRows) continue;
+        if (await fillOwnRows(tx, w.t)) written.delete(name);
+      }
+      return result;
+    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) }).finally(ended);
     if (changed) this.tables.clear();
+    if (!dryRun) for (const name of written.keys()) this.filler.wrote(name);
     return out;
+  }
+
+  /**
+   * A table made before stored full-text vectors: given them in the background (its searches
+   * compute them meanwhile). Once per table and process.
+   */
+  upgradeLater(name: string): void {
+    if (this.upgrading.has(name)) return;
+    this.upgrading.add(name);
+    this.writeTx(async (s) => {
+      await s.schemaChanged();
+      await setUpFullText(s, name, this.fts);
+    }).then(() => this.filler.wrote(name), (e) => {
+      this.upgrading.delete(name);
+      this.onBackgroundError(e);
+    });
   }
 
   /** One read-only transaction as the read-only role (settings: further SET LOCAL ones). */
@@ -107,6 +158,19 @@ export class Sessions {
   readSession<T>(fn: (q: Connection) => Promise<T>): Promise<T> {
     if (this.read !== this.write && this.read.kind === 'postgres') return this.read.withConnection(fn);
     return this.readTx(fn);
+  }
+
+  /** Whether a search of this table or alias can use stored full-text vectors (a table without them is upgraded). */
+  async textSearch(q: Queryable, t: Table): Promise<TextSearchSetting> {
+    let stored: string | null = null;
+    if (t.relkind === 'r') {
+      stored = storedLanguage(t);
+      if (!stored && !t.name.startsWith('_')) this.upgradeLater(t.name);
+    } else if (t.aliasOf && t.columns.some((c) => c.id === FTS_COLUMN)) {
+      const base = await this.describe(q, t.aliasOf);
+      stored = base ? storedLanguage(base) : null;
+    }
+    return { stored, defaultLanguage: this.fts.language };
   }
 
   /** readTable(), from the cache when it has it: for reads only (writes describe inside their transaction). */

@@ -5,11 +5,20 @@ import { ValidationError } from '../errors.ts';
 import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
 import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
 import { isDbError, isRace, recordError } from './db-errors.ts';
+import { FTS_COLUMN, storedLanguage } from './fts.ts';
 import {
-  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, recordReader, usedColumns,
+  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, recordReader, usedColumns, writableColumns,
 } from './records.ts';
 import { filterConditions } from './select.ts';
 import type { WriteSession } from './sessions.ts';
+
+/** The ON CONFLICT action of an upsert: the row's vector is computed again (fts.ts). */
+function onConflict(t: Table, nonKey: Column[]): string {
+  return nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}${unfill(t)}` : 'DO NOTHING';
+}
+
+/** An updated row's vector is to be computed again. */
+const unfill = (t: Table) => (storedLanguage(t) ? `, ${qi(FTS_COLUMN)} = NULL` : '');
 
 const noUniqueKey = () => new ValidationError({ table: ['unique key must be passed for update/upsert'] });
 
@@ -92,7 +101,7 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
   // _id is written only when the records give it (then all must: a serial cannot be half given).
   const idCol = t.columns.findIndex((c) => c.id === '_id');
   const withId = reader.has(idCol);
-  const cols = t.columns.map((_, i) => i).filter((i) => i !== idCol || withId);
+  const cols = writableColumns(t).filter((i) => i !== idCol || withId);
   const pieces = () => copyPieces(reader, cols, () => {
     if (!withId && reader.has(idCol)) throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
     return true;
@@ -110,6 +119,7 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
     }
   }
   s.addCount(t.name, inserted);
+  s.wroteRows(t, inserted);
 }
 
 /**
@@ -175,17 +185,18 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   const source = duplicates
     ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
     : `SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}`;
-  const conflict = nonKey.length ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}` : 'DO NOTHING';
-  const r = await s.query<{ inserted: number }>(`WITH w AS (
+  const conflict = onConflict(t, nonKey);
+  const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
       INSERT INTO ${qi(t.name)} (${names}) ${source}
       ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-    SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
     if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
     if (isDbError(e) && e.code === '21000') return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
     throw recordError(e);
   });
   await s.exec(`DROP TABLE ${qi(scratch)}`);
   s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+  s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
   if (staged.length) await remapRows(otherRows, () => applyGroups(s, t, staged, 'upsert', pk));
 }
 
@@ -266,7 +277,7 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
     const names = g.cols.map((c) => qi(c.id)).join(', ');
     const nonKey = g.cols.filter((c) => !pk.includes(c.id));
     if (method === 'update') {
-      const set = (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1)).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ');
+      const set = (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1)).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ') + unfill(t);
       const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}`).catch((e) => { throw recordError(e); });
       if (r.rowCount < g.rows.length) {
         // The first record (in the scratch table's order: the request's) whose key is not in the table.
@@ -275,18 +286,18 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
         const row = g.rows[(miss.rows[0]?.n ?? 1) - 1];
         throw new ValidationError({ key: [`key "${JSON.stringify(pk.map((k) => row[k]))}" not found`] });
       }
+      s.wroteRows(t, r.rowCount);
     } else {
-      const conflict = nonKey.length
-        ? `DO UPDATE SET ${nonKey.map((c) => `${qi(c.id)} = EXCLUDED.${qi(c.id)}`).join(', ')}`
-        : 'DO NOTHING';
-      const r = await s.query<{ inserted: number }>(`WITH w AS (
+      const conflict = onConflict(t, nonKey);
+      const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
           INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(g.scratch)} ORDER BY ${keyList}
           ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-        SELECT count(*) FILTER (WHERE ins)::int AS inserted FROM w`).catch((e) => {
+        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
         if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
         throw recordError(e);
       });
       s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
+      s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
     }
   }
 }
@@ -295,7 +306,10 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
 export async function runTriggers(s: WriteSession, id: string): Promise<number> {
   const t = await requireTable(s, id);
   try {
-    return (await s.query(`UPDATE ${qi(t.name)} SET "_id" = "_id"`)).rowCount;
+    // Setting the vector to NULL runs the triggers (WHEN NEW._full_text IS NULL) and refills it.
+    const n = (await s.query(`UPDATE ${qi(t.name)} SET ${storedLanguage(t) ? `${qi(FTS_COLUMN)} = NULL` : '"_id" = "_id"'}`)).rowCount;
+    s.wroteRows(t, n);
+    return n;
   } catch (e) {
     if (isDbError(e)) throw new ValidationError({ records: [e.message] });
     throw e;

@@ -12,7 +12,10 @@ import { onPackageChange } from '../../model/packages.ts';
 import { datastoreTablesToDrop, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { NotFoundError } from '../../errors.ts';
 import './permissions.ts'; // adds `svc datastore set-permissions`
+import './fts-cli.ts'; // `svc db upgrade` also migrates data store tables to stored full-text vectors
 import { registerSearchSql, type SqlSearchBackend } from './search-sql.ts';
+import type { FtsSettings } from '../../datastore/fts.ts';
+import type { Services } from '../../actions/context.ts';
 
 const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
@@ -30,6 +33,27 @@ declareOption({ name: 'svc.datastore.sqlsearch.enabled', type: 'bool', default: 
 declareOption({ name: 'svc.datastore.sqlsearch.timeout', type: 'int', default: 60000, validate: positive,
   description: 'Longest time a datastore_search_sql query may run, in milliseconds' });
 
+declareOption({ name: 'svc.datastore.default_fts_lang', type: 'string', default: 'english',
+  validate: (v: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : 'must be a text search configuration name'),
+  description: 'Language of full-text search: the default of datastore_search language, and of the stored, indexed text of new tables' });
+declareOption({ name: 'svc.datastore.default_fts_index_method', type: 'string', default: 'gin',
+  validate: (v: string) => (v === 'gin' || v === 'gist' ? undefined : 'must be gin or gist'),
+  description: 'Index method of the full-text indexes (gin: faster searches; gist: smaller, faster to update)' });
+declareOption({ name: 'svc.datastore.default_fts_index_field_types', type: 'list', default: ['text', 'tsvector'],
+  description: 'Column types that get a full-text index of their own (for datastore_search q as a per-column dict), space or comma separated' });
+declareOption({ name: 'svc.datastore.fts_inline_max_rows', type: 'int', default: 5000, validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  description: 'Writes of at most this many rows compute their full-text index entries before they commit; larger ones (loads) leave them to a background task that runs once writes pause' });
+
+/** The full-text settings of the data store from the configuration. */
+export function ftsSettings(config: Services['config']): FtsSettings {
+  return {
+    language: config.str('svc.datastore.default_fts_lang'),
+    method: config.str('svc.datastore.default_fts_index_method') === 'gist' ? 'gist' : 'gin',
+    fieldTypes: config.list('svc.datastore.default_fts_index_field_types'),
+    inlineMaxRows: config.int('svc.datastore.fts_inline_max_rows'),
+  };
+}
+
 /** The read-only role inside the embedded data store database. */
 export const EMBEDDED_READER_ROLE = 'svc_datastore_reader';
 
@@ -39,6 +63,8 @@ export const datastorePlugin: Plugin = {
     const writeUrl = services.config.str('svc.datastore.write_url');
     const readUrl = services.config.str('svc.datastore.read_url');
     let backend: PostgresBackend;
+    const fts = ftsSettings(services.config);
+    const onBackgroundError = (e: unknown) => services.logger.error({ err: e }, 'data store background work failed');
     let sqlRead: Omit<SqlSearchBackend, 'kind'>;
     if (writeUrl) {
       // Reads (search, SQL search, dumps) run as a user that can only read.
@@ -47,11 +73,11 @@ export const datastorePlugin: Plugin = {
       }
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
       const read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions });
-      backend = new PostgresBackend({ write, read, owned: [write, read], listenUrl: writeUrl });
+      backend = new PostgresBackend({ write, read, owned: [write, read], listenUrl: writeUrl, fts, onBackgroundError });
       sqlRead = { readDb: read };
     } else {
       const db = await services.openEmbeddedWorker('datastore');
-      backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db] });
+      backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db], fts, onBackgroundError });
       sqlRead = { readDb: db, readRole: EMBEDDED_READER_ROLE };
     }
     services.onClose.push(() => backend.close());

@@ -1,0 +1,114 @@
+// Computes the stored full-text vectors that writes left NULL (fts.ts), in the background, in
+// batches of their own transactions, once writes pause: a bulk load is not slowed by it, and the
+// work is done in bulk (one UPDATE per batch keeps the indexes, GIN's pending list merging them).
+// A table that keeps being written is filled anyway once it has waited MAX_DEFER_MS.
+import type { Database } from '../db/database.ts';
+import { quoteIdent as qi } from '../db/sql.ts';
+import { fillBatch } from './fts.ts';
+
+/** Quiet time after the last write before filling starts (a loader's pause between two batches is shorter). */
+const IDLE_MS = 1000;
+const MAX_DEFER_MS = 120_000;
+const RETRY_MS = 5_000;
+/** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
+const VACUUM_AFTER = 10_000;
+
+export interface FillProgress {
+  table: string;
+  filled: number;
+}
+
+export class FullTextFiller {
+  /** Tables with rows to fill, with the time they first were. */
+  private readonly dirty = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private lastWrite = 0;
+  private closed = false;
+  private readonly waiters: (() => void)[] = [];
+  /** Rows whose text makes no vector, by table: not tried again by this process. */
+  private readonly unfillable = new Map<string, number[]>();
+
+  /** batch: rows per transaction (small on PGlite, whose one connection the batch holds). */
+  constructor(private readonly db: Database, private readonly batch: number, private readonly onError: (e: unknown) => void = () => undefined) {}
+
+  /** Writes in progress: the filler does not start a batch while there are any. */
+  private writing = 0;
+
+  /** A write transaction starts (end() when it is over): loads are not slowed by the filler. */
+  writeStarted(): () => void {
+    this.writing++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.writing--;
+      this.lastWrite = Date.now();
+    };
+  }
+
+  /** A write committed rows whose vectors are to be computed (or a table was set up). */
+  wrote(table: string): void {
+    if (this.closed) return;
+    this.lastWrite = Date.now();
+    if (!this.dirty.has(table)) this.dirty.set(table, this.lastWrite);
+    this.arm(IDLE_MS);
+  }
+
+  /** Resolves when nothing is left to fill (tests, the benchmark, the CLI). */
+  idle(): Promise<void> {
+    if (!this.dirty.size && !this.running) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private arm(ms: number): void {
+    if (this.closed || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => { this.timer = null; this.start(); }, ms);
+    this.timer.unref();
+  }
+
+  private start(): void {
+    if (this.running || this.closed) return;
+    let failed = false;
+    this.running = this.fillAll().catch((e) => { failed = true; this.onError(e); }).finally(() => {
+      this.running = null;
+      if (this.dirty.size) this.arm(failed ? RETRY_MS : IDLE_MS);
+      else for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  private async fillAll(): Promise<void> {
+    for (const [table, since] of [...this.dirty]) {
+      this.dirty.delete(table);
+      let filled = 0;
+      for (;;) {
+        if (this.closed) return;
+        // A load is going on: wait for it to pause (unless the table has waited long enough).
+        if ((this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS) && Date.now() - since < MAX_DEFER_MS) {
+          this.dirty.set(table, since);
+          return;
+        }
+        let n: number;
+        try {
+          const r = await fillBatch(this.db, table, this.batch, this.unfillable.get(table));
+          n = r.taken;
+          if (r.failed.length) this.unfillable.set(table, [...(this.unfillable.get(table) ?? []), ...r.failed].slice(-10_000));
+        } catch (e) {
+          this.dirty.set(table, since);
+          throw e;
+        }
+        filled += n;
+        if (n < this.batch) break;
+      }
+      if (filled >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
+    }
+  }
+}

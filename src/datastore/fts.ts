@@ -1,0 +1,176 @@
+// Full-text search over a stored, indexed representation of each row.
+//
+// Every data store table has a hidden "_full_text" tsvector column: to_tsvector(<language>, the
+// row's user columns as text), with an index on it (GIN by default) and, for text columns, one
+// index per column on to_tsvector(<language>, column). NULL means "not computed yet": writes
+// never compute it (a COPY stays a plain COPY). Small writes fill their own rows before they
+// commit; larger ones leave them to the filler below, which computes them in batches once writes
+// pause. Searches read the stored vector where it is there and compute it for the rows still
+// NULL (found through a partial index), so they are right at every moment. All full-text indexes
+// are partial (WHERE "_full_text" IS NOT NULL): a load maintains none of them; the filler's
+// UPDATE does, in bulk. The trade-off is written down in docs/internals.md.
+import { createHash } from 'node:crypto';
+import type { Connection, Database, Queryable } from '../db/database.ts';
+import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
+import { aliasesOf, readTable, type Column, type Table } from './catalog.ts';
+
+export const FTS_COLUMN = '_full_text';
+const FTS = qi(FTS_COLUMN);
+
+export interface FtsSettings {
+  /** Language of the stored vectors of new tables (svc.datastore.default_fts_lang). */
+  language: string;
+  /** Index method of the full-text indexes (gin or gist). */
+  method: 'gin' | 'gist';
+  /** Column types that get an index of their own, for `q` as a per-column dict. */
+  fieldTypes: string[];
+  /** A write of at most this many rows fills their vectors before it commits; larger ones leave them to the filler. */
+  inlineMaxRows: number;
+}
+
+export const defaultFtsSettings: FtsSettings = { language: 'english', method: 'gin', fieldTypes: ['text', 'tsvector'], inlineMaxRows: 5000 };
+
+/** The language the table's stored vectors are in; null when the table has none (not migrated yet). */
+export function storedLanguage(t: Table): string | null {
+  const lang = t.meta.fts_language;
+  return typeof lang === 'string' && t.columns.some((c) => c.id === FTS_COLUMN) ? lang : null;
+}
+
+export const regconfig = (lang: string) => `${quoteLiteral(lang)}::regconfig`;
+
+/** The user's columns, whose text makes a row's vector. */
+export const textColumns = (t: Table): Column[] => t.columns.filter((c) => !c.id.startsWith('_'));
+
+/** The row's text (NULLs left out), as the query-time search always computed it. */
+export function rowText(t: Table): string {
+  const cols = textColumns(t);
+  return cols.length ? `concat_ws(' ', ${cols.map((c) => `${qi(c.id)}::text`).join(', ')})` : `''`;
+}
+
+export const rowVector = (t: Table, langSql: string) => `to_tsvector(${langSql}, ${rowText(t)})`;
+export const columnVector = (c: Column, langSql: string) => `to_tsvector(${langSql}, ${qi(c.id)}::text)`;
+
+/** Columns with an index of their own (by type, svc.datastore.default_fts_index_field_types). */
+export function indexedColumns(t: Table, settings: FtsSettings): Column[] {
+  const types = new Set(settings.fieldTypes.map((x) => x.toLowerCase()));
+  return textColumns(t).filter((c) => types.has(c.typname) || types.has(c.ftype));
+}
+
+const columnIndexName = (t: Table, c: Column) => `ds_${t.oid}_fts_c_${createHash('sha1').update(c.id).digest('hex').slice(0, 10)}`;
+
+/**
+ * Gives a table its stored vector (column, language, indexes) or brings its per-column indexes up
+ * to date with its columns; idempotent. User triggers get `WHEN (NEW._full_text IS NULL)`, so the
+ * filler's UPDATE (which only sets the vector) does not run them again. Returns true when the
+ * column was added (every row is then to be filled).
+ */
+export async function setUpFullText(q: Queryable, name: string, settings: FtsSettings): Promise<boolean> {
+  let t = (await readTable(q, name))!;
+  const added = !t.columns.some((c) => c.id === FTS_COLUMN);
+  if (added) {
+    // Alias views freeze their column list: they are made again with the new column.
+    const aliases = await aliasesOf(q, t.oid);
+    for (const a of aliases) await q.query(`DROP VIEW IF EXISTS ${qi(a)}`);
+    await q.query(`ALTER TABLE ${qi(name)} ADD COLUMN ${FTS} tsvector`);
+    for (const a of aliases) await q.query(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(name)}`);
+  }
+  if (typeof t.meta.fts_language !== 'string') {
+    t.meta = { ...t.meta, fts_language: settings.language };
+    await q.query(`COMMENT ON TABLE ${qi(name)} IS ${quoteLiteral(JSON.stringify(t.meta))}`);
+  }
+  t = (await readTable(q, name))!;
+  const lang = regconfig(storedLanguage(t)!);
+  const method = settings.method === 'gist' ? 'gist' : 'gin';
+  const prefix = `ds_${t.oid}_`;
+  const existing = new Set((await q.query<{ name: string }>(
+    `SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [name])).rows.map((r) => r.name));
+  const wanted = new Map<string, string>([
+    [`${prefix}fts`, `USING ${method} (${FTS}) WHERE ${FTS} IS NOT NULL`],
+    [`${prefix}fts_pending`, `("_id") WHERE ${FTS} IS NULL`],
+  ]);
+  for (const c of indexedColumns(t, settings)) wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
+  for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
+  for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
+  // Triggers made before the column existed: again, with the condition.
+  const triggers = (await q.query<{ name: string; fn: string }>(
+    `SELECT tg.tgname AS name, p.proname AS fn FROM pg_trigger tg JOIN pg_proc p ON p.oid = tg.tgfoid
+     WHERE tg.tgrelid = $1 AND NOT tg.tgisinternal AND tg.tgqual IS NULL AND tg.tgname LIKE $2 ORDER BY tg.tgname`,
+    [t.oid, `${prefix}trg\\_%`])).rows;
+  for (const tr of triggers) {
+    await q.query(`DROP TRIGGER ${qi(tr.name)} ON ${qi(name)}`);
+    await q.query(userTriggerSql(tr.name, name, tr.fn, true));
+  }
+  return added;
+}
+
+/** A user trigger (datastore_create triggers); with the stored vector it skips the filler's updates. */
+export function userTriggerSql(trigger: string, table: string, fn: string, stored: boolean): string {
+  return `CREATE TRIGGER ${qi(trigger)} BEFORE INSERT OR UPDATE ON ${qi(table)} FOR EACH ROW${stored ? ` WHEN (NEW.${FTS} IS NULL)` : ''} EXECUTE PROCEDURE ${qi(fn)}()`;
+}
+
+/** Fills the vectors of the rows this transaction wrote (a small write, before it commits); false when it could not. */
+export async function fillOwnRows(q: Connection, t: Table): Promise<boolean> {
+  const lang = storedLanguage(t);
+  if (!lang) return true;
+  // A row whose text makes no vector (over tsvector's 1 MB) must not fail the write: its rows
+  // are then left to the filler.
+  await q.exec('SAVEPOINT svc_fts');
+  try {
+    await q.query(`UPDATE ${qi(t.name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
+      WHERE ${FTS} IS NULL AND xmin = pg_current_xact_id()::xid`);
+    await q.exec('RELEASE SAVEPOINT svc_fts');
+    return true;
+  } catch {
+    await q.exec('ROLLBACK TO SAVEPOINT svc_fts');
+    return false;
+  }
+}
+
+/** Marks every row to be filled again (the row's text changed for all rows: a column was dropped). */
+export async function unfillAll(q: Queryable, t: Table): Promise<void> {
+  if (!storedLanguage(t)) return;
+  await q.query(`ALTER TABLE ${qi(t.name)} DISABLE TRIGGER USER`);
+  await q.query(`UPDATE ${qi(t.name)} SET ${FTS} = NULL WHERE ${FTS} IS NOT NULL`);
+  await q.query(`ALTER TABLE ${qi(t.name)} ENABLE TRIGGER USER`);
+}
+
+/**
+ * Fills up to `batch` rows still NULL, in one transaction; returns how many it took and the ids of
+ * rows whose text makes no vector (over tsvector's 1 MB: they stay NULL, and searches computing
+ * them fail as they always did; `skip` keeps them out of later batches). Rows another transaction
+ * holds are skipped (its commit schedules the table again), so this never waits.
+ */
+export async function fillBatch(db: Database, name: string, batch: number, skip: number[] = []): Promise<{ taken: number; failed: number[] }> {
+  return db.transaction(async (tx) => {
+    const t = await readTable(tx, name);
+    const lang = t && t.relkind === 'r' ? storedLanguage(t) : null;
+    if (!t || !lang) return { taken: 0, failed: [] };
+    const pick = `SELECT "_id" FROM ${qi(name)} WHERE ${FTS} IS NULL AND "_id" <> ALL($2::int8[]) LIMIT $1 FOR UPDATE SKIP LOCKED`;
+    const vector = rowVector(t, regconfig(lang));
+    await tx.exec('SAVEPOINT svc_fts');
+    try {
+      return { taken: (await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])).rowCount, failed: [] };
+    } catch {
+      // Row by row, to find the rows that fail.
+      await tx.exec('ROLLBACK TO SAVEPOINT svc_fts');
+      const ids = (await tx.query<{ _id: number }>(pick, [batch, skip])).rows.map((r) => Number(r._id));
+      const failed: number[] = [];
+      for (const id of ids) {
+        await tx.exec('SAVEPOINT svc_fts_row');
+        try {
+          await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" = $1`, [id]);
+        } catch {
+          await tx.exec('ROLLBACK TO SAVEPOINT svc_fts_row');
+          failed.push(id);
+        }
+      }
+      return { taken: ids.length, failed };
+    }
+  });
+}
+
+/** Rows whose vector is still to be computed. */
+export async function pendingRows(q: Queryable, name: string): Promise<number> {
+  const r = await q.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${qi(name)} WHERE ${FTS} IS NULL`);
+  return Number(r.rows[0].n);
+}
