@@ -11,6 +11,7 @@ import { migrate } from './db/migrate.ts';
 import { acquireDataDirLock } from './db/lock.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
+import { JobService } from './jobs/service.ts';
 
 type EmbeddedOpener = (name: string) => Promise<PGliteDatabase>;
 
@@ -38,13 +39,16 @@ export interface ServiceOptions {
   migrate?: boolean;
   /** How embedded databases are opened (tests load a prepared template instead of creating one). */
   openEmbedded?: EmbeddedOpener;
+  /** Start the in-process job worker when svc.jobs.in_process_worker is on (default true; one-shot CLI commands pass false). */
+  worker?: boolean;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const logger = opts.logger ?? pino({ level: config.str('svc.log_level') });
   const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
   const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
-  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded };
+  const jobs = new JobService(db, config, logger);
+  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded, jobs };
   try {
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
@@ -55,6 +59,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (!plugin) throw new ConfigError(`unknown plugin "${name}" in svc.plugins (available: ${Object.keys(availablePlugins).join(', ')})`);
       await plugin.setup(services);
     }
+    // Registered last, so it runs first on close: no job runs while the plugins shut down.
+    services.onClose.push(() => jobs.stop());
+    if (opts.worker !== false && config.bool('svc.jobs.in_process_worker')) jobs.startWorker();
   } catch (e) {
     await closeServices(services).catch(() => undefined);
     throw e;

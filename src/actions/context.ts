@@ -4,6 +4,7 @@ import type { Config } from '../config/load.ts';
 import type { Connection, Database, PGliteDatabase, Queryable } from '../db/database.ts';
 import type { UserRow } from '../model/users.ts';
 import type { Registry } from './registry.ts';
+import type { JobService } from '../jobs/service.ts';
 
 export interface Identity {
   /** null for an anonymous caller. */
@@ -37,6 +38,8 @@ export interface Services {
   onClose: (() => Promise<void>)[];
   /** Opens an embedded (PGlite) database by name under svc.storage_path ('catalog', 'datastore'). */
   openEmbedded: (name: string) => Promise<PGliteDatabase>;
+  /** Background jobs: job types, enqueueing, workers (src/jobs). */
+  jobs: JobService;
 }
 
 /** Work run once a write has committed (files, the data store's own database). */

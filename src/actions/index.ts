@@ -14,6 +14,9 @@ import { groupActions, groupExtraActions } from './group.ts';
 import { organizationActions } from './organization.ts';
 import { memberActions } from './member.ts';
 import { collaboratorActions } from './collaborator.ts';
+import { jobActions } from './job.ts';
+import { taskStatusActions } from './task-status.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
-  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions];
+  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions,
+  ...jobActions, ...taskStatusActions];

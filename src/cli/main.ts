@@ -10,6 +10,7 @@ import { ActionError } from '../errors.ts';
 import { closeServices, createServices } from '../services.ts';
 import { serve } from './serve.ts';
 import { cliCommands } from './extensions.ts';
+import '../jobs/cli.ts'; // adds `svc jobs ...`
 
 const program = new Command();
 program
@@ -25,7 +26,7 @@ function config(overrides: Record<string, unknown> = {}): Config {
 /** Opens the services, runs fn, closes them: for one-shot commands. */
 async function withServices<T>(fn: (s: Services) => Promise<T>, overrides: Record<string, unknown> = {}): Promise<T> {
   const cfg = config({ 'svc.log_level': 'warn', ...overrides });
-  const services = await createServices(cfg, { logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const services = await createServices(cfg, { logger: pino({ level: 'warn' }, pino.destination(2)), worker: false });
   try {
     return await fn(services);
   } finally {
