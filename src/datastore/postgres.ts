@@ -20,6 +20,7 @@ import type {
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
 import { CopyWriter, JsonRecordReader } from './json-to-copy.ts';
 import { JsonArrayText } from '../json/array-text.ts';
+import { runBulk, type BulkSession } from './bulk.ts';
 import { JSON_DOMAIN, csvCell, guessType, kindOf, outValue, parseTypeName, reportedType, type Kind } from './types.ts';
 
 export const COUNTS_TABLE = '_svc_counts';
@@ -133,6 +134,11 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   // --- sessions ---------------------------------------------------------------------------
+
+  /** Bulk loads (src/loader): one write transaction with streamed COPY; cached table descriptions go when it commits. */
+  async bulkWrite<T>(fn: (s: BulkSession) => Promise<T>): Promise<T> {
+    return runBulk(this.write, () => this.tables.clear(), fn);
+  }
 
   /** One write transaction on the write database; dryRun rolls it back. */
   private async writeTx<T>(fn: (s: WriteSession) => Promise<T>, dryRun = false): Promise<T> {
