@@ -149,3 +149,9 @@ export async function pruneJobs(db: Queryable, keepDays: number): Promise<number
     `DELETE FROM jobs WHERE status IN ('finished', 'failed', 'canceled') AND ended < ${NOW} - make_interval(days => $1)`, [keepDays]);
   return r.rowCount;
 }
+
+/** Removes queued jobs of a type whose data has key = value (a newer job replaces them). */
+export async function dropQueuedLike(db: Queryable, type: string, key: string, value: string): Promise<number> {
+  const r = await db.query(`DELETE FROM jobs WHERE status = 'queued' AND type = $1 AND data->>$2 = $3`, [type, key, value]);
+  return r.rowCount;
+}

@@ -93,11 +93,16 @@ export function detectEncoding(sample: Buffer, complete = false): DetectedEncodi
   return { encoding: guessLegacyEncoding(sample), bomLength: 0 };
 }
 
+/** The sample up to its last line end (no character cut in half). */
+const wholeLines = (b: Buffer) => { const end = b.lastIndexOf(10); return end > 0 ? b.subarray(0, end + 1) : b; };
+
 /** For bytes that are not UTF-8: a CJK encoding chardet is sure of, else the best Western code page. */
 export function guessLegacyEncoding(sample: Buffer): string {
   const guesses = chardet.analyse(sample);
-  for (const g of guesses.slice(0, 2)) {
-    if (MULTI_BYTE[g.name] && g.confidence >= 50) return MULTI_BYTE[g.name];
+  // A CJK encoding when chardet is sure, or ranks it first and it decodes the sample cleanly.
+  for (const [i, g] of guesses.slice(0, 2).entries()) {
+    const enc = MULTI_BYTE[g.name];
+    if (enc && (g.confidence >= 50 || (i === 0 && !iconv.decode(wholeLines(sample), enc).includes('\ufffd')))) return enc;
   }
   const top = guesses[0];
   if (top && OTHER_SINGLE_BYTE[top.name] && top.confidence >= 60) return OTHER_SINGLE_BYTE[top.name];

@@ -156,6 +156,12 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     out.end();
     await once(out, 'finish');
     opts.onProgress?.({ rows, bytes });
+    if (source.merges) {
+      const merged = (await source.merges()).filter((m) => m.top <= headerIndex + 1 && m.bottom >= headerIndex + 1);
+      if (merged.length) {
+        throw new LoadError(`merged header cells are not supported: ${merged.map((m) => m.ref).join(', ')} (unmerge them so that each column has its own header)`);
+      }
+    }
     if (blankWithData.length) {
       const cols = [...new Set(blankWithData.map((b) => b.col))];
       throw new LoadError(`blank column headers are not supported: column(s) ${cols.join(', ')} have values (e.g. row ${blankWithData[0].row}) but no header`);
@@ -196,12 +202,6 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
       columns.push({ id, type, guessed, override, conversion, cell: i });
     });
     if (!columns.length) throw new LoadError('the header row has no column names');
-    if (source.merges) {
-      const merged = (await source.merges()).filter((m) => m.top <= headerIndex + 1 && m.bottom >= headerIndex + 1);
-      if (merged.length) {
-        throw new LoadError(`merged header cells are not supported: ${merged.map((m) => m.ref).join(', ')} (unmerge them so that each column has its own header)`);
-      }
-    }
     log.push(`${rows} row(s), ${columns.length} column(s): ${columns.map((c) => `${c.id} ${c.type}`).join(', ')}`);
     return { columns, width, spoolPath: opts.spoolPath, rows, source, log };
   } catch (e) {

@@ -2,8 +2,10 @@
 import type { Plugin } from './plugin.ts';
 import { expireApiTokenPlugin } from './expire_api_token/index.ts';
 import { datastorePlugin } from './datastore/index.ts';
+import { loaderPlugin } from './loader/index.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
   datastore: datastorePlugin,
+  loader: loaderPlugin,
 };
