@@ -33,12 +33,14 @@ export async function runBulk<T>(db: Database, onCommitted: () => void, fn: (s: 
   if (db.kind === 'pglite') {
     const raw = db.raw as PGlite;
     return db.withConnection((conn) => run(conn, async (sql, pieces) => {
+      // PGlite reads COPY input from its virtual /dev/blob file.
+      const pgliteSql = sql.replace(/\bFROM STDIN\b/i, "FROM '/dev/blob'");
       let rows = 0;
       let batch: Buffer[] = [];
       let size = 0;
       const flush = async () => {
         if (!size) return;
-        const r = await raw.query(sql, [], { blob: new Blob(batch as Uint8Array<ArrayBuffer>[]) });
+        const r = await raw.query(pgliteSql, [], { blob: new Blob(batch as Uint8Array<ArrayBuffer>[]) });
         rows += r.affectedRows ?? 0;
         batch = [];
         size = 0;
