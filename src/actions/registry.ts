@@ -2,8 +2,10 @@
 // validation schema, help text, handler). Routes, help_show and auth checks all come from here.
 // Plugins add actions and auth functions to the same registry, or chain existing ones.
 import { AuthorizationError, NotFoundError } from '../errors.ts';
-import { validateOrThrow, type Schema } from '../validation/validate.ts';
+import type { TSchema } from '@sinclair/typebox';
+import { validateOrThrow, type ExtrasPolicy, type Schema } from '../validation/validate.ts';
 import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
+import { compileParams, helpText, type ParamValues, type Params } from './params.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -16,9 +18,20 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   auth: AuthFunction;
   /** Run the auth rule on the raw input before validation (CKAN's order for creates). */
   authBeforeValidation?: boolean;
-  /** Parameter validators (CKAN messages); the handler receives the converted result. */
+  /** What the action does: the first paragraph of help_show and the OpenAPI summary. */
+  description?: string;
+  /** The typed parameter declarations (src/actions/params.ts): validation, help and OpenAPI. */
+  params?: Params;
+  /** What happens to keys the declarations do not name: kept, dropped or refused (default drop). */
+  extras?: ExtrasPolicy;
+  /** What the action returns (help_show's :returns: and the OpenAPI result schema). */
+  returns?: ActionReturns;
+  /** The OpenAPI tag (entity); derived from the name when not given. */
+  tag?: string;
+  /** @deprecated validator chains of actions not yet declared with params. */
   schema?: Schema;
-  help: string;
+  /** @deprecated a hand-written help text of actions not yet declared with params. */
+  help?: string;
   /**
    * Top-level list parameters of a large JSON body that reach the handler as bytes, read while
    * they are used (JsonArrayText: datastore_upsert's records). The end of such a list is guessed
@@ -30,6 +43,39 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   /** false: the handler manages its own transactions (long data store loads). */
   transaction?: boolean;
   handler: (ctx: ActionContext, params: P) => Promise<R> | R;
+}
+
+export interface ActionReturns {
+  description: string;
+  /** CKAN's :rtype: (dictionary, list, string, bool, int). */
+  rtype?: string;
+  /** JSON Schema of the result, for the OpenAPI document. */
+  schema?: TSchema;
+}
+
+/** Declares an action with typed parameters: the handler's params type comes from the declarations. */
+export function defineAction<const P extends Params = {}, R = unknown>(
+  def: Omit<ActionDefinition<ParamValues<P>, R>, 'params' | 'schema' | 'help' | 'description'> & { params?: P; description: string },
+): ActionDefinition<ParamValues<P>, R> {
+  return def as ActionDefinition<ParamValues<P>, R>;
+}
+
+const compiled = new WeakMap<ActionDefinition<any, any>, Schema | null>();
+
+/** The validator schema of an action, compiled once from its declarations. */
+export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
+  let schema = compiled.get(def);
+  if (schema === undefined) {
+    schema = def.params ? compileParams(def.params, def.extras ?? 'drop') : def.schema ?? null;
+    compiled.set(def, schema);
+  }
+  return schema;
+}
+
+/** The help_show text of an action. */
+export function actionHelp(def: ActionDefinition<any, any>): string {
+  if (def.params || def.description) return helpText(def.description ?? '', def.params, def.returns);
+  return def.help ?? '';
 }
 
 export type ActionChain = (next: ActionDefinition['handler']) => ActionDefinition['handler'];
@@ -158,7 +204,8 @@ function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {
 
 async function runDefinition(ctx: ActionContext, def: ActionDefinition, input: Record<string, unknown>): Promise<unknown> {
   if (def.authBeforeValidation) await checkAccess(ctx, def.name, input);
-  const params = def.schema ? await validateOrThrow(def.schema, input, ctx) : { ...input };
+  const schema = actionSchema(def);
+  const params = schema ? await validateOrThrow(schema, input, ctx) : { ...input };
   if (!def.authBeforeValidation) await checkAccess(ctx, def.name, params);
   return def.handler(ctx, params);
 }

@@ -1,28 +1,40 @@
 // Site-level actions: site_read, status_show, help_show, get_site_user.
-import type { ActionDefinition } from './registry.ts';
+import { Type } from '@sinclair/typebox';
+import { actionHelp, defineAction, type ActionDefinition } from './registry.ts';
+import { p } from './params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError } from '../errors.ts';
 import { siteUrl } from '../config/site-url.ts';
-import { notEmpty, unicodeString, ignoreMissing, bool } from '../validation/validators.ts';
 import { ensureSiteUser } from './site-user.ts';
 import { userDict } from './user-dict.ts';
+import { userSchema } from './result-schemas.ts';
 
 /** The CKAN version clients feature-detect on. */
 export const API_COMPAT_VERSION = '2.11.0';
 
 export const siteActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'site_read',
     sideEffectFree: true,
     auth: anyone,
-    help: 'Return true: the caller may read the site.\n\n:rtype: bool',
+    description: 'Return true: the caller may read the site.',
+    returns: { description: 'true', rtype: 'bool', schema: Type.Boolean() },
     handler: () => true,
-  },
-  {
+  }),
+  defineAction({
     name: 'status_show',
     sideEffectFree: true,
     auth: anyone,
-    help: 'Return a dictionary with information about the site\'s configuration: site_title, site_description, site_url, error_emails_to, locale_default, extensions, ckan_version.\n\n:rtype: dictionary',
+    description: "Return information about the site's configuration.",
+    returns: {
+      description: 'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true)',
+      rtype: 'dictionary',
+      schema: Type.Object({
+        site_title: Type.String(), site_description: Type.String(), site_url: Type.String(),
+        error_emails_to: Type.Union([Type.String(), Type.Null()]), locale_default: Type.String(),
+        extensions: Type.Array(Type.String()), ckan_version: Type.Optional(Type.String()),
+      }),
+    },
     handler: (ctx) => {
       const { config } = ctx;
       const out: Record<string, unknown> = {
@@ -36,24 +48,30 @@ export const siteActions: ActionDefinition<any, any>[] = [
       if (!config.bool('svc.hide_version') || ctx.identity.sysadmin) out.ckan_version = API_COMPAT_VERSION;
       return out;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'help_show',
     sideEffectFree: true,
     auth: anyone,
-    schema: { name: [notEmpty, unicodeString] },
-    help: 'Return the help string for a particular API action.\n\n:param name: action function name (e.g. `user_create`, `package_search`)\n:type name: string\n:returns: the help string for the action function, or null if the function does not have one\n:rtype: string',
-    handler: (ctx, p: { name: string }) => {
-      if (!ctx.services.registry.has(p.name)) throw new NotFoundError('Action function not found');
-      return ctx.services.registry.get(p.name).help || null;
+    description: 'Return the help string for a particular API action.',
+    params: {
+      name: p.string('action function name (e.g. `user_create`, `package_search`)').required(),
     },
-  },
-  {
+    returns: { description: 'the help string for the action function', rtype: 'string', schema: Type.String() },
+    handler: (ctx, params) => {
+      if (!ctx.services.registry.has(params.name)) throw new NotFoundError('Action function not found');
+      return actionHelp(ctx.services.registry.get(params.name)) || null;
+    },
+  }),
+  defineAction({
     name: 'get_site_user',
     sideEffectFree: true,
     auth: sysadminOnly,
-    schema: { defer_commit: [ignoreMissing, ...bool(false)] },
-    help: 'Return the site user (the sysadmin account the site uses for its own work), creating it if needed.\n\n:param defer_commit: accepted for compatibility; svc always commits with the call\n:rtype: dictionary',
+    description: 'Return the site user (the sysadmin account the site uses for its own work), creating it if needed.',
+    params: {
+      defer_commit: p.boolean('accepted for compatibility; svc always commits with the call').default(false),
+    },
+    returns: { description: 'the site user', rtype: 'dictionary', schema: userSchema },
     handler: async (ctx) => userDict(ctx, await ensureSiteUser(ctx.db, ctx.config), { self: true }),
-  },
+  }),
 ];

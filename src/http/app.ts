@@ -12,6 +12,7 @@ import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
+import { apiDocsRoutes } from './api-docs.ts';
 
 export interface HttpExtension {
   /** Extra routes (downloads, dumps): registered on the same app with the same identity resolution. */
@@ -148,6 +149,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   }
   app.get('/api', async () => ({ version: 3 }));
   app.get('/api/3', async () => ({ version: 3 }));
+  await app.register(apiDocsRoutes, { services });
 
   for (const ext of httpExtensions) await ext.register(app, services);
   return app;

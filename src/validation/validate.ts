@@ -23,6 +23,12 @@ export class Stop extends ChainSignal {
     super(record ?? 'stop');
   }
 }
+/** Ends the chain for that field with this value (a nullable parameter's null). */
+export class Keep extends ChainSignal {
+  constructor(readonly value: unknown) {
+    super('keep');
+  }
+}
 
 export interface FieldContext {
   /** Name of the field being validated. */
@@ -66,6 +72,7 @@ async function runChain(chain: Validator[], value: unknown, field: FieldContext)
     try {
       v = await validator(v, field);
     } catch (e) {
+      if (e instanceof Keep) return { value: e.value, messages };
       if (e instanceof Stop) {
         if (e.record) messages.push(e.record);
         return { value: MISSING, messages };

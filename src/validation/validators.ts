@@ -1,5 +1,5 @@
 // The common validators, with CKAN's exact messages.
-import { Invalid, MISSING, Stop, type Validator } from './validate.ts';
+import { Invalid, Keep, MISSING, Stop, type Validator } from './validate.ts';
 
 const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined;
 
@@ -30,6 +30,12 @@ export const notMissing: Validator = (v) => {
 /** Replaces a missing, null or empty value with a default. */
 export const defaultValue = (d: unknown | (() => unknown)): Validator => (v) =>
   isBlank(v) || v === '' ? (typeof d === 'function' ? (d as () => unknown)() : d) : v;
+
+/** Missing, null or "" ends the chain with null (kept in the output). */
+export const nullIfEmpty: Validator = (v) => {
+  if (isBlank(v) || v === '') throw new Keep(null);
+  return v;
+};
 
 /** Missing/null becomes null (kept in the output). */
 export const emptyToNull: Validator = (v) => (isBlank(v) || v === '' ? null : v);
@@ -69,6 +75,12 @@ export const intValidator: Validator = (v) => {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v)) return Number.parseInt(v, 10);
   throw new Invalid('Invalid integer');
+};
+
+export const numberValidator: Validator = (v) => {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  throw new Invalid('Invalid number');
 };
 
 export const naturalNumber: Validator = (v) => {
