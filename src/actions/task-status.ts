@@ -1,86 +1,87 @@
 // task_status_update/_many/show/delete: CKAN's task status records (writes are sysadmin-only).
-import type { ActionDefinition } from './registry.ts';
+import { defineAction, type ActionDefinition } from './registry.ts';
+import type { ActionContext } from './context.ts';
+import { p } from './params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { deleteTaskStatus, findTaskStatus, saveTaskStatus } from '../model/task-status.ts';
-import { ignoreMissing, isoDate, notEmpty, unicodeString } from '../validation/validators.ts';
-import { validateOrThrow, type Schema, type Validator } from '../validation/validate.ts';
+import { deleteTaskStatus, findTaskStatus, saveTaskStatus, type TaskStatusWrite } from '../model/task-status.ts';
+import { unicodeString } from '../validation/validators.ts';
 
 /** value is text; a JSON object or list sent is stored as its JSON text. */
-const textValue: Validator = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : unicodeString(v, undefined as never));
+const textValue = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : unicodeString(v, undefined as never));
 
-const taskStatusSchema: Schema = {
-  id: [ignoreMissing, unicodeString],
-  entity_id: [notEmpty, unicodeString],
-  entity_type: [notEmpty, unicodeString],
-  task_type: [notEmpty, unicodeString],
-  key: [notEmpty, unicodeString],
-  value: [ignoreMissing, textValue],
-  state: [ignoreMissing, unicodeString],
-  last_updated: [ignoreMissing, isoDate],
-  error: [ignoreMissing, unicodeString],
+const taskStatusParams = {
+  id: p.string('the id of the task status to update'),
+  entity_id: p.string('id of what the task is about').required(),
+  entity_type: p.string('type of what the task is about (e.g. resource)').required(),
+  task_type: p.string('kind of task (e.g. xloader)').required(),
+  key: p.string('key of the record within the task').required(),
+  value: p.any('text (a JSON object or list is stored as its JSON text)').use(textValue),
+  state: p.string('state of the task'),
+  last_updated: p.datetime('when it changed (default now)'),
+  error: p.string('error message'),
 };
 
-async function update(ctx: Parameters<ActionDefinition['handler']>[0], p: any) {
-  const row = await saveTaskStatus(ctx.db, p);
+async function update(ctx: ActionContext, q: TaskStatusWrite) {
+  const row = await saveTaskStatus(ctx.db, q);
   if (!row) throw new NotFoundError('Task status not found');
   return row;
 }
 
 export const taskStatusActions: ActionDefinition<any, any>[] = [
-  {
+  defineAction({
     name: 'task_status_update',
     sideEffectFree: false,
     auth: sysadminOnly,
-    schema: taskStatusSchema,
-    help: 'Create or update a task status (the record of (entity_id, task_type, key), or the one with that id).\n\n:param id: the id of the task status to update (optional)\n:param entity_id, entity_type, task_type, key: what the task is about (required)\n:param value, state, error: (optional)\n:param last_updated: ISO date (optional, default now)\n:returns: the task status\n:rtype: dictionary',
-    handler: update,
-  },
-  {
+    params: taskStatusParams,
+    description: 'Create or update a task status: the record of (entity_id, task_type, key), or the one with that id.',
+    returns: { description: 'the task status (id, entity_id, entity_type, task_type, key, value, state, error, last_updated)', rtype: 'dictionary' },
+    handler: (ctx, q) => update(ctx, q as TaskStatusWrite),
+  }),
+  defineAction({
     name: 'task_status_update_many',
     sideEffectFree: false,
     auth: sysadminOnly,
-    help: 'Create or update several task statuses (as task_status_update) in one call.\n\n:param data: a list of task status dicts\n:returns: {"results": [task status, ...]}\n:rtype: dictionary',
-    handler: async (ctx, p) => {
-      if (!Array.isArray(p.data)) throw new ValidationError({ data: [p.data === undefined ? 'Missing value' : 'Must be a list of dicts'] });
+    params: { data: p.listOf(taskStatusParams, 'the task statuses').required() },
+    description: 'Create or update several task statuses (as task_status_update) in one call: all or none.',
+    returns: { description: '{"results": [task status, ...]}', rtype: 'dictionary' },
+    handler: async (ctx, q) => {
       const results = [];
-      for (const item of p.data) {
-        if (!item || typeof item !== 'object' || Array.isArray(item)) throw new ValidationError({ data: ['Must be a list of dicts'] });
-        results.push(await update(ctx, await validateOrThrow(taskStatusSchema, item, ctx)));
-      }
+      for (const item of q.data) results.push(await update(ctx, item as TaskStatusWrite));
       return { results };
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'task_status_show',
     sideEffectFree: true,
     auth: anyone,
-    schema: {
-      id: [ignoreMissing, unicodeString],
-      entity_id: [ignoreMissing, unicodeString],
-      task_type: [ignoreMissing, unicodeString],
-      key: [ignoreMissing, unicodeString],
+    params: {
+      id: p.string('the id of the task status'),
+      entity_id: p.string('with task_type and key, when id is not given'),
+      task_type: p.string('with entity_id and key'),
+      key: p.string('with entity_id and task_type'),
     },
-    help: 'Return a task status, by id or by entity_id, task_type and key.\n\n:param id: (optional)\n:param entity_id, task_type, key: (together, when id is not given)\n:rtype: dictionary',
-    handler: async (ctx, p) => {
-      if (!p.id) {
-        const missing = ['entity_id', 'task_type', 'key'].filter((k) => !p[k]);
+    description: 'Return a task status, by id or by entity_id, task_type and key.',
+    returns: { description: 'the task status', rtype: 'dictionary' },
+    handler: async (ctx, q) => {
+      if (!q.id) {
+        const missing = (['entity_id', 'task_type', 'key'] as const).filter((k) => !q[k]);
         if (missing.length) throw new ValidationError(Object.fromEntries(missing.map((k) => [k, ['Missing value']])));
       }
-      const row = await findTaskStatus(ctx.db, p.id ? { id: p.id } : { entity_id: p.entity_id, task_type: p.task_type, key: p.key });
+      const row = await findTaskStatus(ctx.db, q.id ? { id: q.id } : { entity_id: q.entity_id!, task_type: q.task_type!, key: q.key! });
       if (!row) throw new NotFoundError('Task status not found');
       return row;
     },
-  },
-  {
+  }),
+  defineAction({
     name: 'task_status_delete',
     sideEffectFree: false,
     auth: sysadminOnly,
-    schema: { id: [notEmpty, unicodeString] },
-    help: 'Delete a task status.\n\n:param id: the id of the task status',
-    handler: async (ctx, p) => {
-      if (!(await deleteTaskStatus(ctx.db, p.id))) throw new NotFoundError('Task status not found');
+    params: { id: p.string('the id of the task status').required() },
+    description: 'Delete a task status.',
+    handler: async (ctx, q) => {
+      if (!(await deleteTaskStatus(ctx.db, q.id))) throw new NotFoundError('Task status not found');
       return null;
     },
-  },
+  }),
 ];
