@@ -24,6 +24,8 @@ export interface FetchOptions {
   resolve?: LookupAll;
   signal?: AbortSignal;
   onBytes?: (n: number) => void;
+  /** Which addresses are refused (default isPrivateAddress; tests narrow it to try redirects). */
+  isBlocked?: (address: string) => boolean;
 }
 
 export interface FetchResult {
@@ -60,14 +62,14 @@ const systemResolve: LookupAll = (hostname) => new Promise((resolve, reject) => 
 });
 
 /** A connect-time lookup that only hands out allowed addresses. */
-function safeLookup(resolve: LookupAll, allowPrivate: boolean): net.LookupFunction {
+function safeLookup(resolve: LookupAll, allowPrivate: boolean, isBlocked: (a: string) => boolean): net.LookupFunction {
   return ((hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void) => {
     resolve(hostname).then((addrs) => {
       const family = typeof options === 'object' ? options.family : undefined;
       let ok = addrs.filter((a) => !family || a.family === family);
       if (!allowPrivate) {
-        const refused = ok.filter((a) => isPrivateAddress(a.address));
-        ok = ok.filter((a) => !isPrivateAddress(a.address));
+        const refused = ok.filter((a) => isBlocked(a.address));
+        ok = ok.filter((a) => !isBlocked(a.address));
         if (!ok.length) {
           const shown = refused.map((a) => a.address).join(', ') || 'none';
           return callback(new FetchError(`refused to connect to ${hostname} (${shown}): a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`));
@@ -99,7 +101,8 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
     throw new FetchError(`"${url}" is not a valid URL`);
   }
   const resolve = opts.resolve ?? systemResolve;
-  const lookup = safeLookup(resolve, opts.allowPrivate);
+  const isBlocked = opts.isBlocked ?? isPrivateAddress;
+  const lookup = safeLookup(resolve, opts.allowPrivate, isBlocked);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new FetchError(`the download timed out after ${Math.round(opts.timeoutMs / 1000)} s (svc.loader.timeout)`)), opts.timeoutMs);
   const onAbort = () => deadline.abort(opts.signal!.reason);
@@ -111,7 +114,7 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
       }
       // An address written in the URL is not looked up: check it here.
       const literal = current.hostname.replace(/^\[|\]$/g, '');
-      if (net.isIP(literal) && !opts.allowPrivate && isPrivateAddress(literal)) {
+      if (net.isIP(literal) && !opts.allowPrivate && isBlocked(literal)) {
         throw new FetchError(`refused to connect to ${literal}: a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`);
       }
       const res = await request(current, lookup, deadline.signal);
