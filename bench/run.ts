@@ -2,6 +2,7 @@
 // bench/results/<name>-<db>.json.
 const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<void> }>> = {
   datastore: () => import('./datastore.ts'),
+  loader: () => import('./loader.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -84,7 +84,7 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     while (head.length < HEADER_SAMPLE) {
       const r = await records.next();
       if (r.done) { done = true; break; }
-      head.push(r.value);
+      head.push(...r.value);
     }
     if (!head.some((r) => r.some((c) => c.trim()))) throw new LoadError('the file has no rows: there is no header to make columns from');
     const headerIndex = findHeaderRow(head);
@@ -117,7 +117,7 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
       pendingSize = 0;
       if (!ok) await once(out, 'drain');
     };
-    const takeRow = async (rec: string[]) => {
+    const takeRow = (rec: string[]) => {
       rowNo++;
       let filled = false;
       for (let i = 0; i < rec.length; i++) if (rec[i] !== '' && rec[i].trim() !== '') { filled = true; break; }
@@ -144,14 +144,17 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
       pending.push(line + '\n');
       pendingSize += line.length;
       rows++;
+    };
+    const takeBatch = async (batch: string[][]) => {
+      for (const rec of batch) takeRow(rec);
       if (pendingSize > 1 << 20) {
         await flush();
         opts.onProgress?.({ rows, bytes });
         if (opts.signal?.aborted) throw opts.signal.reason;
       }
     };
-    for (const rec of head.slice(headerIndex + 1)) await takeRow(rec);
-    if (!done) for await (const rec of { [Symbol.asyncIterator]: () => records }) await takeRow(rec);
+    await takeBatch(head.slice(headerIndex + 1));
+    if (!done) for await (const batch of { [Symbol.asyncIterator]: () => records }) await takeBatch(batch);
     await flush();
     out.end();
     await once(out, 'finish');
@@ -192,8 +195,8 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
             log.push(`column "${id}": numbers with ${format === 'en' ? 'thousands separators' : 'decimal commas'}`);
           }
         } else if (guessed === 'date' || guessed === 'timestamp') {
-          conversion = { kind: 'date', order: g.dateOrder()!, withTime: guessed === 'timestamp' };
-          if (conversion.order === 'dmy') log.push(`column "${id}": day-first dates`);
+          if (!g.isoDates) conversion = { kind: 'date', order: g.dateOrder()!, withTime: guessed === 'timestamp' };
+          if (g.dateOrder() === 'dmy') log.push(`column "${id}": day-first dates`);
         }
         if (g.contradiction) {
           log.push(`column "${id}": guessed ${g.contradiction.was} until row ${g.contradiction.row} ("${g.contradiction.value}"): loaded as text`);

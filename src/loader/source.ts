@@ -3,10 +3,10 @@
 // lists of strings so one pipeline guesses types and writes COPY data for both.
 import ExcelJS from 'exceljs';
 import { Open as openZip } from 'unzipper';
-import { parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { DecodeError, checkLooksLikeText, decodeFile, detectEncoding, guessLegacyEncoding, readSample, type DetectedEncoding } from './decode.ts';
-import { parseOptions, sniffDelimiter } from './sniff.ts';
+import { sniffDelimiter } from './sniff.ts';
+import { CsvTokenizer } from './csv.ts';
 
 export class SourceError extends Error {}
 
@@ -17,8 +17,8 @@ export interface TableSource {
   /** Text files: how they are read. */
   encoding?: string;
   delimiter?: string;
-  /** Records in file order (a record is one row; rows keep their file row number by position). */
-  records(onBytes?: (n: number) => void): AsyncGenerator<string[]>;
+  /** Records in file order, in batches (a record is one row; rows keep their file row number by position). */
+  records(onBytes?: (n: number) => void): AsyncGenerator<string[][]>;
   /** Spreadsheets: the merged cell ranges of the sheet read (after records() ended). */
   merges?: () => Promise<{ top: number; left: number; bottom: number; right: number; ref: string }[]>;
   /** Notes for the log (the sheet read, the encoding found). */
@@ -60,22 +60,13 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
       for (let attempt = 0; ; attempt++) {
         let yielded = false;
         try {
-          const parser = parse(parseOptions(delimiter));
-          const feed = (async () => {
-            try {
-              for await (const piece of decodeFile(file, enc, onBytes)) {
-                if (!parser.write(piece)) await new Promise((r) => parser.once('drain', r));
-              }
-              parser.end();
-            } catch (e) {
-              parser.destroy(e as Error);
-            }
-          })();
-          for await (const rec of parser as AsyncIterable<string[]>) {
-            yielded = true;
-            yield rec;
+          const tokenizer = new CsvTokenizer(delimiter);
+          for await (const piece of decodeFile(file, enc, onBytes)) {
+            const batch = tokenizer.push(piece);
+            if (batch.length) { yielded = true; yield batch; }
           }
-          await feed;
+          const last = tokenizer.end();
+          if (last.length) yield last;
           return;
         } catch (e) {
           // UTF-8 at the start, something else later: read the file again as a legacy encoding.
@@ -89,7 +80,7 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
             continue;
           }
           if (e instanceof DecodeError) throw new SourceError(e.message);
-          if (e instanceof Error && /Invalid Closing Quote|Quote Not Closed|Invalid Opening Quote/i.test(e.message)) {
+          if (e instanceof Error && /Quote Not Closed/i.test(e.message)) {
             throw new SourceError(`the file is not valid CSV: ${e.message}`);
           }
           throw e;
@@ -189,12 +180,12 @@ function xlsxSource(file: string): TableSource {
           let next = 1;
           for await (const row of ws as AsyncIterable<any>) {
             // Rows missing from the file are empty rows.
-            for (; next < row.number; next++) yield [];
+            for (; next < row.number; next++) yield [[]];
             next = row.number + 1;
             const values: unknown[] = row.values ?? [];
             const out: string[] = [];
             for (let i = 1; i < values.length; i++) out.push(cellText(values[i]));
-            yield out;
+            yield [out];
           }
           break;
         }

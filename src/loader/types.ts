@@ -13,6 +13,7 @@ const PLAIN_INT = /^[+-]?\d+$/;
 const EN = /^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$/;
 const EU = /^[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?$/;
 const LEADING_ZERO = /^[+-]?0\d/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?$/;
 
 const MONTHS: Record<string, number> = {
   jan: 1, january: 1, feb: 2, february: 2, mar: 3, march: 3, apr: 4, april: 4, may: 5, jun: 6, june: 6, jul: 7, july: 7,
@@ -25,9 +26,11 @@ const TIME = /^(\d{1,2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?\s*([AaPp][Mm])?\s*(Z|[
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
+const MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function validDate(y: number, m: number, d: number): boolean {
-  if (m < 1 || m > 12 || d < 1 || y < 1) return false;
-  return d <= new Date(Date.UTC(2000, m, 0)).getUTCDate() - (m === 2 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)) ? 1 : 0);
+  if (m < 1 || m > 12 || d < 1 || y < 1 || d > MONTH_DAYS[m]) return false;
+  return m !== 2 || d < 29 || (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0));
 }
 
 /** Parsed date parts for each order a value can be read in (bit set) with its time, or null. */
@@ -65,7 +68,15 @@ function readTime(s: string): { time: string; offset: number | null } | null {
   return { time: `${pad(h)}:${pad(min)}:${pad(sec)}${m[4] ?? ''}`, offset };
 }
 
+const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
 export function readDate(value: string): DateReading | null {
+  // The common case first: a plain ISO date.
+  const iso = value.length === 10 ? ISO_DAY.exec(value) : null;
+  if (iso) {
+    const y = Number(iso[1]); const m = Number(iso[2]); const d = Number(iso[3]);
+    return validDate(y, m, d) ? { orders: 1, parts: [[y, m, d]], time: null, offset: null } : null;
+  }
   let s = value;
   let time: string | null = null;
   let offset: number | null = null;
@@ -153,6 +164,8 @@ export class ColumnGuess {
   private dateOrders = 1 | 2 | 4;
   private hasTime = false;
   private dotDates = false;
+  /** Every date is already ISO (PostgreSQL reads it as written: no conversion needed). */
+  isoDates = true;
   /** The first value that turned a column with earlier typed values to text. */
   contradiction: Contradiction | null = null;
 
@@ -176,7 +189,8 @@ export class ColumnGuess {
       if (LEADING_ZERO.test(v)) {
         this.plain = this.en = this.eu = false;
       } else {
-        const digits = v.replace(/[^0-9]/g, '').length;
+        let digits = 0;
+        for (let k = 0; k < v.length; k++) { const ch = v.charCodeAt(k); if (ch >= 48 && ch <= 57) digits++; }
         if (this.plain && !PLAIN.test(v)) this.plain = false;
         else if (this.plain && !PLAIN_INT.test(v)) this.plainInt = false;
         if (this.en && !EN.test(v) && !PLAIN_INT.test(v) && !(PLAIN.test(v) && !/[eE]/.test(v))) this.en = false;
@@ -193,6 +207,7 @@ export class ColumnGuess {
         // Named months fit any order; numeric dates keep the orders they can be read in.
         if (!(r.orders & 8)) this.dateOrders &= r.orders;
         if (r.time) this.hasTime = true;
+        if (this.isoDates && !ISO_DATE.test(v)) this.isoDates = false;
         if (/^\d{1,2}\.\d{1,2}\.\d{4}/.test(v)) this.dotDates = true;
       }
     }

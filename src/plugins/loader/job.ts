@@ -69,6 +69,8 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
   const { config } = services;
   const value: LoadTaskValue = { ...parseValue(await loadTask(services.db, resourceId)), job_id: opts.jobId, logs: [], finished_timestamp: null };
   value.requested_timestamp ??= nowIso();
+  const started = performance.now();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(2)} s`;
   const log = (message: string, level: LogLine['level'] = 'INFO') => value.logs.push({ timestamp: nowIso(), message, level });
   const save = (state: 'running' | 'complete' | 'error', error: string | null = null) => saveLoadTask(services.db, resourceId, state, value, error);
   let lastSaved = 0;
@@ -99,7 +101,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
       total = fs.statSync(file).size;
       hash = await md5File(file);
-      log(`uploaded file, ${total} bytes`);
+      log(`uploaded file, ${total} bytes (${elapsed()})`);
     } else {
       if (!res.url) throw new LoadError('the resource has no URL to load from');
       log(`fetching ${res.url}`);
@@ -132,11 +134,12 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       onProgress: (p) => progress({ phase: 'read', ...p, total }),
     });
     prepared.log.forEach((l) => log(l, /loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO'));
+    log(`file read and types guessed (${elapsed()})`);
     const spoolSize = fs.statSync(spool).size;
     const rows = await replaceTable(backend, resourceId, prepared, {
       signal: opts.signal, onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
     });
-    log(`${rows} row(s) loaded into the data store`);
+    log(`${rows} row(s) loaded into the data store (${elapsed()})`);
     // The catalog: the resource is active in the data store, the dataset changed.
     const later: (() => void | Promise<void>)[] = [];
     await services.db.transaction(async (tx) => {
@@ -154,6 +157,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       }
     }
     value.hash = hash;
+    log(`done (${elapsed()})`);
     value.finished_timestamp = nowIso();
     await save('complete');
     return { rows, columns: prepared.columns.map((c) => ({ id: c.id, type: c.type })) };
