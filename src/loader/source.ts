@@ -1,8 +1,6 @@
 // The rows of a table file, whatever it is: delimited text in any supported encoding, or the first
 // worksheet of a spreadsheet (xlsx/xlsm; formulas as their values, dates as dates). Rows come as
 // lists of strings so one pipeline guesses types and writes COPY data for both.
-import ExcelJS from 'exceljs';
-import { Open as openZip } from 'unzipper';
 import iconv from 'iconv-lite';
 import { DecodeError, checkLooksLikeText, decodeFile, detectEncoding, guessLegacyEncoding, readSample, type DetectedEncoding } from './decode.ts';
 import { sniffDelimiter } from './sniff.ts';
@@ -132,8 +130,11 @@ function decodeRef(ref: string): { row: number; col: number } {
   return { row: Number(m[2]), col };
 }
 
+// exceljs and unzipper are loaded when a spreadsheet is read (not at every start of the CLI).
+const openZip = async (file: string) => (await import('unzipper')).Open.file(file);
+
 async function zipText(file: string, path: string): Promise<string | null> {
-  const zip = await openZip.file(file);
+  const zip = await openZip(file);
   const entry = zip.files.find((f) => f.path === path);
   if (!entry) return null;
   const parts: Buffer[] = [];
@@ -163,6 +164,7 @@ function xlsxSource(file: string): TableSource {
   return {
     kind: 'xlsx', notes,
     async *records() {
+      const ExcelJS = (await import('exceljs')).default;
       const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, {
         sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore',
       } as any);
@@ -195,7 +197,7 @@ function xlsxSource(file: string): TableSource {
     },
     async merges() {
       if (!sheetPath) return [];
-      const zip = await openZip.file(file);
+      const zip = await openZip(file);
       const entry = zip.files.find((f) => f.path === sheetPath);
       if (!entry) return [];
       const found: { top: number; left: number; bottom: number; right: number; ref: string }[] = [];

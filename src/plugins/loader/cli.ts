@@ -1,5 +1,4 @@
 // `svc loader submit RESOURCE_ID | --dataset ID | --all [--sync] [--ignore-hash]`.
-import cliProgress from 'cli-progress';
 import { cliCommands } from '../../cli/extensions.ts';
 import type { Services } from '../../actions/context.ts';
 import { BadRequestError } from '../../errors.ts';
@@ -39,6 +38,7 @@ function registerLoaderCli(program: Parameters<(typeof cliCommands)[number]>[0],
     .action(async (id: string | undefined, o: Options) => withServices(async (s) => {
       if ([id, o.dataset, o.all].filter(Boolean).length !== 1) throw new BadRequestError('give one of RESOURCE_ID, --dataset ID or --all');
       if (!s.plugins.datastore) throw new BadRequestError('the datastore and loader plugins must be enabled (svc.plugins)');
+      const cliProgress = (await import('cli-progress')).default;
       const list = await resourcesToLoad(s, id, o);
       if (!list.length) console.log('no loadable resources');
       let failed = 0;
