@@ -121,6 +121,7 @@ describe('background jobs', () => {
   test('two worker processes on PostgreSQL never run a job twice', { skip: !onPostgres && 'PostgreSQL only' }, async () => {
     const db = t.services.db;
     await db.query('CREATE TABLE job_runs (job_id text NOT NULL, pid int NOT NULL)');
+    await db.query('CREATE TABLE job_workers_ready (pid int NOT NULL)');
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) ids.push((await enqueueJob(db, { type: 'count', queue: 'q_pair' })).id);
     await db.query(`UPDATE jobs SET queue = 'default' WHERE queue = 'q_pair'`);

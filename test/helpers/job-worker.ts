@@ -13,5 +13,12 @@ services.jobs.registerJobType('count', async ({ job }) => {
   await new Promise((r) => setTimeout(r, 2));
   return { pid: process.pid };
 });
+// Both processes start together (a slow start must not leave all jobs to the other one).
+await services.db.query('INSERT INTO job_workers_ready (pid) VALUES ($1)', [process.pid]);
+for (let i = 0; i < 1200; i++) {
+  const r = await services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_workers_ready');
+  if (r.rows[0].n >= 2) break;
+  await new Promise((res) => setTimeout(res, 50));
+}
 await runWorker(services, [], true);
 await closeServices(services);
