@@ -3,6 +3,7 @@
 const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<void> }>> = {
   datastore: () => import('./datastore.ts'),
   search: () => import('./search.ts'),
+  loader: () => import('./loader.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config/load.ts';
 import type { Connection, Database, PGliteDatabase, Queryable } from './db/database.ts';
+import type { JobService } from './jobs/service.ts';
 import type { UserRow } from './model/users.ts';
 import type { Registry } from './actions/registry.ts';
 
@@ -40,6 +41,8 @@ export interface Services {
   openEmbedded: (name: string) => Promise<PGliteDatabase>;
   /** Opens an embedded database by name in a worker thread (the data store: its queries can be timed out). */
   openEmbeddedWorker: (name: string) => Promise<Database>;
+  /** The background job queue (src/jobs). */
+  jobs: JobService;
 }
 
 /** Work run once a write has committed (files, the data store's own database). */

@@ -13,6 +13,7 @@ import { acquireDataDirLock } from './db/lock.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
 import { setupSearch } from './search/service.ts';
+import { JobService } from './jobs/service.ts';
 
 type EmbeddedOpener = (name: string) => Promise<PGliteDatabase>;
 
@@ -51,13 +52,16 @@ export interface ServiceOptions {
   openEmbedded?: EmbeddedOpener;
   /** How embedded databases that run in a worker thread are opened (the data store). */
   openEmbeddedWorker?: (name: string) => Promise<Database>;
+  /** Start the in-process job worker when svc.jobs.in_process_worker is on (default true; one-shot CLI commands pass false). */
+  worker?: boolean;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const logger = opts.logger ?? pino({ level: config.str('svc.log_level') });
   const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
   const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
-  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded,
+  const jobs = new JobService(db, config, logger);
+  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded, jobs,
     openEmbeddedWorker: opts.openEmbeddedWorker ?? embeddedWorkerOpener(config) };
   try {
     if (opts.migrate !== false) await migrate(db);
@@ -70,6 +74,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       if (!plugin) throw new ConfigError(`unknown plugin "${name}" in svc.plugins (available: ${Object.keys(availablePlugins).join(', ')})`);
       await plugin.setup(services);
     }
+    // Registered last, so it runs first on close: no job runs while the plugins shut down.
+    services.onClose.push(() => jobs.stop());
+    if (opts.worker !== false && config.bool('svc.jobs.in_process_worker')) jobs.startWorker();
   } catch (e) {
     await closeServices(services).catch(() => undefined);
     throw e;

@@ -20,8 +20,10 @@ import { memberActions } from './member.ts';
 import { collaboratorActions } from './collaborator.ts';
 import { searchActions } from './search.ts';
 import { hierarchyActions } from './hierarchy.ts';
+import { jobActions } from './job.ts';
+import { taskStatusActions } from './task-status.ts';
 export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
   ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
   ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions,
-  ...searchActions, ...hierarchyActions];
+  ...searchActions, ...hierarchyActions, ...jobActions, ...taskStatusActions];
 coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);

@@ -11,6 +11,7 @@ import { cliCommands } from './extensions.ts';
 import { registerSearchIndexCommands } from './search-index.ts';
 import { adminCommands, CliError } from './admin-commands.ts';
 import { sendAdminCommand } from './admin-socket.ts';
+import '../jobs/cli.ts'; // adds `svc jobs ...`
 
 const program = new Command();
 program
@@ -26,7 +27,7 @@ function config(overrides: Record<string, unknown> = {}): Config {
 /** Opens the services, runs fn, closes them: for one-shot commands. */
 async function withServices<T>(fn: (s: Services) => Promise<T>, overrides: Record<string, unknown> = {}): Promise<T> {
   const cfg = config({ 'svc.log_level': 'warn', ...overrides });
-  const services = await createServices(cfg, { logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const services = await createServices(cfg, { logger: pino({ level: 'warn' }, pino.destination(2)), worker: false });
   try {
     return await fn(services);
   } finally {

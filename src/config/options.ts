@@ -43,7 +43,7 @@ const core: OptionDeclaration[] = [
   { name: 'svc.storage_path', type: 'string', default: './data', description: 'Folder for the embedded databases and uploaded files' },
   { name: 'svc.database_url', type: 'string', default: '', secret: true, validate: postgresUrl, description: 'PostgreSQL URL of the catalog database; empty uses the embedded database' },
   { name: 'svc.database_pool_size', type: 'int', default: 10, validate: positive, description: 'Connections per process to the catalog database (server mode)' },
-  { name: 'svc.plugins', type: 'list', default: ['datastore', 'activity', 'image_view', 'text_view', 'webpage_view', 'datatables_view', 'video_view', 'audio_view'], description: 'Plugins to load, space or comma separated' },
+  { name: 'svc.plugins', type: 'list', default: ['datastore', 'loader', 'activity', 'image_view', 'text_view', 'webpage_view', 'datatables_view', 'video_view', 'audio_view'], description: 'Plugins to load, space or comma separated' },
   { name: 'svc.secret', type: 'string', default: '', secret: true, description: 'Secret for signing API tokens; generated once and kept in the database when empty' },
   { name: 'svc.log_level', type: 'string', default: 'info', description: 'pino log level (fatal, error, warn, info, debug, trace, silent)',
     validate: (v: string) => (['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(v) ? undefined : 'must be one of fatal, error, warn, info, debug, trace, silent') },

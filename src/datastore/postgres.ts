@@ -22,6 +22,7 @@ import { readQuery, searchRows } from './search.ts';
 import { Sessions, type SessionsOptions } from './sessions.ts';
 import { JSON_DOMAIN } from './types.ts';
 import { deleteRecords, runTriggers, writeRecords } from './write.ts';
+import { runBulk, type BulkSession } from './bulk.ts';
 
 export { COUNTS_TABLE, METADATA_VIEW, METADATA_VIEW_SQL } from './catalog.ts';
 export { readPoolOptions } from './sessions.ts';
@@ -57,6 +58,21 @@ export class PostgresBackend implements DatastoreBackend {
         GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role};
         ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO ${role};`);
     }
+  }
+
+  /** Bulk loads (src/loader): one write transaction fed by streamed COPY; cached table descriptions go when it commits. */
+  bulkWrite<T>(fn: (s: BulkSession) => Promise<T>): Promise<T> {
+    return runBulk(this.sessions.write, () => this.sessions.tables.clear(), fn);
+  }
+
+  /**
+   * A loaded table gets its full-text column and indexes after the data (nothing per row while
+   * copying); its vectors are filled in the background once the load commits, and searches
+   * meanwhile compute the rows not filled yet.
+   */
+  async buildFullTextIndex(s: BulkSession, table: string): Promise<void> {
+    await setUpFullText(s, table, this.sessions.fts);
+    s.afterCommit(() => this.sessions.filler.wrote(table));
   }
 
   async close(): Promise<void> {

@@ -4,10 +4,12 @@ import { expireApiTokenPlugin } from './expire_api_token/index.ts';
 import { datastorePlugin } from './datastore/index.ts';
 import { activityPlugin } from './activity/index.ts';
 import { viewPlugins } from './views/index.ts';
+import { loaderPlugin } from './loader/index.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
   datastore: datastorePlugin,
   activity: activityPlugin,
   ...viewPlugins,
+  loader: loaderPlugin,
 };

@@ -1,0 +1,243 @@
+// npm run bench -- loader: the loader from upload to a typed, searchable table, next to `psql \copy`
+// of the same CSV into a table of text columns, in the same run.
+//
+//   csv   N-row CSV (11 mixed columns: int, date, text, nullable text/int, float, bool, timestamp;
+//         bench/data.ts) uploaded with resource_create (multipart, streamed from disk) to the
+//         real app on a real port; timed until xloader_status says complete (two passes, types
+//         guessed, COPY, table swap, catalog update), then one full-text datastore_search.
+//         Server peak RSS sampled from /proc.          goal (PostgreSQL): <= 2x psql \copy time
+//   xlsx  a 100,000-row sheet of the same rows, the same way.
+//
+// Environment: SVC_BENCH_SIZES (default 100000,1000000), SVC_BENCH_DB (postgres,pglite),
+// SVC_BENCH_XLSX_ROWS (default 100000; 0 skips), SVC_BENCH_DATABASE_URL (default
+// postgresql://postgres@127.0.0.1:5432/postgres; throw-away databases are created and dropped).
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import ExcelJS from 'exceljs';
+import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
+import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+
+const benchDir = path.dirname(new URL(import.meta.url).pathname);
+const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const READ_ROLE = 'svc_bench_reader';
+const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
+const XLSX_ROWS = Number(process.env.SVC_BENCH_XLSX_ROWS ?? 100000);
+const MB = 1024 * 1024;
+
+const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+function urlWith(url: string, db: string, user?: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + db;
+  if (user) { u.username = user; u.password = ''; }
+  return u.toString();
+}
+
+async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try { await c.query(sql); } finally { await c.end(); }
+}
+
+const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
+async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+  const child = fork(path.join(benchDir, 'server.ts'), [], {
+    execArgv: ['--import', 'tsx'], env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, ...msg };
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify(body),
+  });
+  const json: any = await res.json();
+  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+/** resource_create with the file streamed from disk as a multipart upload. */
+function upload(port: number, token: string, packageId: string, file: string, name: string): Promise<any> {
+  const boundary = '----svcbench' + randomUUID();
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="package_id"\r\n\r\n${packageId}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const size = head.length + fs.statSync(file).size + tail.length;
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: '/api/3/action/resource_create', method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': size, authorization: token },
+    }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c) => parts.push(c));
+      res.on('end', () => {
+        const json = JSON.parse(Buffer.concat(parts).toString());
+        if (!json.success) reject(new Error(`upload: ${JSON.stringify(json.error)}`));
+        else resolve(json.result);
+      });
+    });
+    req.on('error', reject);
+    req.write(head);
+    const stream = fs.createReadStream(file);
+    stream.pipe(req, { end: false });
+    stream.on('end', () => req.end(tail));
+  });
+}
+
+async function waitLoaded(port: number, token: string, id: string): Promise<any> {
+  for (;;) {
+    const res = await fetch(`http://127.0.0.1:${port}/api/3/action/xloader_status?resource_id=${id}`, { headers: { authorization: token } });
+    const json: any = await res.json();
+    const st = json.result?.status;
+    if (st === 'complete') return json.result;
+    if (st === 'error') throw new Error(`load failed: ${json.result.error?.message}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Upload -> complete, with the server's peak RSS; then one full-text search. */
+async function timeLoad(server: { child: ChildProcess; port: number; token: string }, pkg: string, file: string, name: string) {
+  const pid = server.child.pid!;
+  const before = rssBytes(pid);
+  let peak = before;
+  const timer = setInterval(() => { try { peak = Math.max(peak, rssBytes(pid)); } catch { /* exited */ } }, 25);
+  const t0 = performance.now();
+  const res = await upload(server.port, server.token, pkg, file, name);
+  const st = await waitLoaded(server.port, server.token, res.id);
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(timer);
+  const found = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, q: 'Germany', limit: 1 });
+  const info = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, limit: 0 });
+  return {
+    seconds, loaded_rows: info.total, search_hits: found.total,
+    types: Object.fromEntries(info.fields.filter((f: any) => f.id !== '_id').map((f: any) => [f.id, f.type])),
+    rss_before_mb: Math.round(before / MB), rss_peak_mb: Math.round(peak / MB), rss_growth_mb: Math.round((peak - before) / MB),
+    log: st.task_info.logs.map((l: any) => l.message),
+  };
+}
+
+function writeCsv(rows: ReturnType<typeof generateRows>, file: string): void {
+  const fd = fs.openSync(file, 'w');
+  fs.writeSync(fd, FIELDS.map((f) => f.id).join(',') + '\n');
+  for (let i = 0; i < rows.length; i += 100000) fs.writeSync(fd, toCsv(rows.slice(i, i + 100000)));
+  fs.closeSync(fd);
+}
+
+async function writeXlsx(rows: ReturnType<typeof generateRows>, file: string): Promise<void> {
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings: false, useStyles: true });
+  const ws = wb.addWorksheet('data');
+  ws.addRow(FIELDS.map((f) => f.id)).commit();
+  for (const r of rows) {
+    ws.addRow(FIELDS.map((f) => {
+      const v = r[f.id];
+      if (f.id === 'date' || f.id === 'updated_at') return new Date(`${v}${f.id === 'date' ? 'T00:00:00' : ''}Z`);
+      return v;
+    })).commit();
+  }
+  ws.commit();
+  await wb.commit();
+}
+
+function psqlCopy(url: string, file: string): number {
+  const table = `copy_${randomBytes(4).toString('hex')}`;
+  execFileSync('psql', [url, '-qc', `CREATE TABLE ${table} (${FIELDS.map((f) => `"${f.id}" text`).join(', ')})`]);
+  const t0 = performance.now();
+  execFileSync('psql', [url, '-qc', `\\copy ${table} FROM '${file}' CSV HEADER`]);
+  const s = (performance.now() - t0) / 1000;
+  execFileSync('psql', [url, '-qc', `DROP TABLE ${table}`]);
+  return s;
+}
+
+export async function run(): Promise<void> {
+  const kinds = (process.env.SVC_BENCH_DB ?? 'postgres,pglite').split(',');
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-loader-'));
+  const maxRows = Math.max(...SIZES, XLSX_ROWS);
+  log(`generating ${maxRows} rows`);
+  const all = generateRows(maxRows);
+  const files: { rows: number; file: string; bytes: number }[] = [];
+  for (const n of SIZES) {
+    const file = path.join(work, `rows-${n}.csv`);
+    writeCsv(all.slice(0, n), file);
+    files.push({ rows: n, file, bytes: fs.statSync(file).size });
+  }
+  let xlsx: string | null = null;
+  if (XLSX_ROWS > 0) {
+    xlsx = path.join(work, `rows-${XLSX_ROWS}.xlsx`);
+    log(`writing ${XLSX_ROWS}-row xlsx`);
+    await writeXlsx(all.slice(0, XLSX_ROWS), xlsx);
+  }
+  fs.mkdirSync(resultsDir, { recursive: true });
+  try {
+    for (const kind of kinds) {
+      const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
+      const storage = fs.mkdtempSync(path.join(work, `${kind}-`));
+      const cleanups: (() => Promise<void>)[] = [];
+      const config: Record<string, unknown> = {
+        'svc.storage_path': storage, 'svc.log_level': 'warn', 'svc.plugins': ['datastore', 'loader'], 'svc.auth.create_unowned_dataset': true,
+        'svc.max_resource_size': 4096, 'svc.jobs.poll_interval': 100,
+      };
+      let rawUrl: string | null = null;
+      const out: Record<string, unknown> = { db: kind, cpus: os.cpus().length, loadavg: os.loadavg()[0], csv: [] as unknown[] };
+      try {
+        if (kind === 'postgres') {
+          const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
+          for (const name of Object.values(names)) {
+            await adminQuery(`CREATE DATABASE ${name}`);
+            cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+          }
+          await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+          const dsUrl = urlWith(ADMIN_URL, names.ds);
+          const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
+          await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+          Object.assign(config, { 'svc.database_url': urlWith(ADMIN_URL, names.cat), 'svc.datastore.write_url': dsUrl, 'svc.datastore.read_url': readUrl });
+          rawUrl = urlWith(ADMIN_URL, names.raw);
+        }
+        log(`${kind}: starting the app`);
+        const server = await startServer(config);
+        try {
+          const pkg = (await api(server.port, server.token, 'package_create', { name: `bench-${tag.replace(/_/g, '-')}` })).id;
+          for (const f of files) {
+            const psql = rawUrl ? psqlCopy(rawUrl, f.file) : null;
+            log(`${kind}: ${f.rows} rows (${(f.bytes / MB).toFixed(1)} MB)${psql !== null ? `, psql \\copy ${psql.toFixed(2)} s` : ''}`);
+            const r = await timeLoad(server, pkg, f.file, `rows-${f.rows}.csv`);
+            const ratio = psql ? r.seconds / psql : null;
+            log(`${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql)` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)`);
+            (out.csv as unknown[]).push({ rows: f.rows, mb: +(f.bytes / MB).toFixed(1), psql_copy_s: psql, ...r, ratio_to_psql: ratio, goal_met: ratio === null ? null : ratio <= 2 });
+          }
+          if (xlsx) {
+            const r = await timeLoad(server, pkg, xlsx, `rows-${XLSX_ROWS}.xlsx`);
+            log(`${kind}: xlsx ${XLSX_ROWS} rows ${r.seconds.toFixed(2)} s, peak RSS ${r.rss_peak_mb} MB`);
+            out.xlsx = { rows: XLSX_ROWS, mb: +(fs.statSync(xlsx).size / MB).toFixed(1), ...r };
+          }
+        } finally {
+          await stopServer(server.child);
+        }
+      } finally {
+        for (const c of cleanups) await c().catch(() => undefined);
+        fs.rmSync(storage, { recursive: true, force: true });
+      }
+      fs.writeFileSync(path.join(resultsDir, `loader-${kind}.json`), JSON.stringify(out, null, 2) + '\n');
+      console.table((out.csv as any[]).map((c) => ({ db: kind, rows: c.rows, MB: c.mb, 'psql s': c.psql_copy_s?.toFixed(2) ?? '-', 'loader s': c.seconds.toFixed(2), ratio: c.ratio_to_psql?.toFixed(2) ?? '-', 'peak RSS MB': c.rss_peak_mb })));
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,135 @@
+// Pass two: the spooled rows go by COPY into a new table that replaces the resource's table in the
+// same transaction (readers see the old table or the new one, never half of it). A failed load
+// rolls back and leaves the old table as it was. Field info (labels, descriptions, type overrides)
+// and aliases of the old table are kept.
+import fs from 'node:fs';
+import type { DatastoreField } from '../datastore/backend.ts';
+import type { BulkSession } from '../datastore/bulk.ts';
+import { COUNTS_TABLE } from '../datastore/postgres.ts';
+import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
+import { LoadError, type PreparedColumn, type PreparedTable } from './prepare.ts';
+import { isoDate, plainNumber } from './types.ts';
+
+/** What the loader needs of the data store (PostgresBackend has it). */
+export interface BulkLoadBackend {
+  bulkWrite<T>(fn: (s: BulkSession) => Promise<T>): Promise<T>;
+  resource_exists(id: string): Promise<boolean>;
+  resource_fields(id: string): Promise<DatastoreField[]>;
+  resource_info(id: string): Promise<{ meta: { aliases: string[] } }>;
+  /**
+   * Builds the stored full-text index of a table after a load (the data store's full-text work
+   * provides it; until then searches compute it on the fly).
+   */
+  buildFullTextIndex?(s: BulkSession, table: string): Promise<void>;
+}
+
+export interface LoadOptions {
+  onProgress?: (p: { rows: number; bytes: number }) => void;
+  signal?: AbortSignal;
+}
+
+/** Spool lines as COPY pieces (whole lines), converted where a column needs it. */
+async function* copyPieces(t: PreparedTable, opts: LoadOptions): AsyncGenerator<Buffer> {
+  const direct = t.columns.length === t.width && t.columns.every((c, i) => c.conversion.kind === 'none' && c.cell === i);
+  const stream = fs.createReadStream(t.spoolPath, { highWaterMark: 1 << 20 });
+  let carry: Buffer | null = null;
+  let rows = 0;
+  let bytes = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+    const end = buf.lastIndexOf(10);
+    if (end < 0) { carry = buf; continue; }
+    carry = end + 1 < buf.length ? buf.subarray(end + 1) : null;
+    const whole = buf.subarray(0, end + 1);
+    bytes += whole.length;
+    if (direct) {
+      for (let i = 0; i < whole.length; i++) if (whole[i] === 10) rows++;
+      yield whole;
+    } else {
+      const lines = whole.toString('utf8').split('\n');
+      lines.pop();
+      const out: string[] = new Array(lines.length);
+      for (let i = 0; i < lines.length; i++) {
+        rows++;
+        out[i] = convertLine(lines[i], t.columns, rows);
+      }
+      yield Buffer.from(out.join('\n') + '\n');
+    }
+    opts.onProgress?.({ rows, bytes });
+  }
+  if (carry?.length) throw new Error('the spooled rows end without a line end');
+}
+
+function convertLine(line: string, columns: PreparedColumn[], row: number): string {
+  const cells = line.split('\t');
+  let out = '';
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i];
+    const v = cells[c.cell];
+    if (i) out += '\t';
+    if (v === '\\N' || c.conversion.kind === 'none') { out += v; continue; }
+    const converted = c.conversion.kind === 'number'
+      ? plainNumber(v, c.conversion.format)
+      : isoDate(v, c.conversion.order, c.conversion.withTime);
+    if (!converted) throw new LoadError(`data row ${row}: "${v.slice(0, 60)}" in column "${c.id}" is not a valid ${c.type}`);
+    out += converted;
+  }
+  return out;
+}
+
+type DbError = Error & { code?: string; where?: string };
+
+/** A COPY error as a message with the row: `COPY t, line 57, column x: "abc"` -> data row 57. */
+function copyFailure(e: DbError): LoadError {
+  const line = /line (\d+)/.exec(e.where ?? '')?.[1];
+  const column = /column ([^:]+):/.exec(e.where ?? '')?.[1];
+  return new LoadError(`${line ? `data row ${line}` : 'the data'}${column ? `, column ${column}` : ''}: ${e.message}`);
+}
+
+/** Loads the prepared rows into the resource's table (replacing it); returns the rows loaded. */
+export async function replaceTable(backend: BulkLoadBackend, resourceId: string, t: PreparedTable, opts: LoadOptions = {}): Promise<number> {
+  const exists = await backend.resource_exists(resourceId);
+  const oldFields = exists ? await backend.resource_fields(resourceId) : [];
+  const aliases = exists ? (await backend.resource_info(resourceId)).meta.aliases : [];
+  const infoById = new Map(oldFields.filter((f) => f.info && Object.keys(f.info).length).map((f) => [f.id, f.info!]));
+  const tmp = `_load_${resourceId}`.slice(0, 63);
+  return backend.bulkWrite(async (s) => {
+    if (s.kind === 'postgres') await s.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_loader:${resourceId}`]);
+    await s.exec(`DROP TABLE IF EXISTS ${qi(tmp)}`);
+    const cols = ['"_id" serial NOT NULL', ...t.columns.map((c) => `${qi(c.id)} ${c.type}`)];
+    try {
+      await s.exec(`CREATE TABLE ${qi(tmp)} (${cols.join(', ')})`);
+    } catch (e) {
+      throw new LoadError(`the table could not be created: ${(e as Error).message}`);
+    }
+    let rows: number;
+    try {
+      rows = await s.copyFrom(`COPY ${qi(tmp)} (${t.columns.map((c) => qi(c.id)).join(', ')}) FROM STDIN`, copyPieces(t, opts));
+    } catch (e) {
+      if (e instanceof LoadError) throw e;
+      if ((e as DbError).code) throw copyFailure(e as DbError);
+      throw e;
+    }
+    await s.exec(`ALTER TABLE ${qi(tmp)} ADD PRIMARY KEY ("_id")`);
+    // The swap: the old table and its alias views go, the new table takes the name.
+    const old = await s.query<{ relkind: string }>(
+      `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [resourceId]);
+    if (old.rows[0] && old.rows[0].relkind !== 'r') throw new LoadError(`"${resourceId}" is an alias of another table, not a resource's table`);
+    if (old.rows[0]) {
+      await s.exec(`LOCK TABLE ${qi(resourceId)} IN ACCESS EXCLUSIVE MODE`);
+      for (const a of aliases) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
+      await s.exec(`DROP TABLE ${qi(resourceId)}`);
+    }
+    await s.exec(`ALTER TABLE ${qi(tmp)} RENAME TO ${qi(resourceId)}`);
+    for (const a of aliases) await s.exec(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(resourceId)}`);
+    // The full-text column and indexes come after the data (nothing per row while copying).
+    if (backend.buildFullTextIndex) await backend.buildFullTextIndex(s, resourceId);
+    for (const c of t.columns) {
+      const info = infoById.get(c.id);
+      if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
+    }
+    await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [resourceId, rows]);
+    return rows;
+  });
+}

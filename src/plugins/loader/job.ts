@@ -1,0 +1,175 @@
+// One load of a resource into the data store: get the file (the upload, or the link fetched safely),
+// skip it when unchanged, read it (pass one), COPY it into a new table that replaces the old one
+// (pass two), then mark the resource datastore_active, update the dataset and create the default
+// data store views. The task status records each step's log lines and the outcome.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import type { Services } from '../../actions/context.ts';
+import { callAction } from '../../actions/registry.ts';
+import { SYSADMIN_INTERNAL } from '../../auth/identity.ts';
+import { resourceFilePath, uploadTmpDir } from '../../files/storage.ts';
+import { findResource } from '../../model/resources.ts';
+import { notifyPackageChange, touchPackage } from '../../model/packages.ts';
+import { setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
+import { fetchToFile, FetchError, type LookupAll } from '../../loader/fetch.ts';
+import { LoadError, prepareTable } from '../../loader/prepare.ts';
+import { replaceTable, type BulkLoadBackend } from '../../loader/load.ts';
+import { loadTask, nowIso, parseValue, saveLoadTask, type LoadTaskValue, type LogLine } from './status.ts';
+
+export interface LoadProgress {
+  phase: 'download' | 'read' | 'copy';
+  rows: number;
+  bytes: number;
+  /** Bytes of the whole file when known. */
+  total?: number;
+}
+
+export interface LoadRunOptions {
+  jobId: string | null;
+  ignoreHash?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: LoadProgress) => void;
+  /** Name resolution for links (tests). */
+  resolve?: LookupAll;
+}
+
+export interface LoadOutcome {
+  rows: number;
+  columns: { id: string; type: string }[];
+  skipped?: boolean;
+}
+
+/** Errors that are the file's or the link's fault: reported as they are, without a stack. */
+const expected = (e: unknown) => e instanceof LoadError || e instanceof FetchError;
+
+async function md5File(file: string): Promise<string> {
+  const hash = createHash('md5');
+  await pipeline(fs.createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+async function waitForFile(file: string, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
+export function datastoreBackend(services: Services): BulkLoadBackend {
+  const backend = services.plugins.datastore as BulkLoadBackend | undefined;
+  if (!backend || typeof backend.bulkWrite !== 'function') throw new LoadError('the data store does not support bulk loads');
+  return backend;
+}
+
+export async function runLoad(services: Services, resourceId: string, opts: LoadRunOptions): Promise<LoadOutcome> {
+  const { config } = services;
+  const value: LoadTaskValue = { ...parseValue(await loadTask(services.db, resourceId)), job_id: opts.jobId, logs: [], finished_timestamp: null };
+  value.requested_timestamp ??= nowIso();
+  const started = performance.now();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(2)} s`;
+  const log = (message: string, level: LogLine['level'] = 'INFO') => value.logs.push({ timestamp: nowIso(), message, level });
+  const save = (state: 'running' | 'complete' | 'error', error: string | null = null) => saveLoadTask(services.db, resourceId, state, value, error);
+  let lastSaved = 0;
+  const progress = (p: LoadProgress) => {
+    opts.onProgress?.(p);
+    value.progress = { rows: p.rows, bytes: p.bytes };
+    if (Date.now() - lastSaved > 2000) {
+      lastSaved = Date.now();
+      save('running').catch(() => undefined);
+    }
+  };
+  const tmpDir = uploadTmpDir(config);
+  fs.mkdirSync(tmpDir, { recursive: true });
+  const tag = `loader-${resourceId.replace(/[^A-Za-z0-9-]/g, '_')}-${process.pid}-${Date.now()}`;
+  const download = path.join(tmpDir, `${tag}.download`);
+  const spool = path.join(tmpDir, `${tag}.spool`);
+  try {
+    log('load started');
+    await save('running');
+    const res = await findResource(services.db, resourceId);
+    if (!res || res.state !== 'active') throw new LoadError(`resource ${resourceId} was not found`);
+    if (res.url_type === 'datastore') throw new LoadError('the resource is a data store table (url_type "datastore"): there is no file to load');
+    let file: string;
+    let hash: string;
+    let total: number | undefined;
+    if (res.url_type === 'upload') {
+      file = resourceFilePath(config, resourceId);
+      if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
+      total = fs.statSync(file).size;
+      hash = await md5File(file);
+      log(`uploaded file, ${total} bytes (${elapsed()})`);
+    } else {
+      if (!res.url) throw new LoadError('the resource has no URL to load from');
+      log(`fetching ${res.url}`);
+      let got = 0;
+      const r = await fetchToFile(res.url, download, {
+        maxBytes: config.int('svc.loader.max_size') * 1024 * 1024, timeoutMs: config.int('svc.loader.timeout') * 1000,
+        allowPrivate: config.bool('svc.loader.allow_private_urls'), signal: opts.signal, resolve: opts.resolve,
+        onBytes: (n) => { got += n; progress({ phase: 'download', rows: 0, bytes: got }); },
+      });
+      file = download;
+      hash = r.md5;
+      total = r.bytes;
+      log(`downloaded ${r.bytes} bytes${r.contentType ? ` (${r.contentType})` : ''}`);
+    }
+    const backend = datastoreBackend(services);
+    if (!opts.ignoreHash && value.hash === hash && (await backend.resource_exists(resourceId))) {
+      log('the file has not changed since the last load: nothing to do (submit with ignore_hash to load it again)');
+      value.finished_timestamp = nowIso();
+      await save('complete');
+      return { rows: 0, columns: [], skipped: true };
+    }
+    const fields = (await backend.resource_exists(resourceId)) ? await backend.resource_fields(resourceId) : [];
+    const overrides = new Map<string, string>();
+    for (const f of fields) {
+      const o = f.info?.type_override;
+      if (typeof o === 'string' && o.trim()) overrides.set(f.id, o.trim());
+    }
+    const prepared = await prepareTable(file, {
+      overrides, spoolPath: spool, signal: opts.signal,
+      onProgress: (p) => progress({ phase: 'read', ...p, total }),
+    });
+    prepared.log.forEach((l) => log(l, /loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO'));
+    log(`file read and types guessed (${elapsed()})`);
+    const spoolSize = fs.statSync(spool).size;
+    const rows = await replaceTable(backend, resourceId, prepared, {
+      signal: opts.signal, onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
+    });
+    log(`${rows} row(s) loaded into the data store (${elapsed()})`);
+    // The catalog: the resource is active in the data store, the dataset changed.
+    const later: (() => void | Promise<void>)[] = [];
+    await services.db.transaction(async (tx) => {
+      await setDatastoreActiveFlag(tx, resourceId, true);
+      await touchPackage(tx, res.package_id);
+      await notifyPackageChange({ services, db: tx, afterCommit: (fn) => later.push(fn) }, res.package_id);
+    });
+    for (const fn of later) await fn();
+    if (services.registry.has('package_create_default_resource_views')) {
+      try {
+        const pkg = await callAction(services, 'package_show', { id: res.package_id }, { identity: SYSADMIN_INTERNAL });
+        await callAction(services, 'package_create_default_resource_views', { package: pkg, create_datastore_views: true }, { identity: SYSADMIN_INTERNAL });
+      } catch (e) {
+        log(`the default views could not be created: ${(e as Error).message}`, 'WARNING');
+      }
+    }
+    value.hash = hash;
+    log(`done (${elapsed()})`);
+    value.finished_timestamp = nowIso();
+    await save('complete');
+    return { rows, columns: prepared.columns.map((c) => ({ id: c.id, type: c.type })) };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (!expected(e) && !opts.signal?.aborted) services.logger.error({ err: e, resource: resourceId }, 'load failed');
+    log(message, 'ERROR');
+    value.finished_timestamp = nowIso();
+    await save('error', message).catch(() => undefined);
+    throw e instanceof Error ? e : new Error(message);
+  } finally {
+    fs.rmSync(download, { force: true });
+    fs.rmSync(spool, { force: true });
+  }
+}

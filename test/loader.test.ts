@@ -1,0 +1,271 @@
+// The loader over HTTP: uploads and links loaded into typed data store tables by background jobs,
+// xloader_* actions and their permissions, type overrides and dictionary info across reloads, a
+// failed load keeping the old table, and readers seeing the old or the new table, never half.
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+let editor: { id: string; name: string; token: string };
+let outsider: { id: string; name: string; token: string };
+let server: http.Server;
+let base: string;
+/** Files the local HTTP server serves, by path. */
+const served = new Map<string, { body: Buffer | string; type?: string; status?: number; location?: string }>();
+
+async function multipart(action: string, fields: Record<string, string>, file: { name: string; content: Buffer | string }, token: string) {
+  const boundary = '----svctest' + randomUUID();
+  const parts: Buffer[] = [];
+  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+  parts.push(Buffer.isBuffer(file.content) ? file.content : Buffer.from(file.content));
+  parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+  const res = await t.app.inject({
+    method: 'POST', url: `/api/3/action/${action}`, payload: Buffer.concat(parts),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: token },
+  });
+  return { status: res.statusCode, body: res.json() };
+}
+
+async function waitLoad(resourceId: string, ms = 60000): Promise<any> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await t.call('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
+    if (r.status === 200 && ['complete', 'error'].includes(r.body.result.status)) return r.body.result;
+    if (Date.now() > end) throw new Error(`load of ${resourceId} did not end: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+const search = (id: string, extra: Record<string, unknown> = {}) => t.ok('datastore_search', { resource_id: id, ...extra }, { token: t.sysadminToken });
+const fieldTypes = (r: any) => Object.fromEntries(r.fields.filter((f: any) => f.id !== '_id').map((f: any) => [f.id, f.type]));
+let pkgCount = 0;
+async function dataset(): Promise<string> {
+  return (await t.ok('package_create', { name: `loader-ds-${++pkgCount}`, owner_org: 'loader-org' }, { token: editor.token })).id;
+}
+
+before(async () => {
+  t = await startApp({
+    plugins: ['datastore', 'loader'],
+    config: { 'svc.jobs.poll_interval': 50, 'svc.loader.allow_private_urls': true, 'svc.loader.timeout': 10 },
+  });
+  editor = await t.user('ld_editor');
+  outsider = await t.user('ld_outsider');
+  await t.ok('organization_create', { name: 'loader-org', users: [{ name: editor.name, capacity: 'editor' }] }, { token: t.sysadminToken });
+  server = http.createServer((req, res) => {
+    const f = served.get(req.url ?? '');
+    if (!f) { res.writeHead(404); res.end('no'); return; }
+    if (f.location) { res.writeHead(f.status ?? 302, { location: f.location }); res.end(); return; }
+    res.writeHead(f.status ?? 200, { 'content-type': f.type ?? 'text/csv' });
+    res.end(f.body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  await t?.close();
+  server?.close();
+});
+
+describe('loader', () => {
+  test('an uploaded CSV is loaded with guessed types; status in xloader_status, task_status_show and job_show', async () => {
+    const pkg = await dataset();
+    const csv = 'id,name,amount,when,zip\n1,Ann,"1,234.50",23/03/2023,0123\n2,Bob,12.5,01/04/2023,0456\n3,Cy,7,15/04/2023,9999\n';
+    const r = await multipart('resource_create', { package_id: pkg, name: 'spend' }, { name: 'spend.csv', content: csv }, editor.token);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const id = r.body.result.id;
+    const st = await waitLoad(id);
+    assert.equal(st.status, 'complete', JSON.stringify(st));
+    assert.ok(st.task_info.logs.some((l: any) => /3 row\(s\) loaded/.test(l.message)));
+    const found = await search(id, { sort: '_id' });
+    assert.deepEqual(fieldTypes(found), { id: 'int4', name: 'text', amount: 'numeric', when: 'date', zip: 'text' });
+    assert.equal(found.total, 3);
+    assert.deepEqual(found.records[0], { _id: 1, id: 1, name: 'Ann', amount: 1234.5, when: '2023-03-23', zip: '0123' });
+    assert.equal((await search(id, { q: 'Bob' })).total, 1);
+    const res = await t.ok('resource_show', { id });
+    assert.equal(res.datastore_active, true);
+    const task = await t.ok('task_status_show', { entity_id: id, task_type: 'xloader', key: 'xloader' });
+    assert.equal(task.state, 'complete');
+    assert.equal(task.entity_type, 'resource');
+    const job = await t.ok('job_show', { id: st.job_id }, { token: t.sysadminToken });
+    assert.equal(job.status, 'finished');
+    assert.equal(job.result.rows, 3);
+    // datapusher_status is the same answer.
+    assert.equal((await t.ok('datapusher_status', { resource_id: id }, { token: editor.token })).status, 'complete');
+  });
+
+  test('a linked file is fetched and loaded; a format outside svc.loader.formats is not', async () => {
+    const pkg = await dataset();
+    served.set('/data.tsv', { body: 'a\tb\n1\tx\n2\ty\n', type: 'text/tab-separated-values' });
+    const res = await t.ok('resource_create', { package_id: pkg, url: `${base}/data.tsv` }, { token: editor.token });
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+    assert.deepEqual(fieldTypes(await search(res.id)), { a: 'int4', b: 'text' });
+    const pdf = await t.ok('resource_create', { package_id: pkg, url: `${base}/doc.pdf` }, { token: editor.token });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await t.call('xloader_status', { resource_id: pdf.id }, { token: editor.token })).status, 404);
+    // Editing another field does not load again; a new URL does.
+    const before = (await t.ok('xloader_status', { resource_id: res.id }, { token: editor.token })).job_id;
+    await t.ok('resource_patch', { id: res.id, description: 'changed' }, { token: editor.token });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await t.ok('xloader_status', { resource_id: res.id }, { token: editor.token })).job_id, before);
+    served.set('/data2.tsv', { body: 'a\tb\tc\n1\tx\t2020-01-01\n', type: 'text/plain' });
+    await t.ok('resource_patch', { id: res.id, url: `${base}/data2.tsv`, format: 'TSV' }, { token: editor.token });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+    assert.deepEqual(fieldTypes(await search(res.id)), { a: 'int4', b: 'text', c: 'date' });
+  });
+
+  test('fetch errors say what happened (HTTP status)', async () => {
+    const pkg = await dataset();
+    const res = await t.ok('resource_create', { package_id: pkg, url: `${base}/missing.csv` }, { token: editor.token });
+    const st = await waitLoad(res.id);
+    assert.equal(st.status, 'error');
+    assert.match(st.error.message, /HTTP 404/);
+    assert.equal((await t.ok('resource_show', { id: res.id })).datastore_active, false);
+  });
+
+  test('xloader_submit: only who may edit the dataset; validation', async () => {
+    const pkg = await dataset();
+    const res = await t.ok('resource_create', { package_id: pkg, url: `${base}/missing2.csv` }, { token: editor.token });
+    await waitLoad(res.id);
+    assert.equal((await t.call('xloader_submit', { resource_id: res.id }, { token: outsider.token })).status, 403);
+    assert.equal((await t.call('xloader_submit', { resource_id: res.id })).status, 403);
+    assert.equal((await t.call('xloader_status', { resource_id: res.id }, { token: outsider.token })).status, 403);
+    const missing = await t.call('xloader_submit', {}, { token: editor.token });
+    assert.equal(missing.status, 409);
+    assert.deepEqual(missing.body.error?.resource_id, ['Missing value']);
+    assert.equal((await t.call('xloader_submit', { resource_id: 'nope' }, { token: t.sysadminToken })).status, 404);
+    served.set('/missing2.csv', { body: 'x\n1\n' });
+    assert.equal(await t.ok('xloader_submit', { resource_id: res.id }, { token: editor.token }), true);
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+  });
+
+  test('type overrides win on the next load; labels survive; a value that does not fit fails with its row', async () => {
+    const pkg = await dataset();
+    served.set('/ov.csv', { body: 'code,n\n1,10\n2,20\n' });
+    const res = await t.ok('resource_create', { package_id: pkg, url: `${base}/ov.csv` }, { token: editor.token });
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+    await t.ok('datastore_create', {
+      resource_id: res.id, force: true,
+      fields: [{ id: 'code', info: { type_override: 'text', label: 'The code' } }, { id: 'n', info: { notes: 'a number' } }],
+    }, { token: t.sysadminToken });
+    await t.ok('xloader_submit', { resource_id: res.id, ignore_hash: true }, { token: editor.token });
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+    const info = await t.ok('datastore_info', { id: res.id }, { token: t.sysadminToken });
+    const code = info.fields.find((f: any) => f.id === 'code');
+    assert.equal(code.type, 'text');
+    assert.equal(code.info.label, 'The code');
+    assert.equal(info.fields.find((f: any) => f.id === 'n').info.notes, 'a number');
+    // An override the data contradicts fails the load with the row; the table stays.
+    await t.ok('datastore_create', { resource_id: res.id, force: true, fields: [{ id: 'n', info: { type_override: 'numeric' } }] }, { token: t.sysadminToken });
+    served.set('/ov.csv', { body: 'code,n\n1,10\n2,lots\n' });
+    await t.ok('xloader_submit', { resource_id: res.id }, { token: editor.token });
+    const st = await waitLoad(res.id);
+    assert.equal(st.status, 'error');
+    assert.match(st.error.message, /row 3: "lots" in column "n" is not a valid numeric/);
+    assert.equal((await search(res.id)).total, 2);
+  });
+
+  test('a failed load leaves the previous table as it was', async () => {
+    const pkg = await dataset();
+    const r = await multipart('resource_create', { package_id: pkg }, { name: 'ok.csv', content: 'a,b\n1,2\n3,4\n' }, editor.token);
+    const id = r.body.result.id;
+    assert.equal((await waitLoad(id)).status, 'complete');
+    const bad = await multipart('resource_update', { id, package_id: pkg }, { name: 'bad.csv', content: 'a,a\n1,2\n' }, editor.token);
+    assert.equal(bad.status, 200, JSON.stringify(bad.body));
+    await new Promise((res) => setTimeout(res, 100));
+    const st = await waitLoad(id);
+    assert.equal(st.status, 'error');
+    assert.match(st.error.message, /duplicate column headers are not supported: "a" \(columns 1, 2\)/);
+    const found = await search(id, { sort: '_id' });
+    assert.equal(found.total, 2);
+    assert.deepEqual(found.records.map((x: any) => x.a), [1, 3]);
+  });
+
+  test('readers see the old table or the new one while a load replaces it', async () => {
+    const pkg = await dataset();
+    const rows = (v: string, n: number) => 'version,n\n' + Array.from({ length: n }, (_, i) => `${v},${i}\n`).join('');
+    const r = await multipart('resource_create', { package_id: pkg }, { name: 'v.csv', content: rows('one', 3000) }, editor.token);
+    const id = r.body.result.id;
+    assert.equal((await waitLoad(id)).status, 'complete');
+    let stop = false;
+    const seen = new Set<string>();
+    const reader = (async () => {
+      while (!stop) {
+        const res = await t.call('datastore_search', { resource_id: id, limit: 5, sort: 'n desc' }, { token: t.sysadminToken });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const { total, records } = res.body.result;
+        const versions = new Set(records.map((x: any) => x.version));
+        assert.equal(versions.size, 1, 'one version per answer');
+        const v = [...versions][0] as string;
+        assert.equal(total, v === 'one' ? 3000 : 5000, `total ${total} for version ${v}`);
+        seen.add(v);
+      }
+    })();
+    await multipart('resource_update', { id, package_id: pkg }, { name: 'v.csv', content: rows('two', 5000) }, editor.token);
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal((await waitLoad(id)).status, 'complete');
+    await new Promise((res) => setTimeout(res, 100));
+    stop = true;
+    await reader;
+    assert.ok(seen.has('two'), 'the new table was seen');
+  });
+
+  test('spreadsheets load from their first sheet', async () => {
+    const pkg = await dataset();
+    const ExcelJS = (await import('exceljs')).default;
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('First');
+    ws.addRow(['city', 'population', 'founded']);
+    ws.addRow(['Bern', 134000, new Date(Date.UTC(1191, 0, 1))]);
+    ws.addRow(['Basel', 173000, new Date(Date.UTC(1200, 5, 1))]);
+    wb.addWorksheet('Second').addRow(['nope']);
+    const buf = Buffer.from(await wb.xlsx.writeBuffer());
+    const r = await multipart('resource_create', { package_id: pkg }, { name: 'cities.xlsx', content: buf }, editor.token);
+    assert.equal((await waitLoad(r.body.result.id)).status, 'complete');
+    const found = await search(r.body.result.id, { sort: '_id' });
+    assert.deepEqual(fieldTypes(found), { city: 'text', population: 'int4', founded: 'date' });
+    assert.equal(found.records[1].founded, '1200-06-01');
+  });
+
+  test('refused: a link to a private address when allow_private_urls is off', async () => {
+    const t2 = await startApp({ plugins: ['datastore', 'loader'], config: { 'svc.jobs.poll_interval': 50 } });
+    try {
+      const org = await t2.ok('organization_create', { name: 'o2' }, { token: t2.sysadminToken });
+      const pkg = await t2.ok('package_create', { name: 'p2', owner_org: org.id }, { token: t2.sysadminToken });
+      served.set('/private.csv', { body: 'a\n1\n' });
+      for (const url of [`${base}/private.csv`, `http://localhost:${(server.address() as AddressInfo).port}/private.csv`]) {
+        const res = await t2.ok('resource_create', { package_id: pkg.id, url }, { token: t2.sysadminToken });
+        let st: any;
+        for (let i = 0; i < 600; i++) {
+          const r = await t2.call('xloader_status', { resource_id: res.id }, { token: t2.sysadminToken });
+          st = r.body.result;
+          if (st && ['complete', 'error'].includes(st.status)) break;
+          await new Promise((x) => setTimeout(x, 50));
+        }
+        assert.equal(st.status, 'error', url);
+        assert.match(st.error.message, /refused to connect to (127\.0\.0\.1|localhost)/);
+      }
+    } finally {
+      await t2.close();
+    }
+  });
+
+  test('svc.loader.auto off: no automatic loads', async () => {
+    const t3 = await startApp({ plugins: ['datastore', 'loader'], config: { 'svc.loader.auto': false } });
+    try {
+      const org = await t3.ok('organization_create', { name: 'o3' }, { token: t3.sysadminToken });
+      const pkg = await t3.ok('package_create', { name: 'p3', owner_org: org.id }, { token: t3.sysadminToken });
+      const res = await t3.ok('resource_create', { package_id: pkg.id, url: `${base}/x.csv` }, { token: t3.sysadminToken });
+      assert.equal((await t3.call('xloader_status', { resource_id: res.id }, { token: t3.sysadminToken })).status, 404);
+      assert.equal((await t3.ok('job_list', {}, { token: t3.sysadminToken })).length, 0);
+    } finally {
+      await t3.close();
+    }
+  });
+});
