@@ -38,6 +38,7 @@ import copyStreams from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { FIELDS, SOURCE, generateRows, resultsDir, toCsv, type BenchRow } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+import { api, stopChild } from './child.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -116,22 +117,7 @@ async function startChild(script: string, env: Record<string, string>): Promise<
   return { child, msg };
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
 
-async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
-  return json.result;
-}
 
 /** A keep-alive client for the load: the body goes as given, the answer is read as bytes (not decoded). */
 const loadAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });

@@ -21,6 +21,7 @@ import pg from 'pg';
 import ExcelJS from 'exceljs';
 import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+import { api, stopChild } from './child.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -57,22 +58,7 @@ async function startServer(config: Record<string, unknown>): Promise<{ child: Ch
   return { child, ...msg };
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
 
-async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify(body),
-  });
-  const json: any = await res.json();
-  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
-  return json.result;
-}
 
 /** resource_create with the file streamed from disk as a multipart upload. */
 function upload(port: number, token: string, packageId: string, file: string, name: string): Promise<any> {
@@ -228,7 +214,7 @@ export async function run(): Promise<void> {
             out.xlsx = { rows: XLSX_ROWS, mb: +(fs.statSync(xlsx).size / MB).toFixed(1), ...r };
           }
         } finally {
-          await stopServer(server.child);
+          await stopChild(server.child);
         }
       } finally {
         for (const c of cleanups) await c().catch(() => undefined);

@@ -30,6 +30,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
 import { resultsDir } from './data.ts';
+import { stopChild } from './child.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -114,13 +115,6 @@ async function startServer(config: Record<string, unknown>): Promise<{ child: Ch
   return { child, port: msg.port, token: msg.token };
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
 
 // --- the catalog ---------------------------------------------------------------------------------
 async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
