@@ -13,7 +13,9 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 /** Calls an action on the child server; throws with the error when it fails. */
 export async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
   const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: token },
+    body: JSON.stringify(body),
   });
   const json: any = await res.json();
   if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);

@@ -44,12 +44,21 @@ export const FIELDS: { id: keyof BenchRow; type: string }[] = [
   { id: 'updated_at', type: 'timestamp' },
 ];
 
-interface SourceRow { day: number; country: string; province: string | null; confirmed: number; recovered: number | null; deaths: number }
+interface SourceRow {
+  day: number;
+  country: string;
+  province: string | null;
+  confirmed: number;
+  recovered: number | null;
+  deaths: number;
+}
 
 function readSource(): SourceRow[] {
   if (!fs.existsSync(SOURCE)) {
-    throw new Error(`benchmark data ${SOURCE} not found: download the JHU CSSE COVID-19 time series (combined, as of 2021-03-17; `
-      + `https://github.com/datasets/covid-19, time-series-19-covid-combined.csv), gzip it and set SVC_BENCH_SOURCE to its path`);
+    throw new Error(
+      `benchmark data ${SOURCE} not found: download the JHU CSSE COVID-19 time series (combined, as of 2021-03-17; ` +
+        `https://github.com/datasets/covid-19, time-series-19-covid-combined.csv), gzip it and set SVC_BENCH_SOURCE to its path`,
+    );
   }
   const text = zlib.gunzipSync(fs.readFileSync(SOURCE)).toString('utf8');
   const rows: string[][] = parse(text, { from_line: 2 });
@@ -97,18 +106,25 @@ const csvText = (v: string) => (/[",\n\r]/.test(v) || v === '' ? '"' + v.replace
 export function toCsv(rows: BenchRow[]): Buffer {
   const parts: string[] = [];
   for (const r of rows) {
-    parts.push(FIELDS.map((f) => {
-      const v = r[f.id];
-      if (v === null) return '';
-      if (typeof v === 'string') return csvText(v);
-      return typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
-    }).join(',') + '\n');
+    parts.push(
+      FIELDS.map((f) => {
+        const v = r[f.id];
+        if (v === null) return '';
+        if (typeof v === 'string') return csvText(v);
+        return typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
+      }).join(',') + '\n',
+    );
   }
   return Buffer.from(parts.join(''));
 }
 
 /** JSON request bodies of `batch` records each: the first for datastore_create, the rest for datastore_upsert. */
-export function jsonBatches(rows: BenchRow[], batch: number, first: (records: BenchRow[]) => object, rest: (records: BenchRow[]) => object): Buffer[] {
+export function jsonBatches(
+  rows: BenchRow[],
+  batch: number,
+  first: (records: BenchRow[]) => object,
+  rest: (records: BenchRow[]) => object,
+): Buffer[] {
   const out: Buffer[] = [];
   for (let i = 0; i < rows.length; i += batch) {
     const records = rows.slice(i, i + batch);

@@ -64,7 +64,8 @@ type DbKind = 'postgres' | 'pglite';
 
 const qi = (s: string) => '"' + s.replace(/"/g, '""') + '"';
 const COLS = FIELDS.map((f) => qi(f.id)).join(', ');
-const TABLE_DDL = (name: string) => `CREATE TABLE ${qi(name)} ("_id" serial PRIMARY KEY, ${FIELDS.map((f) => `${qi(f.id)} ${f.type}`).join(', ')})`;
+const TABLE_DDL = (name: string) =>
+  `CREATE TABLE ${qi(name)} ("_id" serial PRIMARY KEY, ${FIELDS.map((f) => `${qi(f.id)} ${f.type}`).join(', ')})`;
 
 function log(msg: string) {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -98,15 +99,31 @@ function rssBytes(pid: number): number {
 /** Samples a process's RSS every 25 ms until stopped; returns the peak. */
 function rssSampler(pid: number) {
   let peak = rssBytes(pid);
-  const timer = setInterval(() => { try { peak = Math.max(peak, rssBytes(pid)); } catch { /* exited */ } }, 25);
-  return { stop: () => { clearInterval(timer); return peak; } };
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      /* exited */
+    }
+  }, 25);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
 }
 
 async function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; msg: any }> {
   const child = fork(path.join(benchDir, script), [], {
     // SVC_BENCH_CPU_PROF=<dir>: V8 CPU profiles of the children (for finding why a goal is missed).
     // SVC_BENCH_SERVER_FLAGS: extra node flags for the children (e.g. --max-old-space-size=192).
-    execArgv: ['--import', 'tsx', ...(process.env.SVC_BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), ...(process.env.SVC_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SVC_BENCH_CPU_PROF}`] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.SVC_BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
+      ...(process.env.SVC_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SVC_BENCH_CPU_PROF}`] : []),
+    ],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -117,26 +134,34 @@ async function startChild(script: string, env: Record<string, string>): Promise<
   return { child, msg };
 }
 
-
-
 /** A keep-alive client for the load: the body goes as given, the answer is read as bytes (not decoded). */
 const loadAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function postRaw(port: number, token: string, action: string, body: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, path: `/api/3/action/${action}`, method: 'POST', agent: loadAgent,
-      headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: token },
-    }, (res) => {
-      // The envelope starts {"help": ..., "success": true, ...}: a failure shows in its first bytes.
-      let head = Buffer.alloc(0);
-      res.on('data', (c: Buffer) => { if (head.length < 500) head = Buffer.concat([head, c]); });
-      res.on('end', () => {
-        if (res.statusCode !== 200 || !head.subarray(0, 300).includes('"success":true')) reject(new Error(`${action}: ${res.statusCode} ${head.subarray(0, 500)}`));
-        else resolve();
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/api/3/action/${action}`,
+        method: 'POST',
+        agent: loadAgent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: token },
+      },
+      (res) => {
+        // The envelope starts {"help": ..., "success": true, ...}: a failure shows in its first bytes.
+        let head = Buffer.alloc(0);
+        res.on('data', (c: Buffer) => {
+          if (head.length < 500) head = Buffer.concat([head, c]);
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200 || !head.subarray(0, 300).includes('"success":true'))
+            reject(new Error(`${action}: ${res.statusCode} ${head.subarray(0, 500)}`));
+          else resolve();
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -156,7 +181,9 @@ async function openRaw(kind: DbKind, target: string): Promise<RawDb> {
     const c = new pg.Client({ connectionString: target });
     await c.connect();
     return {
-      exec: async (sql) => { await c.query(sql); },
+      exec: async (sql) => {
+        await c.query(sql);
+      },
       copyIn: async (sql, data) => {
         const chunks: Buffer[] = [];
         for (let i = 0; i < data.length; i += 1 << 16) chunks.push(data.subarray(i, i + (1 << 16)));
@@ -164,7 +191,15 @@ async function openRaw(kind: DbKind, target: string): Promise<RawDb> {
       },
       copyOut: async (sql) => {
         let bytes = 0;
-        await pipeline(c.query(copyStreams.to(sql)), new Writable({ write(chunk, _e, cb) { bytes += chunk.length; cb(); } }));
+        await pipeline(
+          c.query(copyStreams.to(sql)),
+          new Writable({
+            write(chunk, _e, cb) {
+              bytes += chunk.length;
+              cb();
+            },
+          }),
+        );
         return bytes;
       },
       close: () => c.end(),
@@ -172,8 +207,14 @@ async function openRaw(kind: DbKind, target: string): Promise<RawDb> {
   }
   const db = await PGlite.create({ dataDir: target });
   return {
-    exec: async (sql) => { await db.exec(sql); },
-    copyIn: async (sql, data) => { await db.query(sql.replace('STDIN', "'/dev/blob'"), [], { blob: new Blob([data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer]) }); },
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
+    copyIn: async (sql, data) => {
+      await db.query(sql.replace('STDIN', "'/dev/blob'"), [], {
+        blob: new Blob([data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer]),
+      });
+    },
     copyOut: async (sql) => {
       const r = await db.query(sql.replace('STDOUT', "'/dev/blob'"));
       return r.blob?.size ?? 0;
@@ -199,7 +240,15 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: numb
 
 // --- the run for one database -----------------------------------------------------------------------
 
-interface Measure { app: number; raw: number; unit: string; ratio: number; goal: number; ok: boolean; [k: string]: unknown }
+interface Measure {
+  app: number;
+  raw: number;
+  unit: string;
+  ratio: number;
+  goal: number;
+  ok: boolean;
+  [k: string]: unknown;
+}
 
 const measure = (app: number, raw: number, unit: string, goal: number, extra: Record<string, unknown> = {}): Measure => {
   const ratio = raw > 0 ? app / raw : 0;
@@ -217,13 +266,23 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
   const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${kind}-`));
   const cleanups: (() => Promise<void>)[] = [async () => fs.rmSync(storage, { recursive: true, force: true })];
-  const out: Record<string, unknown> = { db: kind, rows: n, batch: BATCH, loadConcurrency: LOAD_CONCURRENCY, source: SOURCE, loadAverageBefore: os.loadavg().map((x) => Math.round(x * 100) / 100) };
+  const out: Record<string, unknown> = {
+    db: kind,
+    rows: n,
+    batch: BATCH,
+    loadConcurrency: LOAD_CONCURRENCY,
+    source: SOURCE,
+    loadAverageBefore: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
   try {
     // Databases.
     let rawTarget: string;
     let dsTarget: string;
     const appConfig: Record<string, unknown> = {
-      'svc.storage_path': storage, 'svc.log_level': process.env.SVC_BENCH_LOG_LEVEL ?? 'warn', 'svc.plugins': ['datastore'], 'svc.auth.create_unowned_dataset': true,
+      'svc.storage_path': storage,
+      'svc.log_level': process.env.SVC_BENCH_LOG_LEVEL ?? 'warn',
+      'svc.plugins': ['datastore'],
+      'svc.auth.create_unowned_dataset': true,
       // The full-text part polls for the background filler with datastore_search_sql.
       'svc.datastore.sqlsearch.enabled': true,
     };
@@ -237,16 +296,20 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       const dsUrl = urlWith(ADMIN_URL, names.ds);
       const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
       await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
-      Object.assign(appConfig, { 'svc.database_url': urlWith(ADMIN_URL, names.cat), 'svc.datastore.write_url': dsUrl, 'svc.datastore.read_url': readUrl });
+      Object.assign(appConfig, {
+        'svc.database_url': urlWith(ADMIN_URL, names.cat),
+        'svc.datastore.write_url': dsUrl,
+        'svc.datastore.read_url': readUrl,
+      });
       rawTarget = urlWith(ADMIN_URL, names.raw);
       dsTarget = readUrl;
-      out.server = (await (async () => {
+      out.server = await (async () => {
         const c = new pg.Client({ connectionString: ADMIN_URL });
         await c.connect();
         const v = (await c.query('SHOW server_version')).rows[0].server_version;
         await c.end();
         return `PostgreSQL ${v}`;
-      })());
+      })();
     } else {
       rawTarget = path.join(storage, 'raw');
       dsTarget = path.join(storage, 'datastore');
@@ -261,26 +324,39 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const { child: server, msg } = await startChild('server.ts', { SVC_BENCH_CONFIG: JSON.stringify(appConfig) });
     const { port, token } = msg as { port: number; token: string };
     let stopped = false;
-    cleanups.unshift(async () => { if (!stopped) await stopChild(server); });
+    cleanups.unshift(async () => {
+      if (!stopped) await stopChild(server);
+    });
     cleanups.unshift(() => raw.close().catch(() => undefined));
     const pkg = `bench-${tag}`.replace(/_/g, '-');
     await api(port, token, 'package_create', { name: pkg, title: 'Benchmark' });
     const fields = FIELDS.map((f) => ({ id: f.id, type: f.type }));
-    const body = (id: string, method: string, recs: Buffer) => Buffer.concat([Buffer.from(`{"resource_id":"${id}","method":"${method}","records":`), recs, Buffer.from('}')]);
+    const body = (id: string, method: string, recs: Buffer) =>
+      Buffer.concat([Buffer.from(`{"resource_id":"${id}","method":"${method}","records":`), recs, Buffer.from('}')]);
     const load = async (bodies: Buffer[]) => {
       let next = 0;
-      await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, async () => {
-        while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
-      }));
+      await Promise.all(
+        Array.from({ length: LOAD_CONCURRENCY }, async () => {
+          while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
+        }),
+      );
     };
-    const seconds = { rawInsert: [] as number[], rawShaped: [] as number[], rawKeyed: [] as number[], appInsert: [] as number[], appUpsert: [] as number[] };
+    const seconds = {
+      rawInsert: [] as number[],
+      rawShaped: [] as number[],
+      rawKeyed: [] as number[],
+      appInsert: [] as number[],
+      appUpsert: [] as number[],
+    };
     const rssStart = rssBytes(server.pid!);
     let sampler = rssSampler(server.pid!);
     let insertId = '';
     let keyedId = '';
     for (let round = 1; round <= ROUNDS; round++) {
       log(`${kind}: round ${round}/${ROUNDS}: raw COPY FROM`);
-      await raw.exec(`DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; DROP TABLE IF EXISTS shaped; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id); ${SHAPED_DDL('shaped')}`);
+      await raw.exec(
+        `DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; DROP TABLE IF EXISTS shaped; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id); ${SHAPED_DDL('shaped')}`,
+      );
       await settle(kind);
       seconds.rawInsert.push((await timed(() => raw.copyIn(copySql('plain'), csv))).seconds);
       await settle(kind);
@@ -290,8 +366,15 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
 
       // The tables of the round before go (the last insert table stays for search and dump).
       for (const id of [insertId, keyedId].filter(Boolean)) await api(port, token, 'datastore_delete', { resource_id: id });
-      insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields })).resource_id as string;
-      keyedId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid upsert ${round}` }, fields, primary_key: ['row_id'] })).resource_id as string;
+      insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields }))
+        .resource_id as string;
+      keyedId = (
+        await api(port, token, 'datastore_create', {
+          resource: { package_id: pkg, name: `covid upsert ${round}` },
+          fields,
+          primary_key: ['row_id'],
+        })
+      ).resource_id as string;
       log(`${kind}: round ${round}/${ROUNDS}: datastore_upsert insert and upsert, ${batches.length} batches each`);
       const insertBodies = batches.map((b) => body(insertId, 'insert', b));
       await settle(kind);
@@ -306,10 +389,20 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
     out.load = {
       rounds: ROUNDS,
-      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawShaped), 'rows/s', 0.5, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawShaped }),
-      insertBare: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0, { appSeconds: seconds.appInsert, rawSeconds: seconds.rawInsert }),
-      upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, { appSeconds: seconds.appUpsert, rawSeconds: seconds.rawKeyed }),
-      serverRssStartMB: rssStart / MB, serverRssPeakMB: rssLoadPeak / MB,
+      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawShaped), 'rows/s', 0.5, {
+        appSeconds: seconds.appInsert,
+        rawSeconds: seconds.rawShaped,
+      }),
+      insertBare: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0, {
+        appSeconds: seconds.appInsert,
+        rawSeconds: seconds.rawInsert,
+      }),
+      upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, {
+        appSeconds: seconds.appUpsert,
+        rawSeconds: seconds.rawKeyed,
+      }),
+      serverRssStartMB: rssStart / MB,
+      serverRssPeakMB: rssLoadPeak / MB,
     };
 
     if (LOAD_ONLY) return out;
@@ -318,7 +411,9 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
     // The background filler works once the loads are over: the searches measure the settled table.
     const fillSeconds = await waitForVectors(port, token, insertId);
-    const searchBodies = countries.map((c) => JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }));
+    const searchBodies = countries.map((c) =>
+      JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }),
+    );
     const sample = await api(port, token, 'datastore_search', JSON.parse(searchBodies[0]));
     log(`${kind}: datastore_search under ${CONNECTIONS} connections (${DURATION}s)`);
     const appSearch = await cannon(`http://127.0.0.1:${port}/api/3/action/datastore_search`, searchBodies);
@@ -345,7 +440,13 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const count = `SELECT count(*)::text AS n FROM ${id} WHERE "country"::text = $1`;
     log(`${kind}: raw search endpoint`);
     const { child: rawServer, msg: rawMsg } = await startChild('raw-server.ts', {
-      SVC_BENCH_RAW: JSON.stringify({ kind, url: kind === 'postgres' ? dsTarget : undefined, dataDir: kind === 'pglite' ? dsTarget : undefined, poolSize: 5, queries: [page, count] }),
+      SVC_BENCH_RAW: JSON.stringify({
+        kind,
+        url: kind === 'postgres' ? dsTarget : undefined,
+        dataDir: kind === 'pglite' ? dsTarget : undefined,
+        poolSize: 5,
+        queries: [page, count],
+      }),
     });
     let rawSearch;
     try {
@@ -356,20 +457,36 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
 
     log(`${kind}: raw COPY TO`);
     const rawOut = await openRaw(kind, kind === 'postgres' ? dsTarget : dsTarget);
-    const rawDump = await timed(() => rawOut.copyOut(`COPY (SELECT "_id", ${FIELDS.map((f) => selectExpr(f.id, f.type)).join(', ')} FROM ${id} ORDER BY "_id") TO STDOUT (FORMAT csv, HEADER)`));
+    const rawDump = await timed(() =>
+      rawOut.copyOut(
+        `COPY (SELECT "_id", ${FIELDS.map((f) => selectExpr(f.id, f.type)).join(', ')} FROM ${id} ORDER BY "_id") TO STDOUT (FORMAT csv, HEADER)`,
+      ),
+    );
     await rawOut.close();
 
     out.search = {
       ...measure(appSearch.rps, rawSearch.rps, 'requests/s', 0.7),
-      appLatencyMs: appSearch.latency, rawLatencyMs: rawSearch.latency, appErrors: appSearch.errors, rawErrors: rawSearch.errors,
-      connections: CONNECTIONS, seconds: DURATION, total: sample.total, countries: countries.length,
+      appLatencyMs: appSearch.latency,
+      rawLatencyMs: rawSearch.latency,
+      appErrors: appSearch.errors,
+      rawErrors: rawSearch.errors,
+      connections: CONNECTIONS,
+      seconds: DURATION,
+      total: sample.total,
+      countries: countries.length,
       sql: [page, count],
     };
     out.dump = {
       ...measure(n / appDump.seconds, n / rawDump.seconds, 'rows/s', 0.5),
-      appSeconds: appDump.seconds, rawSeconds: rawDump.seconds, appBytes: appDump.value, rawBytes: rawDump.value,
-      serverRssBeforeMB: rssBeforeDump / MB, serverRssPeakMB: rssDumpPeak / MB, rssGrowthMB: (rssDumpPeak - rssBeforeDump) / MB,
-      rssGoalMB: 100, rssOk: (rssDumpPeak - rssBeforeDump) / MB < 100,
+      appSeconds: appDump.seconds,
+      rawSeconds: rawDump.seconds,
+      appBytes: appDump.value,
+      rawBytes: rawDump.value,
+      serverRssBeforeMB: rssBeforeDump / MB,
+      serverRssPeakMB: rssDumpPeak / MB,
+      rssGrowthMB: (rssDumpPeak - rssBeforeDump) / MB,
+      rssGoalMB: 100,
+      rssOk: (rssDumpPeak - rssBeforeDump) / MB < 100,
     };
   } finally {
     for (const c of cleanups) await c().catch((e) => log(`cleanup: ${e}`));
@@ -399,7 +516,9 @@ async function waitForVectors(port: number, token: string, id: string): Promise<
   const t0 = Date.now();
   for (;;) {
     // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
-    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(() => null);
+    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(
+      () => null,
+    );
     if (r && Number(r.records[0].n) === 0) break;
     await new Promise((res) => setTimeout(res, 1000));
   }
@@ -408,23 +527,39 @@ async function waitForVectors(port: number, token: string, id: string): Promise<
   return fillSeconds;
 }
 
-async function benchFullText(port: number, token: string, id: string, rows: BenchRow[], fillSeconds: number): Promise<Record<string, unknown>> {
+async function benchFullText(
+  port: number,
+  token: string,
+  id: string,
+  rows: BenchRow[],
+  fillSeconds: number,
+): Promise<Record<string, unknown>> {
   // A rare value in a text column: five rows renamed (a small write: indexed before it commits).
   const few = [1, 2, 3, 4, 5].map((k) => ({ _id: Math.floor((rows.length * k) / 6), province: 'Atlantis' }));
   await api(port, token, 'datastore_upsert', { resource_id: id, method: 'update', records: few });
   // The single-word country nearest to 10 % of rows; rare terms: row_id values.
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.country, (counts.get(r.country) ?? 0) + 1);
-  const common = [...counts].filter(([c]) => /^[A-Za-z]+$/.test(c)).sort((x, y) => Math.abs(x[1] / rows.length - 0.1) - Math.abs(y[1] / rows.length - 0.1))[0][0];
+  const common = [...counts]
+    .filter(([c]) => /^[A-Za-z]+$/.test(c))
+    .sort((x, y) => Math.abs(x[1] / rows.length - 0.1) - Math.abs(y[1] / rows.length - 0.1))[0][0];
   const rareIds = Array.from({ length: 10 }, (_, i) => String(rows[Math.floor((rows.length * (i + 0.5)) / 10)].row_id));
   const province = rows.find((r) => r.province && /^[A-Za-z]+$/.test(r.province))!;
-  const res: Record<string, unknown> = { fillSecondsAfterLoad: fillSeconds, commonTerm: common, commonShare: counts.get(common)! / rows.length };
+  const res: Record<string, unknown> = {
+    fillSecondsAfterLoad: fillSeconds,
+    commonTerm: common,
+    commonShare: counts.get(common)! / rows.length,
+  };
   const run = async (name: string, goal: number, bodies: object[]) => {
     const m = await latencies(port, token, bodies);
     res[name] = { ...m, goalMs: goal, ok: m.p50 <= goal, example: bodies[0] };
     log(`fts ${name}: p50 ${m.p50} ms (goal ${goal}), total ${m.total}`);
   };
-  await run('qRare', 20, rareIds.map((q) => ({ resource_id: id, q })));
+  await run(
+    'qRare',
+    20,
+    rareIds.map((q) => ({ resource_id: id, q })),
+  );
   await run('qCommonTotal', 300, [{ resource_id: id, q: common }]);
   await run('qCommonNoTotal', 30, [{ resource_id: id, q: common, include_total: false }]);
   await run('qDictRare', 20, [{ resource_id: id, q: { province: 'Atlantis' } }]);
@@ -444,18 +579,31 @@ function pickCountries(rows: BenchRow[], k: number): string[] {
   const counts = new Map<string, number>();
   const withProvince = new Set(rows.filter((r) => r.province !== null).map((r) => r.country));
   for (const r of rows) if (!withProvince.has(r.country)) counts.set(r.country, (counts.get(r.country) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, k).map(([c]) => c);
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, k)
+    .map(([c]) => c);
 }
 
-async function cannon(url: string, bodies: string[]): Promise<{ rps: number; latency: { p50: number; p99: number; mean: number }; errors: number }> {
+async function cannon(
+  url: string,
+  bodies: string[],
+): Promise<{ rps: number; latency: { p50: number; p99: number; mean: number }; errors: number }> {
   let i = 0;
   const opts = {
-    url, connections: CONNECTIONS, method: 'POST' as const, headers: { 'content-type': 'application/json' },
+    url,
+    connections: CONNECTIONS,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
     requests: [{ setupRequest: (req: any) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
   };
   await autocannon({ ...opts, duration: 2 }); // warm-up
   const r = await autocannon({ ...opts, duration: DURATION });
-  return { rps: r.requests.average, latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average }, errors: r.errors + r.non2xx };
+  return {
+    rps: r.requests.average,
+    latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.average },
+    errors: r.errors + r.non2xx,
+  };
 }
 
 // --- output -------------------------------------------------------------------------------------------
@@ -465,7 +613,15 @@ const pct = (r: number) => `${Math.round(r * 100)} %`;
 
 function printTable(res: any) {
   const lines: string[][] = [['measure', 'svc', 'raw database', 'ratio', 'goal', '']];
-  const row = (name: string, m: Measure, d = 0) => lines.push([name, `${fmt(m.app, d)} ${m.unit}`, `${fmt(m.raw, d)} ${m.unit}`, pct(m.ratio), `>= ${pct(m.goal)}`, m.ok ? 'ok' : 'MISSED']);
+  const row = (name: string, m: Measure, d = 0) =>
+    lines.push([
+      name,
+      `${fmt(m.app, d)} ${m.unit}`,
+      `${fmt(m.raw, d)} ${m.unit}`,
+      pct(m.ratio),
+      `>= ${pct(m.goal)}`,
+      m.ok ? 'ok' : 'MISSED',
+    ]);
   row('load: insert (JSON over HTTP vs COPY FROM)', res.load.insert);
   if (res.load.insertBare) row('load: insert vs COPY into a bare table', res.load.insertBare);
   row('load: upsert with primary key', res.load.upsert);
@@ -482,19 +638,36 @@ function printTable(res: any) {
   }
   if (res.fts) {
     const f = res.fts;
-    for (const [k, label] of [['qRare', 'fts: q rare term'], ['qCommonTotal', 'fts: q common term, exact total'], ['qCommonNoTotal', 'fts: q common term, include_total false'], ['qDictRare', 'fts: q dict, one text column, rare value'], ['fullTextFilters', 'fts: full_text + filters']] as const) {
-      if (f[k]) console.log(`${label.padEnd(42)} p50 ${String(f[k].p50).padStart(7)} ms  p90 ${String(f[k].p90).padStart(7)} ms  goal <= ${f[k].goalMs} ms  total ${f[k].total}  ${f[k].ok ? 'ok' : 'MISSED'}`);
+    for (const [k, label] of [
+      ['qRare', 'fts: q rare term'],
+      ['qCommonTotal', 'fts: q common term, exact total'],
+      ['qCommonNoTotal', 'fts: q common term, include_total false'],
+      ['qDictRare', 'fts: q dict, one text column, rare value'],
+      ['fullTextFilters', 'fts: full_text + filters'],
+    ] as const) {
+      if (f[k])
+        console.log(
+          `${label.padEnd(42)} p50 ${String(f[k].p50).padStart(7)} ms  p90 ${String(f[k].p90).padStart(7)} ms  goal <= ${f[k].goalMs} ms  total ${f[k].total}  ${f[k].ok ? 'ok' : 'MISSED'}`,
+        );
     }
-    console.log(`full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`);
+    console.log(
+      `full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`,
+    );
   }
-  if (res.search) console.log(`search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`);
+  if (res.search)
+    console.log(
+      `search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`,
+    );
 }
 
 export async function run(_args: string[]): Promise<void> {
   const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
   const nPglite = Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n);
   process.on('beforeExit', () => loadAgent.destroy());
-  const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite').split(',').map((s) => s.trim()).filter(Boolean) as DbKind[];
+  const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as DbKind[];
   fs.mkdirSync(resultsDir, { recursive: true });
   for (const kind of dbs) {
     const res = await benchOne(kind, kind === 'pglite' ? nPglite : n);

@@ -26,7 +26,10 @@ import { api, stopChild } from './child.ts';
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const READ_ROLE = 'svc_bench_reader';
-const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
+const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const XLSX_ROWS = Number(process.env.SVC_BENCH_XLSX_ROWS ?? 100000);
 const MB = 1024 * 1024;
 
@@ -35,21 +38,30 @@ const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOStri
 function urlWith(url: string, db: string, user?: string): string {
   const u = new URL(url);
   u.pathname = '/' + db;
-  if (user) { u.username = user; u.password = ''; }
+  if (user) {
+    u.username = user;
+    u.password = '';
+  }
   return u.toString();
 }
 
 async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  try { await c.query(sql); } finally { await c.end(); }
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
 }
 
 const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
   const child = fork(path.join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx'], env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const msg = await new Promise<any>((resolve, reject) => {
     child.once('message', resolve);
@@ -58,28 +70,34 @@ async function startServer(config: Record<string, unknown>): Promise<{ child: Ch
   return { child, ...msg };
 }
 
-
-
 /** resource_create with the file streamed from disk as a multipart upload. */
 function upload(port: number, token: string, packageId: string, file: string, name: string): Promise<any> {
   const boundary = '----svcbench' + randomUUID();
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="package_id"\r\n\r\n${packageId}\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="package_id"\r\n\r\n${packageId}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const size = head.length + fs.statSync(file).size + tail.length;
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, path: '/api/3/action/resource_create', method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': size, authorization: token },
-    }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c) => parts.push(c));
-      res.on('end', () => {
-        const json = JSON.parse(Buffer.concat(parts).toString());
-        if (!json.success) reject(new Error(`upload: ${JSON.stringify(json.error)}`));
-        else resolve(json.result);
-      });
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/3/action/resource_create',
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': size, authorization: token },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c) => parts.push(c));
+        res.on('end', () => {
+          const json = JSON.parse(Buffer.concat(parts).toString());
+          if (!json.success) reject(new Error(`upload: ${JSON.stringify(json.error)}`));
+          else resolve(json.result);
+        });
+      },
+    );
     req.on('error', reject);
     req.write(head);
     const stream = fs.createReadStream(file);
@@ -90,7 +108,9 @@ function upload(port: number, token: string, packageId: string, file: string, na
 
 async function waitLoaded(port: number, token: string, id: string): Promise<any> {
   for (;;) {
-    const res = await fetch(`http://127.0.0.1:${port}/api/3/action/xloader_status?resource_id=${id}`, { headers: { authorization: token } });
+    const res = await fetch(`http://127.0.0.1:${port}/api/3/action/xloader_status?resource_id=${id}`, {
+      headers: { authorization: token },
+    });
     const json: any = await res.json();
     const st = json.result?.status;
     if (st === 'complete') return json.result;
@@ -104,7 +124,13 @@ async function timeLoad(server: { child: ChildProcess; port: number; token: stri
   const pid = server.child.pid!;
   const before = rssBytes(pid);
   let peak = before;
-  const timer = setInterval(() => { try { peak = Math.max(peak, rssBytes(pid)); } catch { /* exited */ } }, 25);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      /* exited */
+    }
+  }, 25);
   const t0 = performance.now();
   const res = await upload(server.port, server.token, pkg, file, name);
   const st = await waitLoaded(server.port, server.token, res.id);
@@ -113,9 +139,13 @@ async function timeLoad(server: { child: ChildProcess; port: number; token: stri
   const found = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, q: 'Germany', limit: 1 });
   const info = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, limit: 0 });
   return {
-    seconds, loaded_rows: info.total, search_hits: found.total,
+    seconds,
+    loaded_rows: info.total,
+    search_hits: found.total,
     types: Object.fromEntries(info.fields.filter((f: any) => f.id !== '_id').map((f: any) => [f.id, f.type])),
-    rss_before_mb: Math.round(before / MB), rss_peak_mb: Math.round(peak / MB), rss_growth_mb: Math.round((peak - before) / MB),
+    rss_before_mb: Math.round(before / MB),
+    rss_peak_mb: Math.round(peak / MB),
+    rss_growth_mb: Math.round((peak - before) / MB),
     log: st.task_info.logs.map((l: any) => l.message),
   };
 }
@@ -132,11 +162,13 @@ async function writeXlsx(rows: ReturnType<typeof generateRows>, file: string): P
   const ws = wb.addWorksheet('data');
   ws.addRow(FIELDS.map((f) => f.id)).commit();
   for (const r of rows) {
-    ws.addRow(FIELDS.map((f) => {
-      const v = r[f.id];
-      if (f.id === 'date' || f.id === 'updated_at') return new Date(`${v}${f.id === 'date' ? 'T00:00:00' : ''}Z`);
-      return v;
-    })).commit();
+    ws.addRow(
+      FIELDS.map((f) => {
+        const v = r[f.id];
+        if (f.id === 'date' || f.id === 'updated_at') return new Date(`${v}${f.id === 'date' ? 'T00:00:00' : ''}Z`);
+        return v;
+      }),
+    ).commit();
   }
   ws.commit();
   await wb.commit();
@@ -177,8 +209,12 @@ export async function run(): Promise<void> {
       const storage = fs.mkdtempSync(path.join(work, `${kind}-`));
       const cleanups: (() => Promise<void>)[] = [];
       const config: Record<string, unknown> = {
-        'svc.storage_path': storage, 'svc.log_level': 'warn', 'svc.plugins': ['datastore', 'loader'], 'svc.auth.create_unowned_dataset': true,
-        'svc.max_resource_size': 4096, 'svc.jobs.poll_interval': 100,
+        'svc.storage_path': storage,
+        'svc.log_level': 'warn',
+        'svc.plugins': ['datastore', 'loader'],
+        'svc.auth.create_unowned_dataset': true,
+        'svc.max_resource_size': 4096,
+        'svc.jobs.poll_interval': 100,
       };
       let rawUrl: string | null = null;
       const out: Record<string, unknown> = { db: kind, cpus: os.cpus().length, loadavg: os.loadavg()[0], csv: [] as unknown[] };
@@ -193,7 +229,11 @@ export async function run(): Promise<void> {
           const dsUrl = urlWith(ADMIN_URL, names.ds);
           const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
           await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
-          Object.assign(config, { 'svc.database_url': urlWith(ADMIN_URL, names.cat), 'svc.datastore.write_url': dsUrl, 'svc.datastore.read_url': readUrl });
+          Object.assign(config, {
+            'svc.database_url': urlWith(ADMIN_URL, names.cat),
+            'svc.datastore.write_url': dsUrl,
+            'svc.datastore.read_url': readUrl,
+          });
           rawUrl = urlWith(ADMIN_URL, names.raw);
         }
         log(`${kind}: starting the app`);
@@ -205,8 +245,17 @@ export async function run(): Promise<void> {
             log(`${kind}: ${f.rows} rows (${(f.bytes / MB).toFixed(1)} MB)${psql !== null ? `, psql \\copy ${psql.toFixed(2)} s` : ''}`);
             const r = await timeLoad(server, pkg, f.file, `rows-${f.rows}.csv`);
             const ratio = psql ? r.seconds / psql : null;
-            log(`${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql)` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)`);
-            (out.csv as unknown[]).push({ rows: f.rows, mb: +(f.bytes / MB).toFixed(1), psql_copy_s: psql, ...r, ratio_to_psql: ratio, goal_met: ratio === null ? null : ratio <= 2 });
+            log(
+              `${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql)` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)`,
+            );
+            (out.csv as unknown[]).push({
+              rows: f.rows,
+              mb: +(f.bytes / MB).toFixed(1),
+              psql_copy_s: psql,
+              ...r,
+              ratio_to_psql: ratio,
+              goal_met: ratio === null ? null : ratio <= 2,
+            });
           }
           if (xlsx) {
             const r = await timeLoad(server, pkg, xlsx, `rows-${XLSX_ROWS}.xlsx`);
@@ -221,7 +270,17 @@ export async function run(): Promise<void> {
         fs.rmSync(storage, { recursive: true, force: true });
       }
       fs.writeFileSync(path.join(resultsDir, `loader-${kind}.json`), JSON.stringify(out, null, 2) + '\n');
-      console.table((out.csv as any[]).map((c) => ({ db: kind, rows: c.rows, MB: c.mb, 'psql s': c.psql_copy_s?.toFixed(2) ?? '-', 'loader s': c.seconds.toFixed(2), ratio: c.ratio_to_psql?.toFixed(2) ?? '-', 'peak RSS MB': c.rss_peak_mb })));
+      console.table(
+        (out.csv as any[]).map((c) => ({
+          db: kind,
+          rows: c.rows,
+          MB: c.mb,
+          'psql s': c.psql_copy_s?.toFixed(2) ?? '-',
+          'loader s': c.seconds.toFixed(2),
+          ratio: c.ratio_to_psql?.toFixed(2) ?? '-',
+          'peak RSS MB': c.rss_peak_mb,
+        })),
+      );
     }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

@@ -6,7 +6,13 @@ import http from 'node:http';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 
-const opts = JSON.parse(process.env.SVC_BENCH_RAW ?? '{}') as { kind: 'postgres' | 'pglite'; url?: string; dataDir?: string; poolSize?: number; queries: string[] };
+const opts = JSON.parse(process.env.SVC_BENCH_RAW ?? '{}') as {
+  kind: 'postgres' | 'pglite';
+  url?: string;
+  dataDir?: string;
+  poolSize?: number;
+  queries: string[];
+};
 let run: (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>;
 let close: () => Promise<void>;
 if (opts.kind === 'postgres') {

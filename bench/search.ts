@@ -51,14 +51,16 @@ function urlWith(url: string, db: string): string {
 
 // --- a deterministic pseudo-random source (the same catalog every run) ---------------------------
 let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const pick = <T>(a: readonly T[]) => a[Math.floor(rnd() * a.length)];
 
-const WORDS = ('river water quality monitoring survey census population budget traffic air pollution station rainfall temperature '
-  + 'school hospital health transport road bridge forest soil land use energy electricity housing income tax election map boundary '
-  + 'coast fishery agriculture crop livestock tourism museum library archive culture heritage species ecology habitat wetland flood '
-  + 'drought earthquake typhoon wind solar waste recycling noise lighting parking bus rail airport port shipping trade export import '
-  + 'labour employment wage price inflation index statistics report annual monthly daily hourly record register inventory catalogue').split(' ');
+const WORDS = (
+  'river water quality monitoring survey census population budget traffic air pollution station rainfall temperature ' +
+  'school hospital health transport road bridge forest soil land use energy electricity housing income tax election map boundary ' +
+  'coast fishery agriculture crop livestock tourism museum library archive culture heritage species ecology habitat wetland flood ' +
+  'drought earthquake typhoon wind solar waste recycling noise lighting parking bus rail airport port shipping trade export import ' +
+  'labour employment wage price inflation index statistics report annual monthly daily hourly record register inventory catalogue'
+).split(' ');
 const FORMATS = ['CSV', 'JSON', 'XLSX', 'PDF', 'XML', 'GeoJSON', 'SHP', 'ZIP', 'KML', 'TXT', 'HTML', 'API', 'DOCX', 'PNG', 'ODS'];
 const LICENSES = ['cc-by', 'cc-by-sa', 'cc-zero', 'odc-by', 'odc-odbl', 'notspecified', 'other-open', 'uk-ogl'];
 
@@ -70,25 +72,54 @@ function sentence(): string {
   return words.join(' ') + '.';
 }
 
-interface Source { name: string; title: string; notes: string | null; tags: { name: string }[]; resources: any[]; organization: any; data_type?: unknown }
+interface Source {
+  name: string;
+  title: string;
+  notes: string | null;
+  tags: { name: string }[];
+  resources: any[];
+  organization: any;
+  data_type?: unknown;
+}
 
 function readCatalog(): Source[] {
-  return zlib.gunzipSync(fs.readFileSync(CATALOG)).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return zlib
+    .gunzipSync(fs.readFileSync(CATALOG))
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 // --- HTTP --------------------------------------------------------------------------------------
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-function request(port: number, method: 'GET' | 'POST', pathAndQuery: string, token?: string, body?: string): Promise<{ status: number; text: string }> {
+function request(
+  port: number,
+  method: 'GET' | 'POST',
+  pathAndQuery: string,
+  token?: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, method, path: pathAndQuery, agent,
-      headers: { ...(token ? { authorization: token } : {}), ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: pathAndQuery,
+        agent,
+        headers: {
+          ...(token ? { authorization: token } : {}),
+          ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     if (body) req.write(body);
     req.end();
@@ -115,18 +146,22 @@ async function startServer(config: Record<string, unknown>): Promise<{ child: Ch
   return { child, port: msg.port, token: msg.token };
 }
 
-
 // --- the catalog ---------------------------------------------------------------------------------
 async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
   const orgs = [...new Map(sources.filter((s) => s.organization).map((s) => [s.organization.name, s.organization])).values()];
-  for (const o of orgs) await api(port, token, 'organization_create', { name: `org-${o.name}`.slice(0, 100).toLowerCase(), title: o.title || o.name });
-  for (let g = 0; g < 40; g++) await api(port, token, 'group_create', { name: `group-${g}`, title: `${pick(WORDS)} ${pick(WORDS)} group ${g}` });
+  for (const o of orgs)
+    await api(port, token, 'organization_create', { name: `org-${o.name}`.slice(0, 100).toLowerCase(), title: o.title || o.name });
+  for (let g = 0; g < 40; g++)
+    await api(port, token, 'group_create', { name: `group-${g}`, title: `${pick(WORDS)} ${pick(WORDS)} group ${g}` });
   const orgNames = orgs.map((o) => `org-${o.name}`.slice(0, 100).toLowerCase());
   const tagPool = [...new Set(sources.flatMap((s) => s.tags.map((t) => t.name)).filter((t) => /^[\w .-]{2,100}$/u.test(t)))].concat(WORDS);
   const dicts = Array.from({ length: CREATE }, (_, i) => {
     const s = sources[i % sources.length];
     return {
-      name: `ds-${i}-${s.name}`.slice(0, 100).toLowerCase().replace(/[^a-z0-9_-]/g, '-'),
+      name: `ds-${i}-${s.name}`
+        .slice(0, 100)
+        .toLowerCase()
+        .replace(/[^a-z0-9_-]/g, '-'),
       title: `${s.title} ${pick(WORDS)} ${pick(WORDS)}`,
       notes: `${s.notes ?? ''}\n${sentence()}`,
       owner_org: pick(orgNames),
@@ -134,14 +169,18 @@ async function createThroughApi(port: number, token: string, sources: Source[]):
       tags: [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => pick(tagPool)))].map((name) => ({ name })),
       groups: rnd() < 0.3 ? [{ name: `group-${Math.floor(rnd() * 40)}` }] : [],
       extras: [{ key: 'theme', value: pick(WORDS) }],
-      resources: s.resources.slice(0, 1 + Math.floor(rnd() * 4)).map((r) => ({ url: `http://example.org/${r.id}`, name: r.name || pick(WORDS), format: pick(FORMATS), description: pick(WORDS) })),
+      resources: s.resources
+        .slice(0, 1 + Math.floor(rnd() * 4))
+        .map((r) => ({ url: `http://example.org/${r.id}`, name: r.name || pick(WORDS), format: pick(FORMATS), description: pick(WORDS) })),
     };
   });
   const started = Date.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < dicts.length) await api(port, token, 'package_create', dicts[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < dicts.length) await api(port, token, 'package_create', dicts[next++]);
+    }),
+  );
   return CREATE / ((Date.now() - started) / 1000);
 }
 
@@ -156,8 +195,10 @@ async function cloneInSql(client: pg.Client, n: number): Promise<void> {
   await client.query(`CREATE TEMP TABLE words AS SELECT row_number() OVER () - 1 AS k, w FROM unnest($1::text[]) w`, [WORDS]);
   for (const t of ['tpl', 'orgs', 'grps', 'tagpool', 'fmts', 'words']) await client.query(`CREATE INDEX ON ${t} (k)`);
   await client.query('ANALYZE tpl; ANALYZE orgs; ANALYZE grps; ANALYZE tagpool; ANALYZE fmts; ANALYZE words');
-  const counts = (await client.query(`SELECT (SELECT count(*) FROM tpl) t, (SELECT count(*) FROM orgs) o, (SELECT count(*) FROM grps) g,
-    (SELECT count(*) FROM tagpool) tg, (SELECT count(*) FROM fmts) f, (SELECT count(*) FROM words) w`)).rows[0];
+  const counts = (
+    await client.query(`SELECT (SELECT count(*) FROM tpl) t, (SELECT count(*) FROM orgs) o, (SELECT count(*) FROM grps) g,
+    (SELECT count(*) FROM tagpool) tg, (SELECT count(*) FROM fmts) f, (SELECT count(*) FROM words) w`)
+  ).rows[0];
   const [T, O, G, TG, F, W] = [counts.t, counts.o, counts.g, counts.tg, counts.f, counts.w].map(Number);
   const BATCH = 20_000;
   for (let from = 1; from <= n; from += BATCH) {
@@ -181,7 +222,9 @@ async function cloneInSql(client: pg.Client, n: number): Promise<void> {
       SELECT md5(m.g || r.id)::uuid::text, m.id, r.url, (SELECT f FROM fmts WHERE k = (m.g + r.position * 3) % ${F}), r.description, r.name,
         r.position, r.created, r.metadata_modified
       FROM m JOIN resources r ON r.package_id = m.tpl_id`);
-    await client.query(`INSERT INTO package_extras (package_id, key, value) SELECT m.id, e.key, e.value FROM m JOIN package_extras e ON e.package_id = m.tpl_id`);
+    await client.query(
+      `INSERT INTO package_extras (package_id, key, value) SELECT m.id, e.key, e.value FROM m JOIN package_extras e ON e.package_id = m.tpl_id`,
+    );
     await client.query(`INSERT INTO members (id, group_id, table_name, table_id, capacity, state)
       SELECT md5('mem' || m.g)::uuid::text, (SELECT id FROM grps WHERE k = m.g % ${G}), 'package', m.id, 'public', 'active' FROM m WHERE m.g % 3 = 0`);
     await client.query('COMMIT');
@@ -191,7 +234,10 @@ async function cloneInSql(client: pg.Client, n: number): Promise<void> {
 }
 
 // --- the query mix -------------------------------------------------------------------------------
-interface Q { label: string; params: Record<string, unknown> }
+interface Q {
+  label: string;
+  params: Record<string, unknown>;
+}
 
 function queryMix(org: string, tag: string): Q[] {
   return [
@@ -201,8 +247,14 @@ function queryMix(org: string, tag: string): Q[] {
     { label: 'phrase: q="water quality monitoring"', params: { q: '"water quality monitoring"' } },
     { label: `fq organization + tags + res_format`, params: { q: '*:*', fq: `organization:${org} AND tags:"${tag}" AND res_format:CSV` } },
     { label: 'range: metadata_modified:[NOW-1YEAR TO NOW]', params: { q: 'metadata_modified:[NOW-1YEAR TO NOW]' } },
-    { label: '4 facets: organization, tags, res_format, license_id', params: { q: '*:*', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) } },
-    { label: 'q=data with the 4 facets', params: { q: 'data', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) } },
+    {
+      label: '4 facets: organization, tags, res_format, license_id',
+      params: { q: '*:*', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) },
+    },
+    {
+      label: 'q=data with the 4 facets',
+      params: { q: 'data', 'facet.field': JSON.stringify(['organization', 'tags', 'res_format', 'license_id']) },
+    },
     { label: 'sort metadata_modified desc', params: { q: '*:*', sort: 'metadata_modified desc' } },
     { label: 'sort name asc', params: { q: '*:*', sort: 'name asc' } },
     { label: 'deep paging: start=5000', params: { q: '*:*', start: 5000 } },
@@ -217,7 +269,11 @@ const pct = (xs: number[], p: number) => {
 };
 
 /** The statements svc runs for one package_search call (recorded in-process on the same database). */
-async function recordStatements(dbUrl: string, params: Record<string, unknown>, services: any): Promise<{ text: string; values: unknown[] }[]> {
+async function recordStatements(
+  dbUrl: string,
+  params: Record<string, unknown>,
+  services: any,
+): Promise<{ text: string; values: unknown[] }[]> {
   const seen: { text: string; values: unknown[] }[] = [];
   const db = services.db;
   const original = db.query.bind(db);
@@ -259,20 +315,28 @@ export async function run(): Promise<void> {
     const started = Date.now();
     const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
       env: { ...process.env, SVC__DATABASE_URL: dbUrl, SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' },
-      encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     if (r.status !== 0) throw new Error(`rebuild failed: ${r.stdout}`);
     const rebuildSecs = (Date.now() - started) / 1000;
     const indexed = Number((await client.query('SELECT count(*) AS n FROM package_search_index')).rows[0].n);
     results.rebuild_per_s = Math.round(indexed / rebuildSecs);
     results.rebuild_seconds = rebuildSecs;
-    log(`rebuild: ${indexed} datasets in ${rebuildSecs.toFixed(1)} s (${Math.round(indexed / rebuildSecs)} datasets/s; ${r.stdout.trim().split('\n').pop()})`);
+    log(
+      `rebuild: ${indexed} datasets in ${rebuildSecs.toFixed(1)} s (${Math.round(indexed / rebuildSecs)} datasets/s; ${r.stdout.trim().split('\n').pop()})`,
+    );
     await client.query('VACUUM ANALYZE package_search_index');
 
     // the most frequent organization and tag pair among public datasets with a CSV resource
-    const { o: org, v: tag } = (await client.query(`SELECT organization AS o, v FROM package_search_index, unnest(tags) v
-      WHERE res_format @> '{CSV}' AND state = 'active' AND NOT private GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1`)).rows[0];
-    const services = await createServices(loadConfig({ env: {}, overrides: config, cwd: storage }), { logger: pino({ level: 'warn' }), migrate: false });
+    const { o: org, v: tag } = (
+      await client.query(`SELECT organization AS o, v FROM package_search_index, unnest(tags) v
+      WHERE res_format @> '{CSV}' AND state = 'active' AND NOT private GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1`)
+    ).rows[0];
+    const services = await createServices(loadConfig({ env: {}, overrides: config, cwd: storage }), {
+      logger: pino({ level: 'warn' }),
+      migrate: false,
+    });
     const rows: Record<string, unknown>[] = [];
     try {
       for (const q of queryMix(org, tag)) {
@@ -304,20 +368,29 @@ export async function run(): Promise<void> {
           if (i >= 3) sqlTimes.push(performance.now() - t0);
         }
         const row = {
-          query: q.label, count: body.result.count,
-          http_p50: +pct(httpTimes, 50).toFixed(1), http_p95: +pct(httpTimes, 95).toFixed(1),
-          cached_p50: +pct(warmTimes, 50).toFixed(1), cached_p95: +pct(warmTimes, 95).toFixed(1),
-          sql_p50: +pct(sqlTimes, 50).toFixed(1), sql_p95: +pct(sqlTimes, 95).toFixed(1), statements: statements.length,
+          query: q.label,
+          count: body.result.count,
+          http_p50: +pct(httpTimes, 50).toFixed(1),
+          http_p95: +pct(httpTimes, 95).toFixed(1),
+          cached_p50: +pct(warmTimes, 50).toFixed(1),
+          cached_p95: +pct(warmTimes, 95).toFixed(1),
+          sql_p50: +pct(sqlTimes, 50).toFixed(1),
+          sql_p95: +pct(sqlTimes, 95).toFixed(1),
+          statements: statements.length,
         };
         rows.push(row);
-        log(`${q.label.padEnd(58)} count ${String(row.count).padStart(7)}  http p50 ${row.http_p50} p95 ${row.http_p95} | cached p50 ${row.cached_p50} p95 ${row.cached_p95} ms | sql p50 ${row.sql_p50} p95 ${row.sql_p95} ms (${row.statements} statements)`);
+        log(
+          `${q.label.padEnd(58)} count ${String(row.count).padStart(7)}  http p50 ${row.http_p50} p95 ${row.http_p95} | cached p50 ${row.cached_p50} p95 ${row.cached_p95} ms | sql p50 ${row.sql_p50} p95 ${row.sql_p95} ms (${row.statements} statements)`,
+        );
       }
     } finally {
       await closeServices(services);
     }
     results.queries = rows;
     console.table(rows);
-    console.log(`package_create: ${results.package_create_per_s} datasets/s; search-index rebuild: ${results.rebuild_per_s} datasets/s (${TOTAL} datasets)`);
+    console.log(
+      `package_create: ${results.package_create_per_s} datasets/s; search-index rebuild: ${results.rebuild_per_s} datasets/s (${TOTAL} datasets)`,
+    );
     fs.mkdirSync(resultsDir, { recursive: true });
     fs.writeFileSync(path.join(resultsDir, `search-postgres-${TOTAL}.json`), JSON.stringify(results, null, 2) + '\n');
   } finally {

@@ -19,7 +19,12 @@ const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
 
 const name = `bench_admin_${process.pid}`;
-const user = await insertUser(services.db, { name, email: `${name}@example.org`, sysadmin: true, password_hash: await hashPassword('bench password 1') });
+const user = await insertUser(services.db, {
+  name,
+  email: `${name}@example.org`,
+  sysadmin: true,
+  password_hash: await hashPassword('bench password 1'),
+});
 const { token } = await issueToken({ db: services.db, config: services.config } as any, user, 'bench');
 process.send!({ port, token });
 

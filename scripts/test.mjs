@@ -22,8 +22,11 @@ const template = path.join(root, '.cache', 'pglite-template.tar.gz');
 
 // One empty PGlite data dir, made once; every test database is loaded from it (sub-second).
 if (!fs.existsSync(template)) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e',
-    `import('./test/helpers/app.ts').then((m) => m.makePGliteTemplate(${JSON.stringify(template)}))`], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '-e', `import('./test/helpers/app.ts').then((m) => m.makePGliteTemplate(${JSON.stringify(template)}))`],
+    { stdio: 'inherit' },
+  );
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
@@ -34,10 +37,14 @@ else console.log('# SVC_TEST_DATABASE_URL is not set: running on PGlite only (se
 let failed = false;
 for (const [db] of passes) {
   console.log(`# --- test pass on ${db} ---`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', '--test-reporter=spec', ...files], {
-    stdio: 'inherit',
-    env: { ...process.env, SVC_TEST_DB: db, SVC_TEST_TEMPLATE: template },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', '--test-reporter=spec', ...files],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, SVC_TEST_DB: db, SVC_TEST_TEMPLATE: template },
+    },
+  );
   if (r.status !== 0) failed = true;
 }
 process.exit(failed ? 1 : 0);

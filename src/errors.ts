@@ -14,7 +14,10 @@ export abstract class ActionError extends Error {
 export class ValidationError extends ActionError {
   readonly type = 'Validation Error';
   readonly status = 409;
-  constructor(readonly errors: FieldErrors, message?: string) {
+  constructor(
+    readonly errors: FieldErrors,
+    message?: string,
+  ) {
     super(message ?? summarize(errors));
   }
   toJSON() {

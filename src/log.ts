@@ -22,7 +22,12 @@ export function createLogger(config: Config, out: LogTarget = process.stdout): L
 }
 
 const LEVELS: Record<number, [string, string]> = {
-  10: ['TRACE', '90'], 20: ['DEBUG', '90'], 30: ['INFO ', '32'], 40: ['WARN ', '33'], 50: ['ERROR', '31'], 60: ['FATAL', '35'],
+  10: ['TRACE', '90'],
+  20: ['DEBUG', '90'],
+  30: ['INFO ', '32'],
+  40: ['WARN ', '33'],
+  50: ['ERROR', '31'],
+  60: ['FATAL', '35'],
 };
 const OWN_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'err']);
 

@@ -61,8 +61,17 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
   const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
   const jobs = new JobService(db, config, logger);
-  const services: Services = { config, db, registry: new Registry(), logger, plugins: {}, onClose: [], openEmbedded, jobs,
-    openEmbeddedWorker: opts.openEmbeddedWorker ?? embeddedWorkerOpener(config) };
+  const services: Services = {
+    config,
+    db,
+    registry: new Registry(),
+    logger,
+    plugins: {},
+    onClose: [],
+    openEmbedded,
+    jobs,
+    openEmbeddedWorker: opts.openEmbeddedWorker ?? embeddedWorkerOpener(config),
+  };
   try {
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
@@ -71,7 +80,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const enabled = config.list('svc.plugins');
     for (const name of enabled) {
       const plugin = availablePlugins[name];
-      if (!plugin) throw new ConfigError(`unknown plugin "${name}" in svc.plugins (available: ${Object.keys(availablePlugins).join(', ')})`);
+      if (!plugin)
+        throw new ConfigError(`unknown plugin "${name}" in svc.plugins (available: ${Object.keys(availablePlugins).join(', ')})`);
       await plugin.setup(services);
     }
     // Registered last, so it runs first on close: no job runs while the plugins shut down.

@@ -20,7 +20,9 @@ before(async () => {
   grp = await t.ok('group_create', { name: 'vis-group', users: roleUsers }, sys());
   await t.ok('organization_create', { name: 'vis-other' }, { token: users.other_admin!.token });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const LISTINGS: { label: string; action: string; params: () => Record<string, unknown> }[] = [
   { label: 'recently changed', action: 'recently_changed_packages_activity_list', params: () => ({}) },
@@ -39,7 +41,11 @@ test('activities of a private dataset reach only those who may read it', async (
   }
   const failures: string[] = [];
   for (const vis of ['private', 'public'] as const) {
-    const ds = await t.ok('package_create', { name: `vis-${vis}`, owner_org: org.id, private: vis === 'private', groups: [{ id: grp.id }] }, { token: users.editor!.token });
+    const ds = await t.ok(
+      'package_create',
+      { name: `vis-${vis}`, owner_org: org.id, private: vis === 'private', groups: [{ id: grp.id }] },
+      { token: users.editor!.token },
+    );
     await t.ok('package_collaborator_create', { id: ds.id, user_id: users.collab_member!.id, capacity: 'member' }, sys());
     await t.ok('package_patch', { id: ds.id, notes: 'changed' }, { token: users.editor!.token });
     const expected = new Set(vis === 'public' ? ROLES : READERS);
@@ -53,7 +59,8 @@ test('activities of a private dataset reach only those who may read it', async (
           continue;
         }
         const seen = r.body.result.some((a: any) => a.object_id === ds.id);
-        if (seen !== expected.has(role)) failures.push(`${row.label} | ${vis} | ${role}: expected ${expected.has(role) ? 'sees' : 'does not see'}`);
+        if (seen !== expected.has(role))
+          failures.push(`${row.label} | ${vis} | ${role}: expected ${expected.has(role) ? 'sees' : 'does not see'}`);
       }
     }
     // package_activity_list itself: readers only (403 for the others)

@@ -15,9 +15,21 @@ before(async () => {
   member = await t.user('a_member');
   outsider = await t.user('a_outsider');
   fan = await t.user('a_fan');
-  await t.ok('organization_create', { name: 'a-org', users: [{ name: editor.name, capacity: 'editor' }, { name: member.name, capacity: 'member' }] }, sys());
+  await t.ok(
+    'organization_create',
+    {
+      name: 'a-org',
+      users: [
+        { name: editor.name, capacity: 'editor' },
+        { name: member.name, capacity: 'member' },
+      ],
+    },
+    sys(),
+  );
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('dataset and resource writes record activities with the dict of the time', async () => {
   await t.ok('package_create', { name: 'a-pub', title: 'First', owner_org: 'a-org' }, as(editor));
@@ -25,8 +37,20 @@ test('dataset and resource writes record activities with the dict of the time', 
   const res = await t.ok('resource_create', { package_id: 'a-pub', url: 'http://x.org/a.csv', name: 'r1' }, as(editor));
   await t.ok('resource_delete', { id: res.id }, as(editor));
   const list = await t.ok('package_activity_list', { id: 'a-pub' }, { method: 'GET' });
-  assert.deepEqual(list.map((a: any) => a.activity_type), ['changed package', 'changed package', 'changed package', 'new package']);
-  assert.deepEqual(Object.keys(list[0]).sort(), ['activity_type', 'data', 'id', 'object_id', 'permission_labels', 'revision_id', 'timestamp', 'user_id']);
+  assert.deepEqual(
+    list.map((a: any) => a.activity_type),
+    ['changed package', 'changed package', 'changed package', 'new package'],
+  );
+  assert.deepEqual(Object.keys(list[0]).sort(), [
+    'activity_type',
+    'data',
+    'id',
+    'object_id',
+    'permission_labels',
+    'revision_id',
+    'timestamp',
+    'user_id',
+  ]);
   assert.equal(list[3].user_id, editor.id);
   assert.equal(list[3].revision_id, null);
   assert.deepEqual(list[3].permission_labels, ['public']);
@@ -41,16 +65,26 @@ test('dataset and resource writes record activities with the dict of the time', 
 
   // paging and filters
   assert.equal((await t.ok('package_activity_list', { id: 'a-pub', limit: 2 })).length, 2);
-  assert.deepEqual((await t.ok('package_activity_list', { id: 'a-pub', offset: 3 })).map((a: any) => a.activity_type), ['new package']);
+  assert.deepEqual(
+    (await t.ok('package_activity_list', { id: 'a-pub', offset: 3 })).map((a: any) => a.activity_type),
+    ['new package'],
+  );
   assert.deepEqual((await t.ok('package_activity_list', { id: 'a-pub', activity_types: ['new package'] })).length, 1);
-  assert.deepEqual((await t.ok('package_activity_list', { id: 'a-pub', exclude_activity_types: 'changed package' }, { method: 'GET' })).length, 1);
+  assert.deepEqual(
+    (await t.ok('package_activity_list', { id: 'a-pub', exclude_activity_types: 'changed package' }, { method: 'GET' })).length,
+    1,
+  );
   // milliseconds: one more than the (truncated) time of the activity is after it
   const ts = (a: any) => Date.parse(a.timestamp + 'Z') / 1000;
   const afterFirst = await t.ok('package_activity_list', { id: 'a-pub', after: ts(full[3]) + 0.001 });
   assert.equal(afterFirst.length, 3);
   const beforeLast = await t.ok('package_activity_list', { id: 'a-pub', before: ts(full[0]) });
   assert.equal(beforeLast.length, 3);
-  assert.equal((await t.ok('package_activity_list', { id: 'a-pub', after: ts(full[3]) + 0.001, limit: 1 }))[0].id, full[2].id, 'after alone pages forward');
+  assert.equal(
+    (await t.ok('package_activity_list', { id: 'a-pub', after: ts(full[3]) + 0.001, limit: 1 }))[0].id,
+    full[2].id,
+    'after alone pages forward',
+  );
 });
 
 test('bad input', async () => {
@@ -131,14 +165,20 @@ test('groups, organizations and users record activities; user streams', async ()
   assert.equal(g[1].data.group.title, 'G2');
   const o = await t.ok('organization_activity_list', { id: 'a-org' }, sys());
   assert.ok(o.some((a: any) => a.activity_type === 'new organization'));
-  assert.ok(o.some((a: any) => a.activity_type === 'new package'), 'the datasets of the organization are in its stream');
+  assert.ok(
+    o.some((a: any) => a.activity_type === 'new package'),
+    'the datasets of the organization are in its stream',
+  );
   let r = await t.call('organization_activity_list', { id: 'a-group' });
   assert.equal(r.status, 404);
 
   const created = await t.ok('user_create', { name: 'a_new', email: 'n@example.org', password: 'abcdefgh1' }, sys());
   await t.ok('user_patch', { id: created.id, fullname: 'New Person' }, sys());
   const u = await t.ok('user_activity_list', { id: 'a_new' });
-  assert.deepEqual(u.map((a: any) => a.activity_type), ['changed user', 'new user']);
+  assert.deepEqual(
+    u.map((a: any) => a.activity_type),
+    ['changed user', 'new user'],
+  );
   assert.equal(u[0].data.user.email, undefined, 'no email in the stream');
   const full = await t.ok('user_activity_list', { id: 'a_new' }, sys());
   assert.equal(full[0].data.user.fullname, 'New Person');
@@ -199,7 +239,10 @@ test('resource view writes are activities of their dataset', async () => {
   await t.ok('resource_view_update', { id: view.id, title: 'Page 2' }, as(editor));
   await t.ok('resource_view_delete', { id: view.id }, as(editor));
   const list = await t.ok('package_activity_list', { id: 'a-views', limit: 3 });
-  assert.deepEqual(list.map((a: any) => a.activity_type), ['deleted resource view', 'changed resource view', 'new resource view']);
+  assert.deepEqual(
+    list.map((a: any) => a.activity_type),
+    ['deleted resource view', 'changed resource view', 'new resource view'],
+  );
   assert.equal(list[1].data.title, 'Page 2');
   assert.equal(list[1].object_id, res.package_id);
   assert.equal(list[0].data.resource_id, res.id);
@@ -213,7 +256,10 @@ test('resource view writes are activities of their dataset', async () => {
 });
 
 test('svc.auth.public_activity_stream_detail gives everyone the detail', async () => {
-  const t2 = await startApp({ plugins: ['activity'], config: { 'svc.auth.public_activity_stream_detail': true, 'svc.activity_list_limit': 2 } });
+  const t2 = await startApp({
+    plugins: ['activity'],
+    config: { 'svc.auth.public_activity_stream_detail': true, 'svc.activity_list_limit': 2 },
+  });
   try {
     const ed = await t2.user('d_editor');
     await t2.ok('organization_create', { name: 'd-org', users: [{ name: ed.name, capacity: 'editor' }] }, { token: t2.sysadminToken });

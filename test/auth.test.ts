@@ -6,8 +6,12 @@ import pino from 'pino';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
-before(async () => { t = await startApp({ plugins: ['expire_api_token'] }); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startApp({ plugins: ['expire_api_token'] });
+});
+after(async () => {
+  await t?.close();
+});
 
 const whoami = async (headers: Record<string, string>) => {
   const r = await t.app.inject({ method: 'GET', url: '/api/3/action/user_show', headers });
@@ -17,7 +21,11 @@ const whoami = async (headers: Record<string, string>) => {
 describe('API tokens', () => {
   test('a token works raw, with Bearer, and in X-SVC-API-Key', async () => {
     const bob = await t.user('bob');
-    const variants: Record<string, string>[] = [{ authorization: bob.token }, { authorization: `Bearer ${bob.token}` }, { 'x-svc-api-key': bob.token }];
+    const variants: Record<string, string>[] = [
+      { authorization: bob.token },
+      { authorization: `Bearer ${bob.token}` },
+      { 'x-svc-api-key': bob.token },
+    ];
     for (const headers of variants) {
       const r = await whoami(headers);
       assert.equal(r.status, 200, JSON.stringify(headers));
@@ -83,7 +91,7 @@ describe('API tokens', () => {
     assert.equal((await whoami({ 'x-svc-api-key': 'a1b2c3d4-0000-4000-8000-000000000001' })).body.result.name, 'hal');
   });
 
-  test('a deleted user\'s token no longer works', async () => {
+  test("a deleted user's token no longer works", async () => {
     const ida = await t.user('ida');
     await t.ok('user_delete', { id: 'ida' }, { token: t.sysadminToken });
     assert.equal((await whoami({ authorization: ida.token })).status, 403);
@@ -93,14 +101,24 @@ describe('API tokens', () => {
 describe('renamed key header and logs', () => {
   test('apikey_header_name changes the alternative header; the log carries no credential', async () => {
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _e, cb) { lines.push(String(chunk)); cb(); } });
+    const sink = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const t2 = await startApp({ plugins: [], config: { apikey_header_name: 'X-My-Key' } });
     t2.services.logger = pino({ level: 'info' }, sink);
     try {
       const u = await t2.user('jo');
       const r = await t2.app.inject({ method: 'GET', url: '/api/3/action/user_show', headers: { 'x-my-key': u.token } });
       assert.equal(r.json().result.name, 'jo');
-      await t2.app.inject({ method: 'POST', url: '/api/3/action/user_create', headers: { authorization: t2.sysadminToken, 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'kim', email: 'kim@example.org', password: 'hunter2hunter2' }) });
+      await t2.app.inject({
+        method: 'POST',
+        url: '/api/3/action/user_create',
+        headers: { authorization: t2.sysadminToken, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'kim', email: 'kim@example.org', password: 'hunter2hunter2' }),
+      });
       const log = lines.join('');
       assert.match(log, /"action":"user_show"/);
       assert.match(log, /"status":200/);

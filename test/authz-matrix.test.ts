@@ -23,8 +23,15 @@ const uniq = (p: string) => `${p}-${++counter}`;
 
 before(async () => {
   t = await startApp({ plugins: [], config: { 'svc.auth.allow_dataset_collaborators': true } });
-  for (const [role, name] of [['plain', 'pat'], ['member', 'meg'], ['editor', 'ed'], ['admin', 'ada'], ['other_admin', 'otto'],
-    ['collab_editor', 'cole'], ['collab_member', 'colm']] as const) {
+  for (const [role, name] of [
+    ['plain', 'pat'],
+    ['member', 'meg'],
+    ['editor', 'ed'],
+    ['admin', 'ada'],
+    ['other_admin', 'otto'],
+    ['collab_editor', 'cole'],
+    ['collab_member', 'colm'],
+  ] as const) {
     users[role] = await t.user(name);
     tokens[role] = users[role].token;
   }
@@ -35,11 +42,15 @@ before(async () => {
   related = await t.ok('package_create', { name: 'related', owner_org: own.id }, sys());
   await t.ok('package_collaborator_create', { id: related.id, user_id: users.collab_editor.id, capacity: 'editor' }, sys());
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const sys = () => ({ token: t.sysadminToken });
 const roleUsers = () => [
-  { name: users.admin.name, capacity: 'admin' }, { name: users.editor.name, capacity: 'editor' }, { name: users.member.name, capacity: 'member' },
+  { name: users.admin.name, capacity: 'admin' },
+  { name: users.editor.name, capacity: 'editor' },
+  { name: users.member.name, capacity: 'member' },
 ];
 
 /** An organization or group with admin / editor / member (created by the sysadmin). */
@@ -49,20 +60,33 @@ async function freshOrg(kind: 'organization' | 'group') {
 
 /** A dataset of "own" with one resource, two collaborators, and a place in the group. */
 async function freshDataset(vis: Vis) {
-  const ds = await t.ok('package_create', {
-    name: uniq('ds'), owner_org: own.id, private: vis === 'private', resources: [{ url: 'http://example.com/a.csv', name: 'a' }],
-  }, sys());
+  const ds = await t.ok(
+    'package_create',
+    {
+      name: uniq('ds'),
+      owner_org: own.id,
+      private: vis === 'private',
+      resources: [{ url: 'http://example.com/a.csv', name: 'a' }],
+    },
+    sys(),
+  );
   await t.ok('package_collaborator_create', { id: ds.id, user_id: users.collab_editor.id, capacity: 'editor' }, sys());
   await t.ok('package_collaborator_create', { id: ds.id, user_id: users.collab_member.id, capacity: 'member' }, sys());
   await t.ok('member_create', { id: grp.id, object: ds.id, object_type: 'package', capacity: 'public' }, sys());
   return ds;
 }
 
-interface Fixture { ds: any; res: any; org: any; group: any }
+interface Fixture {
+  ds: any;
+  res: any;
+  org: any;
+  group: any;
+}
 
 const everyone = (): Role[] => [...ROLES];
 const loggedIn = (): Role[] => ROLES.filter((r) => r !== 'anon');
-const readers = (vis: Vis): Role[] => (vis === 'public' ? everyone() : ['member', 'editor', 'admin', 'collab_editor', 'collab_member', 'sysadmin']);
+const readers = (vis: Vis): Role[] =>
+  vis === 'public' ? everyone() : ['member', 'editor', 'admin', 'collab_editor', 'collab_member', 'sysadmin'];
 const datasetEditors = (): Role[] => ['editor', 'admin', 'collab_editor', 'sysadmin'];
 const orgEditors = (): Role[] => ['editor', 'admin', 'sysadmin'];
 const orgMembers = (): Role[] => ['member', 'editor', 'admin', 'sysadmin'];
@@ -88,34 +112,156 @@ const ROWS: Row[] = [
   // --- datasets and resources (the datasets engineer's actions) ---
   { action: 'package_show', perDataset: DATASET, params: (f) => ({ id: f.ds.id }), allow: readers },
   { action: 'resource_show', perDataset: DATASET, params: (f) => ({ id: f.res.id }), allow: readers },
-  { action: 'package_create', perDataset: DATASET, mutates: true, params: (_f, vis) => ({ name: uniq('new'), owner_org: own.id, private: vis === 'private' }), allow: orgEditors },
-  { action: 'package_update', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, name: f.ds.name, notes: 'updated' }), allow: datasetEditors },
-  { action: 'package_patch', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, notes: 'patched' }), allow: datasetEditors },
-  { action: 'package_revise', perDataset: DATASET, mutates: true, params: (f) => ({ match: { id: f.ds.id }, update: { notes: 'revised' } }), allow: datasetEditors },
+  {
+    action: 'package_create',
+    perDataset: DATASET,
+    mutates: true,
+    params: (_f, vis) => ({ name: uniq('new'), owner_org: own.id, private: vis === 'private' }),
+    allow: orgEditors,
+  },
+  {
+    action: 'package_update',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, name: f.ds.name, notes: 'updated' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'package_patch',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, notes: 'patched' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'package_revise',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ match: { id: f.ds.id }, update: { notes: 'revised' } }),
+    allow: datasetEditors,
+  },
   { action: 'package_delete', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id }), allow: datasetEditors },
   { action: 'dataset_purge', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id }), allow: sysadmins },
-  { action: 'resource_create', perDataset: DATASET, mutates: true, params: (f) => ({ package_id: f.ds.id, url: 'http://example.com/b.csv' }), allow: datasetEditors },
-  { action: 'resource_update', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.res.id, url: 'http://example.com/c.csv' }), allow: datasetEditors },
-  { action: 'resource_patch', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.res.id, name: 'renamed' }), allow: datasetEditors },
+  {
+    action: 'resource_create',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ package_id: f.ds.id, url: 'http://example.com/b.csv' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'resource_update',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.res.id, url: 'http://example.com/c.csv' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'resource_patch',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.res.id, name: 'renamed' }),
+    allow: datasetEditors,
+  },
   { action: 'resource_delete', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.res.id }), allow: datasetEditors },
-  { action: 'package_resource_reorder', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, order: [f.res.id] }), allow: datasetEditors },
-  { action: 'package_owner_org_update', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, organization_id: oth.id }), allow: sysadmins },
-  { action: 'bulk_update_private', perDataset: DATASET, mutates: true, params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }), allow: admins },
-  { action: 'bulk_update_public', perDataset: DATASET, mutates: true, params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }), allow: admins },
-  { action: 'bulk_update_delete', perDataset: DATASET, mutates: true, params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }), allow: admins },
+  {
+    action: 'package_resource_reorder',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, order: [f.res.id] }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'package_owner_org_update',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, organization_id: oth.id }),
+    allow: sysadmins,
+  },
+  {
+    action: 'bulk_update_private',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }),
+    allow: admins,
+  },
+  {
+    action: 'bulk_update_public',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }),
+    allow: admins,
+  },
+  {
+    action: 'bulk_update_delete',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ org_id: own.id, datasets: [f.ds.id] }),
+    allow: admins,
+  },
   // --- relationships (edit rights on both datasets) ---
-  { action: 'package_relationship_create', perDataset: DATASET, mutates: true, params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to' }), allow: datasetEditors },
-  { action: 'package_relationship_update', perDataset: DATASET, mutates: true, setup: addRelationship, params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to', comment: 'changed' }), allow: datasetEditors },
-  { action: 'package_relationship_delete', perDataset: DATASET, mutates: true, setup: addRelationship, params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to' }), allow: datasetEditors },
+  {
+    action: 'package_relationship_create',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'package_relationship_update',
+    perDataset: DATASET,
+    mutates: true,
+    setup: addRelationship,
+    params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to', comment: 'changed' }),
+    allow: datasetEditors,
+  },
+  {
+    action: 'package_relationship_delete',
+    perDataset: DATASET,
+    mutates: true,
+    setup: addRelationship,
+    params: (f) => ({ subject: f.ds.id, object: related.id, type: 'links_to' }),
+    allow: datasetEditors,
+  },
   { action: 'package_relationships_list', perDataset: DATASET, params: (f) => ({ id: f.ds.id }), allow: readers },
   // --- collaborators ---
   { action: 'package_collaborator_list', perDataset: DATASET, params: (f) => ({ id: f.ds.id }), allow: admins },
-  { action: 'package_collaborator_create', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, user_id: users.plain.id, capacity: 'member' }), allow: admins },
-  { action: 'package_collaborator_delete', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.ds.id, user_id: users.collab_member.id }), allow: admins },
-  { action: 'package_collaborator_list_for_user', params: () => ({ id: users.collab_editor.id }), allow: () => ['collab_editor', 'sysadmin'] },
+  {
+    action: 'package_collaborator_create',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, user_id: users.plain.id, capacity: 'member' }),
+    allow: admins,
+  },
+  {
+    action: 'package_collaborator_delete',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.ds.id, user_id: users.collab_member.id }),
+    allow: admins,
+  },
+  {
+    action: 'package_collaborator_list_for_user',
+    params: () => ({ id: users.collab_editor.id }),
+    allow: () => ['collab_editor', 'sysadmin'],
+  },
   // --- datasets in groups ---
-  { action: 'member_create', label: 'member_create (dataset into group)', perDataset: DATASET, mutates: true, params: (f) => ({ id: f.group.id, object: f.ds.id, object_type: 'package', capacity: 'public' }), allow: orgMembers },
-  { action: 'member_delete', label: 'member_delete (dataset from group)', perDataset: DATASET, mutates: true, params: (f) => ({ id: grp.id, object: f.ds.id, object_type: 'package' }), allow: orgMembers },
+  {
+    action: 'member_create',
+    label: 'member_create (dataset into group)',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: f.group.id, object: f.ds.id, object_type: 'package', capacity: 'public' }),
+    allow: orgMembers,
+  },
+  {
+    action: 'member_delete',
+    label: 'member_delete (dataset from group)',
+    perDataset: DATASET,
+    mutates: true,
+    params: (f) => ({ id: grp.id, object: f.ds.id, object_type: 'package' }),
+    allow: orgMembers,
+  },
   { action: 'group_show', perDataset: DATASET, params: () => ({ id: grp.id, include_datasets: true }), allow: everyone },
   { action: 'group_package_show', params: () => ({ id: grp.id }), allow: everyone },
   // --- organizations and groups ---
@@ -124,22 +270,64 @@ const ROWS: Row[] = [
     { action: `${k}_list`, params: () => ({ all_fields: true }), allow: everyone },
     { action: `${k}_autocomplete`, params: () => ({ q: k }), allow: everyone },
     { action: `${k}_create`, mutates: true, params: () => ({ name: uniq(`new-${k}`) }), allow: loggedIn },
-    { action: `${k}_update`, mutates: true, params: (f) => { const g = k === 'group' ? f.group : f.org; return { id: g.id, name: g.name, users: roleUsers() }; }, allow: admins },
+    {
+      action: `${k}_update`,
+      mutates: true,
+      params: (f) => {
+        const g = k === 'group' ? f.group : f.org;
+        return { id: g.id, name: g.name, users: roleUsers() };
+      },
+      allow: admins,
+    },
     { action: `${k}_patch`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, title: 'Patched' }), allow: admins },
     { action: `${k}_delete`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id }), allow: admins },
     { action: `${k}_purge`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id }), allow: sysadmins },
-    { action: `${k}_member_create`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, username: users.plain.name, role: 'member' }), allow: admins },
-    { action: `${k}_member_delete`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, username: users.member.name }), allow: admins },
-    { action: 'member_create', label: `member_create (user in ${k})`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, object: users.plain.id, object_type: 'user', capacity: 'editor' }), allow: admins },
-    { action: 'member_delete', label: `member_delete (user from ${k})`, mutates: true, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, object: users.member.id, object_type: 'user' }), allow: admins },
+    {
+      action: `${k}_member_create`,
+      mutates: true,
+      params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, username: users.plain.name, role: 'member' }),
+      allow: admins,
+    },
+    {
+      action: `${k}_member_delete`,
+      mutates: true,
+      params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, username: users.member.name }),
+      allow: admins,
+    },
+    {
+      action: 'member_create',
+      label: `member_create (user in ${k})`,
+      mutates: true,
+      params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, object: users.plain.id, object_type: 'user', capacity: 'editor' }),
+      allow: admins,
+    },
+    {
+      action: 'member_delete',
+      label: `member_delete (user from ${k})`,
+      mutates: true,
+      params: (f) => ({ id: (k === 'group' ? f.group : f.org).id, object: users.member.id, object_type: 'user' }),
+      allow: admins,
+    },
     { action: 'member_list', label: `member_list (${k})`, params: (f) => ({ id: (k === 'group' ? f.group : f.org).id }), allow: everyone },
   ]),
   { action: 'group_list_authz', params: () => ({}), allow: everyone },
   { action: 'organization_list_for_user', params: () => ({}), allow: everyone },
   { action: 'member_roles_list', params: () => ({}), allow: everyone },
   // --- hierarchy: admins of a sub-organization put it under another (its parent: oth) ---
-  { action: 'member_create', label: 'member_create (organization under a parent)', mutates: true, params: (f) => ({ id: f.org.id, object: oth.id, object_type: 'group', capacity: 'parent' }), allow: admins },
-  { action: 'organization_patch', label: 'organization_patch (groups: a parent)', mutates: true, params: (f) => ({ id: f.org.id, groups: [{ name: oth.name }] }), allow: admins },
+  {
+    action: 'member_create',
+    label: 'member_create (organization under a parent)',
+    mutates: true,
+    params: (f) => ({ id: f.org.id, object: oth.id, object_type: 'group', capacity: 'parent' }),
+    allow: admins,
+  },
+  {
+    action: 'organization_patch',
+    label: 'organization_patch (groups: a parent)',
+    mutates: true,
+    params: (f) => ({ id: f.org.id, groups: [{ name: oth.name }] }),
+    allow: admins,
+  },
   { action: 'group_tree', params: () => ({ type: 'organization' }), allow: everyone },
   { action: 'group_tree_section', params: (f) => ({ id: f.org.id, type: 'organization' }), allow: everyone },
 ];
@@ -185,7 +373,9 @@ describe('authorization matrix', () => {
           const expect = allowed.has(role) ? 'allow' : 'deny';
           const got = r.body.success ? 'allow' : r.status === 403 ? 'deny' : `error ${r.status}`;
           if (got !== expect) {
-            failures.push(`${row.action} | ${row.perDataset ? vis : '-'} | ${role}: expected ${expect}, got ${got}${r.body.success ? '' : ` (${r.body.error?.message})`}`);
+            failures.push(
+              `${row.action} | ${row.perDataset ? vis : '-'} | ${role}: expected ${expect}, got ${got}${r.body.success ? '' : ` (${r.body.error?.message})`}`,
+            );
           }
           if (r.body.success && row.mutates) fixture = undefined;
         }
@@ -196,10 +386,19 @@ describe('authorization matrix', () => {
 
   test('every catalog action of the registry is in the matrix', () => {
     const inMatrix = new Set(ROWS.map((r) => r.action));
-    const catalog = t.services.registry.names().filter((n) =>
-      /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_)/.test(n)
-      && !/^(package_(list|search|autocomplete|activity|follower|create_default)|resource_(view|search)|.*_(follower|followee|activity))/.test(n));
-    assert.deepEqual(catalog.filter((n) => !inMatrix.has(n)), []);
+    const catalog = t.services.registry
+      .names()
+      .filter(
+        (n) =>
+          /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_)/.test(n) &&
+          !/^(package_(list|search|autocomplete|activity|follower|create_default)|resource_(view|search)|.*_(follower|followee|activity))/.test(
+            n,
+          ),
+      );
+    assert.deepEqual(
+      catalog.filter((n) => !inMatrix.has(n)),
+      [],
+    );
   });
 });
 
@@ -215,13 +414,55 @@ interface SeesRow {
 
 const orgMembersSee = (vis: Vis): Role[] => (vis === 'public' ? everyone() : orgMembers());
 const SEES: SeesRow[] = [
-  { label: 'organization_show include_datasets', action: 'organization_show', params: () => ({ id: own.id, include_datasets: true }), ids: (r) => r.packages.map((p: any) => p.id), sees: orgMembersSee },
-  { label: 'group_show include_datasets', action: 'group_show', params: () => ({ id: grp.id, include_datasets: true }), ids: (r) => r.packages.map((p: any) => p.id), sees: orgMembersSee },
-  { label: 'group_package_show (public datasets only)', action: 'group_package_show', params: () => ({ id: grp.id, limit: 1000 }), ids: (r) => r.map((p: any) => p.id), sees: (vis) => (vis === 'public' ? everyone() : []) },
-  { label: 'member_list of the organization', action: 'member_list', params: () => ({ id: own.id, object_type: 'package' }), ids: (r) => r.map((m: any) => m[0]), sees: readers },
-  { label: 'member_list of the group', action: 'member_list', params: () => ({ id: grp.id, object_type: 'package' }), ids: (r) => r.map((m: any) => m[0]), sees: readers },
-  { label: 'package_search include_private', action: 'package_search', params: (f) => ({ q: `name:${f.ds.name}`, include_private: true }), ids: (r) => r.results.map((p: any) => p.id), sees: readers },
-  { label: 'package_list (public only)', action: 'package_list', params: () => ({}), ids: (r) => r, sees: (vis) => (vis === 'public' ? everyone() : []) },
+  {
+    label: 'organization_show include_datasets',
+    action: 'organization_show',
+    params: () => ({ id: own.id, include_datasets: true }),
+    ids: (r) => r.packages.map((p: any) => p.id),
+    sees: orgMembersSee,
+  },
+  {
+    label: 'group_show include_datasets',
+    action: 'group_show',
+    params: () => ({ id: grp.id, include_datasets: true }),
+    ids: (r) => r.packages.map((p: any) => p.id),
+    sees: orgMembersSee,
+  },
+  {
+    label: 'group_package_show (public datasets only)',
+    action: 'group_package_show',
+    params: () => ({ id: grp.id, limit: 1000 }),
+    ids: (r) => r.map((p: any) => p.id),
+    sees: (vis) => (vis === 'public' ? everyone() : []),
+  },
+  {
+    label: 'member_list of the organization',
+    action: 'member_list',
+    params: () => ({ id: own.id, object_type: 'package' }),
+    ids: (r) => r.map((m: any) => m[0]),
+    sees: readers,
+  },
+  {
+    label: 'member_list of the group',
+    action: 'member_list',
+    params: () => ({ id: grp.id, object_type: 'package' }),
+    ids: (r) => r.map((m: any) => m[0]),
+    sees: readers,
+  },
+  {
+    label: 'package_search include_private',
+    action: 'package_search',
+    params: (f) => ({ q: `name:${f.ds.name}`, include_private: true }),
+    ids: (r) => r.results.map((p: any) => p.id),
+    sees: readers,
+  },
+  {
+    label: 'package_list (public only)',
+    action: 'package_list',
+    params: () => ({}),
+    ids: (r) => r,
+    sees: (vis) => (vis === 'public' ? everyone() : []),
+  },
 ];
 
 describe('who sees the dataset in listings', () => {
@@ -241,7 +482,8 @@ describe('who sees the dataset in listings', () => {
           const ids = r.body.success ? row.ids(r.body.result) : [];
           const seen = ids.includes(ds.id) || ids.includes(ds.name);
           if (!r.body.success) failures.push(`${row.label} | ${vis} | ${role}: call failed (${r.status} ${r.body.error?.message})`);
-          else if (seen !== expected.has(role)) failures.push(`${row.label} | ${vis} | ${role}: expected ${expected.has(role) ? 'sees' : 'does not see'}, got the opposite`);
+          else if (seen !== expected.has(role))
+            failures.push(`${row.label} | ${vis} | ${role}: expected ${expected.has(role) ? 'sees' : 'does not see'}, got the opposite`);
         }
       }
       assert.deepEqual(failures, [], `cells that differ:\n${failures.join('\n')}`);

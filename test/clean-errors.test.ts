@@ -16,7 +16,9 @@ before(async () => {
   await t.ok('organization_create', { name: 'ce-org', users: [{ name: editor.name, capacity: 'editor' }] }, admin());
   await t.ok('group_create', { name: 'ce-group' }, admin());
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 function validationError(r: ApiResponse, field: string, message?: string | RegExp) {
   assert.equal(r.status, 409, JSON.stringify(r.body));
@@ -34,9 +36,16 @@ const deep = (n: number): unknown => {
 };
 
 test('a NUL character anywhere is a Validation Error naming the field, and saves nothing', async () => {
-  validationError(await t.call('package_create', { name: 'ce-nul', owner_org: 'ce-org', notes: 'a\u0000b' }, admin()), 'notes', 'Null characters are not allowed');
+  validationError(
+    await t.call('package_create', { name: 'ce-nul', owner_org: 'ce-org', notes: 'a\u0000b' }, admin()),
+    'notes',
+    'Null characters are not allowed',
+  );
   assert.equal((await t.call('package_show', { id: 'ce-nul' }, admin())).status, 404);
-  validationError(await t.call('package_create', { name: 'ce-nul', owner_org: 'ce-org', extras: [{ key: 'k', value: 'v\u0000' }] }, admin()), 'extras');
+  validationError(
+    await t.call('package_create', { name: 'ce-nul', owner_org: 'ce-org', extras: [{ key: 'k', value: 'v\u0000' }] }, admin()),
+    'extras',
+  );
   // in an id, by GET and by POST
   const get = await t.app.inject({ method: 'GET', url: '/api/3/action/package_show?id=a%00b' });
   assert.equal(get.statusCode, 409, get.body);
@@ -56,24 +65,43 @@ test('values the database refuses are Validation Errors naming the field (the sa
   validationError(r, 'last_modified', /^Invalid value: date\/time field value out of range/);
   assert.deepEqual((await t.ok('package_show', { id: 'ce-dates' }, admin())).resources, []);
   // Integers beyond 2^53 are refused before they reach the database.
-  validationError(await t.call('resource_create', { package_id: 'ce-dates', url: 'http://example.org/x', size: '1180591620717411303424' }, admin()), 'size', 'Invalid integer');
+  validationError(
+    await t.call('resource_create', { package_id: 'ce-dates', url: 'http://example.org/x', size: '1180591620717411303424' }, admin()),
+    'size',
+    'Invalid integer',
+  );
 });
 
 test('JSON nested 10,000 deep where an id is expected is a Validation Error, not a stack overflow', async () => {
   const body = `{"id": ${'['.repeat(10000)}${']'.repeat(10000)}}`;
-  const res = await t.app.inject({ method: 'POST', url: '/api/3/action/package_show', headers: { 'content-type': 'application/json' }, payload: body });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/3/action/package_show',
+    headers: { 'content-type': 'application/json' },
+    payload: body,
+  });
   assert.equal(res.statusCode, 409, res.body);
   assert.match(res.json().error.id[0], /Nested too deeply/);
-  validationError(await t.call('package_create', { name: 'ce-deep', owner_org: 'ce-org', extras: [{ key: 'k', value: deep(150) }] }, admin()), 'extras');
+  validationError(
+    await t.call('package_create', { name: 'ce-deep', owner_org: 'ce-org', extras: [{ key: 'k', value: deep(150) }] }, admin()),
+    'extras',
+  );
   // The whole body nested deep: a clean Bad Request.
-  const whole = await t.app.inject({ method: 'POST', url: '/api/3/action/status_show', headers: { 'content-type': 'application/json' }, payload: '['.repeat(10000) + ']'.repeat(10000) });
+  const whole = await t.app.inject({
+    method: 'POST',
+    url: '/api/3/action/status_show',
+    headers: { 'content-type': 'application/json' },
+    payload: '['.repeat(10000) + ']'.repeat(10000),
+  });
   assert.equal(whole.statusCode, 400);
 });
 
 test('a malformed multipart body is a Bad Request for any action', async () => {
   for (const action of ['status_show', 'package_create', 'resource_create']) {
     const res = await t.app.inject({
-      method: 'POST', url: `/api/3/action/${action}`, headers: { 'content-type': 'multipart/form-data; boundary=zz' },
+      method: 'POST',
+      url: `/api/3/action/${action}`,
+      headers: { 'content-type': 'multipart/form-data; boundary=zz' },
       payload: '--zz\r\nContent-Disposition: form-data; name="id"\r\n\r\nabc',
     });
     assert.equal(res.statusCode, 400, `${action}: ${res.body}`);
@@ -86,7 +114,12 @@ test('limit and offset of 2^64 are Validation Errors on every list', async () =>
   for (const action of ['package_list', 'user_list', 'group_list', 'organization_list', 'current_package_list_with_resources']) {
     for (const key of ['limit', 'offset']) {
       validationError(await t.call(action, { [key]: huge }, admin()), key, 'Invalid integer');
-      const raw = await t.app.inject({ method: 'POST', url: `/api/3/action/${action}`, headers: { 'content-type': 'application/json', authorization: t.sysadminToken }, payload: `{"${key}": ${huge}}` });
+      const raw = await t.app.inject({
+        method: 'POST',
+        url: `/api/3/action/${action}`,
+        headers: { 'content-type': 'application/json', authorization: t.sysadminToken },
+        payload: `{"${key}": ${huge}}`,
+      });
       assert.equal(raw.statusCode, 409, `${action} ${key}: ${raw.body}`);
     }
   }
@@ -98,8 +131,19 @@ test('a list or object as email or as a resource format is a Validation Error', 
   validationError(await t.call('user_update', { id: u.id, email: { a: 1 } }, admin()), 'email', 'Must be a string');
   validationError(await t.call('user_create', { name: 'ce-new', email: { a: 1 }, password: 'long enough pass' }, admin()), 'email');
   await t.ok('package_create', { name: 'ce-format', owner_org: 'ce-org' }, admin());
-  validationError(await t.call('resource_create', { package_id: 'ce-format', url: 'http://x.org/a', format: ['csv'] }, admin()), 'format', 'Must be a string');
-  validationError(await t.call('package_create', { name: 'ce-format2', owner_org: 'ce-org', resources: [{ url: 'http://x.org/a', format: { a: 1 } }] }, admin()), 'resources');
+  validationError(
+    await t.call('resource_create', { package_id: 'ce-format', url: 'http://x.org/a', format: ['csv'] }, admin()),
+    'format',
+    'Must be a string',
+  );
+  validationError(
+    await t.call(
+      'package_create',
+      { name: 'ce-format2', owner_org: 'ce-org', resources: [{ url: 'http://x.org/a', format: { a: 1 } }] },
+      admin(),
+    ),
+    'resources',
+  );
 });
 
 test('config_option_update checks every option by its declared type', async () => {
@@ -141,7 +185,10 @@ test('resource_create without package_id is a Validation Error before any lookup
 });
 
 test('groups naming a group that does not exist fail with a Validation Error and save nothing', async () => {
-  for (const [token, groups] of [[t.sysadminToken, [{ name: 'ce-group' }, { name: 'no-such-group' }]], [editor.token, [{ name: 'no-such-group' }]]] as const) {
+  for (const [token, groups] of [
+    [t.sysadminToken, [{ name: 'ce-group' }, { name: 'no-such-group' }]],
+    [editor.token, [{ name: 'no-such-group' }]],
+  ] as const) {
     const r = await t.call('package_create', { name: 'ce-grouped', owner_org: 'ce-org', groups }, { token });
     validationError(r, 'groups', 'Group no-such-group was not found.');
     assert.equal((await t.call('package_show', { id: 'ce-grouped' }, admin())).status, 404);
@@ -155,7 +202,13 @@ test('groups naming a group that does not exist fail with a Validation Error and
 });
 
 test('autocomplete actions require q and take limit as a natural number', async () => {
-  for (const action of ['package_autocomplete', 'user_autocomplete', 'format_autocomplete', 'group_autocomplete', 'organization_autocomplete']) {
+  for (const action of [
+    'package_autocomplete',
+    'user_autocomplete',
+    'format_autocomplete',
+    'group_autocomplete',
+    'organization_autocomplete',
+  ]) {
     if (!t.services.registry.has(action)) continue;
     validationError(await t.call(action, {}, admin()), 'q', 'Missing value');
     validationError(await t.call(action, { q: 'a', limit: -1 }, admin()), 'limit', 'Must be a natural number');
@@ -166,17 +219,31 @@ test('autocomplete actions require q and take limit as a natural number', async 
 });
 
 test('tag_list and format_autocomplete show only what the caller may read', async () => {
-  await t.ok('package_create', {
-    name: 'ce-secret', owner_org: 'ce-org', private: true, tags: [{ name: 'secret-tag' }],
-    resources: [{ url: 'http://example.org/s', format: 'SecretFormat' }],
-  }, { token: editor.token });
-  await t.ok('package_create', {
-    name: 'ce-public', owner_org: 'ce-org', tags: [{ name: 'public-tag' }], resources: [{ url: 'http://example.org/p', format: 'PublicFormat' }],
-  }, { token: editor.token });
+  await t.ok(
+    'package_create',
+    {
+      name: 'ce-secret',
+      owner_org: 'ce-org',
+      private: true,
+      tags: [{ name: 'secret-tag' }],
+      resources: [{ url: 'http://example.org/s', format: 'SecretFormat' }],
+    },
+    { token: editor.token },
+  );
+  await t.ok(
+    'package_create',
+    {
+      name: 'ce-public',
+      owner_org: 'ce-org',
+      tags: [{ name: 'public-tag' }],
+      resources: [{ url: 'http://example.org/p', format: 'PublicFormat' }],
+    },
+    { token: editor.token },
+  );
   for (const token of [undefined, outsider.token]) {
     const tags = await t.ok('tag_list', {}, { token });
     assert.ok(tags.includes('public-tag'));
-    assert.ok(!tags.includes('secret-tag'), 'a private dataset\'s tag is not listed');
+    assert.ok(!tags.includes('secret-tag'), "a private dataset's tag is not listed");
     assert.deepEqual(await t.ok('tag_list', { query: 'secret' }, { token }), []);
     assert.deepEqual(await t.ok('format_autocomplete', { q: 'secretformat' }, { token }), []);
     assert.deepEqual(await t.ok('format_autocomplete', { q: 'publicformat' }, { token }), ['publicformat']);

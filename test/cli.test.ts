@@ -15,7 +15,13 @@ let dropDb: (() => Promise<void>) | undefined;
 
 before(async () => {
   storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
-  env = { PATH: process.env.PATH, HOME: process.env.HOME, SVC__STORAGE_PATH: storage, SVC__PLUGINS: 'expire_api_token', SVC__LOG_LEVEL: 'warn' };
+  env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SVC__STORAGE_PATH: storage,
+    SVC__PLUGINS: 'expire_api_token',
+    SVC__LOG_LEVEL: 'warn',
+  };
   if (onPostgres) {
     const db = await freshPostgresDatabase();
     env.SVC__DATABASE_URL = db.url;
@@ -55,9 +61,21 @@ describe('svc CLI', () => {
     r = svc('sysadmin', 'add', 'jane');
     assert.match(r.out, /jane is now a sysadmin/);
     r = svc('sysadmin', 'list');
-    assert.deepEqual(r.out.trim().split('\n').map((l) => l.split('\t')[0]), ['jane', 'root']);
+    assert.deepEqual(
+      r.out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+      ['jane', 'root'],
+    );
     assert.equal(svc('sysadmin', 'remove', 'jane').code, 0);
-    assert.deepEqual(svc('sysadmin', 'list').out.trim().split('\n').map((l) => l.split('\t')[0]), ['root']);
+    assert.deepEqual(
+      svc('sysadmin', 'list')
+        .out.trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+      ['root'],
+    );
   });
 
   test('user add validates; list; remove', () => {
@@ -92,13 +110,15 @@ describe('svc CLI', () => {
     assert.equal(embedded.code, 1);
     assert.match(embedded.err, /embedded data store/);
     const r = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
-      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://ds_reader@db/ds' }, encoding: 'utf8',
+      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://ds_reader@db/ds' },
+      encoding: 'utf8',
     });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /GRANT SELECT ON ALL TABLES IN SCHEMA public TO "ds_reader";/);
     assert.match(r.stdout, /ALTER DEFAULT PRIVILEGES FOR USER "ds_owner" IN SCHEMA public GRANT SELECT ON TABLES TO "ds_reader";/);
     const same = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
-      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://u@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://u@db/ds' }, encoding: 'utf8',
+      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://u@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://u@db/ds' },
+      encoding: 'utf8',
     });
     assert.equal(same.status, 1);
     assert.match(same.stderr, /different user/);
@@ -106,7 +126,9 @@ describe('svc CLI', () => {
 
   test('a PostgreSQL data store without the read-only user does not start', () => {
     const r = spawnSync(process.execPath, [bin, 'db', 'init'], {
-      env: { ...env, SVC__PLUGINS: 'datastore', SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@127.0.0.1:1/ds' }, cwd: storage, encoding: 'utf8',
+      env: { ...env, SVC__PLUGINS: 'datastore', SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@127.0.0.1:1/ds' },
+      cwd: storage,
+      encoding: 'utf8',
     });
     assert.equal(r.status, 1);
     assert.match(r.stderr, /svc\.datastore\.read_url must be set/);
@@ -124,10 +146,14 @@ describe('svc CLI', () => {
   test('serve answers on the port; account commands go to the running server over its admin socket', { timeout: 180_000 }, async () => {
     const port = await freePort();
     const server = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
-      env: { ...env, SVC__LOG_LEVEL: 'info', SVC__LOG__FORMAT: 'pretty' }, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...env, SVC__LOG_LEVEL: 'info', SVC__LOG__FORMAT: 'pretty' },
+      cwd: storage,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
-    server.stdout!.on('data', (d) => { log += d; });
+    server.stdout!.on('data', (d) => {
+      log += d;
+    });
     const base = `http://127.0.0.1:${port}/api/3/action`;
     const sock = path.join(storage, 'run', 'admin.sock');
     try {
@@ -149,7 +175,7 @@ describe('svc CLI', () => {
       const token = r.out.trim().split('\n').pop()!;
       const me = await (await fetch(`${base}/user_show?id=live-user`, { headers: { authorization: token } })).json();
       assert.equal(me.result.fullname, 'Live User');
-      assert.equal(me.result.email, 'live-user@example.org', 'the token is a sysadmin\'s');
+      assert.equal(me.result.email, 'live-user@example.org', "the token is a sysadmin's");
       assert.match(svc('user', 'list').out, /^live-user\t/m);
       assert.match(svc('sysadmin', 'list').out, /^live-admin\t/m);
       const tokens = svc('user', 'token', 'list', 'live-admin').out;
@@ -190,7 +216,11 @@ describe('svc CLI', () => {
   test('a socket left behind by a killed server is ignored', { timeout: 60_000 }, async () => {
     const sock = path.join(storage, 'run', 'admin.sock');
     fs.mkdirSync(path.dirname(sock), { recursive: true, mode: 0o700 });
-    const holder = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(sock)}, () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(
+      process.execPath,
+      ['-e', `require('net').createServer().listen(${JSON.stringify(sock)}, () => console.log('up'))`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise((r) => holder.stdout!.once('data', r));
     holder.kill('SIGKILL');
     await new Promise((r) => holder.once('exit', r));
@@ -207,7 +237,9 @@ function askSocket(file: string, request: string): Promise<any> {
     let buf = '';
     const c = net.connect(file, () => c.write(request));
     c.setEncoding('utf8');
-    c.on('data', (d) => { buf += d; });
+    c.on('data', (d) => {
+      buf += d;
+    });
     c.on('end', () => resolve(JSON.parse(buf)));
     c.on('error', reject);
   });

@@ -24,7 +24,9 @@ before(async () => {
   await t.ok('organization_create', { name: 'other', users: [{ name: 'cora', capacity: 'editor' }] }, as(dave));
   ds = await t.ok('package_create', { name: 'secret', owner_org: 'acme', private: true }, as(alice));
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 describe('collaborators switched off (default)', () => {
   test('every collaborator action says so', async () => {
@@ -74,7 +76,10 @@ describe('collaborators switched on', () => {
     assert.match(list[0].modified, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
     assert.deepEqual(await t.ok('package_collaborator_list', { id: 'secret', capacity: 'member' }, as(alice)), []);
     const mine = await t.ok('package_collaborator_list_for_user', { id: 'cora' }, as(cora));
-    assert.deepEqual(mine.map((x: any) => [x.package_id, x.capacity]), [[ds.id, 'editor']]);
+    assert.deepEqual(
+      mine.map((x: any) => [x.package_id, x.capacity]),
+      [[ds.id, 'editor']],
+    );
     assert.deepEqual(Object.keys(mine[0]).sort(), ['capacity', 'modified', 'package_id']);
     const other = await t.call('package_collaborator_list_for_user', { id: 'cora' }, as(dave));
     assert.equal(other.status, 403);
@@ -142,12 +147,18 @@ describe('collaborators switched on', () => {
     } finally {
       on('svc.auth.create_unowned_dataset', false);
     }
-    assert.equal((await t.call('package_collaborator_list', { id: 'unowned-by-dave' }, as(dave))).status, 403, 'only while unowned datasets may be created');
+    assert.equal(
+      (await t.call('package_collaborator_list', { id: 'unowned-by-dave' }, as(dave))).status,
+      403,
+      'only while unowned datasets may be created',
+    );
   });
 
   test('adding and removing a collaborator touches the dataset and calls the change listener', async () => {
     const notified: string[] = [];
-    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    onPackageChange(t.services, (_db, id) => {
+      notified.push(id);
+    });
     const d = await t.ok('package_create', { name: 'collab-touched', owner_org: 'acme' }, as(alice));
     notified.length = 0;
     await t.ok('package_collaborator_create', { id: d.id, user_id: 'cora', capacity: 'member' }, as(alice));

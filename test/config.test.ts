@@ -13,7 +13,10 @@ import { startApp, type TestApp } from './helpers/app.ts';
 describe('loading configuration', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
   const ini = path.join(dir, 'svc.ini');
-  fs.writeFileSync(ini, '# a comment\n[app:main]\nsvc.port = 6001\nsvc.site_title = From the file\nsvc.auth.allow_dataset_collaborators = yes\n');
+  fs.writeFileSync(
+    ini,
+    '# a comment\n[app:main]\nsvc.port = 6001\nsvc.site_title = From the file\nsvc.auth.allow_dataset_collaborators = yes\n',
+  );
 
   test('environment names: upper case, dots as double underscores', () => {
     assert.equal(envName('svc.auth.allow_dataset_collaborators'), 'SVC__AUTH__ALLOW_DATASET_COLLABORATORS');
@@ -34,7 +37,10 @@ describe('loading configuration', () => {
   });
 
   test('a bad value stops with a message naming the option', () => {
-    assert.throws(() => loadConfig({ env: { SVC__PORT: 'eighty' } }), (e: Error) => e instanceof ConfigError && /svc\.port/.test(e.message));
+    assert.throws(
+      () => loadConfig({ env: { SVC__PORT: 'eighty' } }),
+      (e: Error) => e instanceof ConfigError && /svc\.port/.test(e.message),
+    );
     assert.throws(() => loadConfig({ env: { SVC__AUTH__PUBLIC_USER_DETAILS: 'maybe' } }), /svc\.auth\.public_user_details/);
     assert.throws(() => loadConfig({ env: { SVC__DATABASE_URL: 'mysql://x' } }), /svc\.database_url/);
     assert.throws(() => loadConfig({ configFile: path.join(dir, 'missing.ini'), env: {} }), /not found/);
@@ -54,12 +60,24 @@ describe('runtime configuration options', () => {
     t = await startApp({ plugins: [] });
     user = await t.user('plain');
   });
-  after(async () => { await t?.close(); });
+  after(async () => {
+    await t?.close();
+  });
 
-  test('config_option_list has exactly the spec\'s ten keys; sysadmin only', async () => {
+  test("config_option_list has exactly the spec's ten keys; sysadmin only", async () => {
     const keys = await t.ok('config_option_list', {}, { token: t.sysadminToken });
-    assert.deepEqual(keys, ['svc.hola', 'svc.homepage_style', 'svc.main_css', 'svc.site_about', 'svc.site_custom_css', 'svc.site_description',
-      'svc.site_intro_text', 'svc.site_logo', 'svc.site_title', 'svc.site_url']);
+    assert.deepEqual(keys, [
+      'svc.hola',
+      'svc.homepage_style',
+      'svc.main_css',
+      'svc.site_about',
+      'svc.site_custom_css',
+      'svc.site_description',
+      'svc.site_intro_text',
+      'svc.site_logo',
+      'svc.site_title',
+      'svc.site_url',
+    ]);
     assert.equal((await t.call('config_option_list', {}, { token: user.token })).status, 403);
     assert.equal((await t.call('config_option_list')).status, 403);
   });
@@ -75,7 +93,11 @@ describe('runtime configuration options', () => {
   });
 
   test('keys outside the editable set and bad values are Validation Errors that change nothing', async () => {
-    const outside = await t.call('config_option_update', { 'svc.site_title': 'Changed?', 'svc.database_url': 'postgresql://evil' }, { token: t.sysadminToken });
+    const outside = await t.call(
+      'config_option_update',
+      { 'svc.site_title': 'Changed?', 'svc.database_url': 'postgresql://evil' },
+      { token: t.sysadminToken },
+    );
     assert.equal(outside.status, 409);
     assert.equal(outside.body.error!.__type, 'Validation Error');
     assert.match(outside.body.error!.message, /svc\.database_url/);
@@ -88,7 +110,14 @@ describe('runtime configuration options', () => {
   });
 
   test('plugins add keys with validator chains (ignore_missing first)', async () => {
-    addEditableOption('svc.datasets_per_page', [ignoreMissing, intValidator, (v: number) => { if (v > 100) throw new Invalid('too many'); return v; }]);
+    addEditableOption('svc.datasets_per_page', [
+      ignoreMissing,
+      intValidator,
+      (v: number) => {
+        if (v > 100) throw new Invalid('too many');
+        return v;
+      },
+    ]);
     try {
       await t.ok('config_option_update', { 'svc.datasets_per_page': '50' }, { token: t.sysadminToken });
       assert.equal(t.services.config.int('svc.datasets_per_page'), 50);

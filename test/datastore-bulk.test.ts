@@ -13,11 +13,20 @@ before(async () => {
   token = t.sysadminToken;
   await t.ok('package_create', { name: 'bulk' }, { token });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const FIELDS = [
-  { id: 't', type: 'text' }, { id: 'n', type: 'int4' }, { id: 'x', type: 'numeric' }, { id: 'f', type: 'float8' },
-  { id: 'b', type: 'bool' }, { id: 'd', type: 'date' }, { id: 'ts', type: 'timestamp' }, { id: 'j', type: 'json' }, { id: 'a', type: 'text[]' },
+  { id: 't', type: 'text' },
+  { id: 'n', type: 'int4' },
+  { id: 'x', type: 'numeric' },
+  { id: 'f', type: 'float8' },
+  { id: 'b', type: 'bool' },
+  { id: 'd', type: 'date' },
+  { id: 'ts', type: 'timestamp' },
+  { id: 'j', type: 'json' },
+  { id: 'a', type: 'text[]' },
 ];
 
 async function newTable(extra: Record<string, unknown> = {}): Promise<string> {
@@ -27,7 +36,12 @@ async function newTable(extra: Record<string, unknown> = {}): Promise<string> {
 
 /** POSTs a body as written (not re-serialised), as a client's JSON library would send it. */
 async function postRaw(action: string, body: string) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/3/action/${action}`, headers: { 'content-type': 'application/json', authorization: token }, payload: body });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/3/action/${action}`,
+    headers: { 'content-type': 'application/json', authorization: token },
+    payload: body,
+  });
   return { status: res.statusCode, body: JSON.parse(res.body), raw: res.body };
 }
 
@@ -44,7 +58,8 @@ const TRICKY = [
   String.raw`{"t": true, "j": [[1, 2], {"deep": {"er": null}}], "a": ["\\N", "\\."]}`,
   '{}',
 ];
-const filler = (from: number, n: number) => Array.from({ length: n }, (_, i) => `{"t": "filler row ${from + i} with some text", "n": ${from + i}, "f": ${(from + i) / 7}}`);
+const filler = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => `{"t": "filler row ${from + i} with some text", "n": ${from + i}, "f": ${(from + i) / 7}}`);
 const body = (fields: Record<string, unknown>, records: string[], after: Record<string, unknown> = {}) => {
   const head = JSON.stringify(fields).slice(0, -1);
   const tail = JSON.stringify(after).slice(1);
@@ -61,7 +76,8 @@ test('a large request writes exactly what small requests write', async () => {
   assert.equal(r.status, 200, r.raw.slice(0, 500));
   // The same records parsed by the test and sent 100 at a time (small requests).
   const parsed = JSON.parse(`[${records.join(',')}]`);
-  for (let i = 0; i < parsed.length; i += 100) await t.ok('datastore_upsert', { resource_id: small, method: 'insert', records: parsed.slice(i, i + 100) }, { token });
+  for (let i = 0; i < parsed.length; i += 100)
+    await t.ok('datastore_upsert', { resource_id: small, method: 'insert', records: parsed.slice(i, i + 100) }, { token });
   const [a, b] = [await rows(small), await rows(large)];
   assert.equal(b.length, records.length);
   assert.deepEqual(b, a);
@@ -90,19 +106,29 @@ test('the answer echoes the records as they were sent', async () => {
 
 test('members after the records are read; a list that is no list is refused', async () => {
   const id = await newTable();
-  const r = await postRaw('datastore_upsert', body({}, filler(0, 2000), { method: 'insert', resource_id: id, calculate_record_count: true }));
+  const r = await postRaw(
+    'datastore_upsert',
+    body({}, filler(0, 2000), { method: 'insert', resource_id: id, calculate_record_count: true }),
+  );
   assert.equal(r.status, 200, r.raw.slice(0, 300));
   assert.equal((await t.ok('datastore_search', { resource_id: id, limit: 0 }, { token })).total, 2000);
   // A list-valued member after the records: the quick look at the end of the body guesses the
   // records' end wrong, and the request still does what it says.
-  let r2 = await postRaw('datastore_upsert', body({ resource_id: id }, filler(0, 2000), { method: 'insert', extra: [1, [2]], calculate_record_count: true }));
+  let r2 = await postRaw(
+    'datastore_upsert',
+    body({ resource_id: id }, filler(0, 2000), { method: 'insert', extra: [1, [2]], calculate_record_count: true }),
+  );
   assert.equal(r2.status, 200, r2.raw.slice(0, 300));
   assert.equal(r2.body.result.method, 'insert');
   assert.equal(r2.body.result.records.length, 2000);
   r2 = await postRaw('datastore_upsert', body({}, filler(0, 2000), { resource_id: id, method: 'insert', extra: ['a'] }));
   assert.equal(r2.status, 200, r2.raw.slice(0, 300));
   assert.equal((await t.ok('datastore_search', { resource_id: id, limit: 0 }, { token })).total, 6000);
-  const big = JSON.stringify({ resource_id: id, method: 'insert', records: Object.fromEntries(filler(0, 2000).map((x, i) => [`k${i}`, JSON.parse(x)])) });
+  const big = JSON.stringify({
+    resource_id: id,
+    method: 'insert',
+    records: Object.fromEntries(filler(0, 2000).map((x, i) => [`k${i}`, JSON.parse(x)])),
+  });
   const e = await postRaw('datastore_upsert', big);
   assert.equal(e.status, 409);
   assert.deepEqual(e.body.error.records, ['Must be a list']);
@@ -126,7 +152,10 @@ test('malformed JSON late in a large list is a JSON error and writes nothing', a
   }
   const trailing = body({ resource_id: id, method: 'insert' }, filler(0, 2000)).replace(/\]\}$/, ',]}');
   assert.equal((await postRaw('datastore_upsert', trailing)).status, 400);
-  assert.deepEqual((await rows(id)).map((r: any) => r.t), ['kept']);
+  assert.deepEqual(
+    (await rows(id)).map((r: any) => r.t),
+    ['kept'],
+  );
 });
 
 test('a bad row, an unknown field or a half-given _id late in a large list writes nothing and is named', async () => {
@@ -158,10 +187,22 @@ test('a bad row, an unknown field or a half-given _id late in a large list write
 
 test('a large keyed upsert: later records win, records with other keys update only those, nothing half-written', async () => {
   const id = await newTable({ primary_key: ['n'] });
-  await t.ok('datastore_upsert', { resource_id: id, method: 'insert', records: [{ n: 1, t: 'one', f: 1 }, { n: 2, t: 'two', f: 2 }] }, { token });
+  await t.ok(
+    'datastore_upsert',
+    {
+      resource_id: id,
+      method: 'insert',
+      records: [
+        { n: 1, t: 'one', f: 1 },
+        { n: 2, t: 'two', f: 2 },
+      ],
+    },
+    { token },
+  );
   const records = [
     ...filler(10, 2000),
-    '{"t": "first", "n": 5000, "f": 0}', '{"t": "second", "n": 5000, "f": 0}', // same key twice: the later wins
+    '{"t": "first", "n": 5000, "f": 0}',
+    '{"t": "second", "n": 5000, "f": 0}', // same key twice: the later wins
     '{"n": 1, "t": "one updated"}', // other keys: f stays
     '{"t": "two updated", "n": 2, "f": 22}',
   ];
@@ -176,7 +217,13 @@ test('a large keyed upsert: later records win, records with other keys update on
   // a record without its key, and a bad value, late in the list: nothing changes
   const before = await rows(id);
   const noKey = [...filler(10, 2000), '{"t": "no key"}'];
-  let e = await postRaw('datastore_upsert', body({ resource_id: id, method: 'upsert' }, noKey.map((x) => x.replace('"filler', '"changed'))));
+  let e = await postRaw(
+    'datastore_upsert',
+    body(
+      { resource_id: id, method: 'upsert' },
+      noKey.map((x) => x.replace('"filler', '"changed')),
+    ),
+  );
   assert.equal(e.status, 409);
   assert.equal(e.body.error.records_row, 2000);
   const badValue = filler(10, 2000).map((x) => x.replace('"filler', '"changed'));

@@ -20,12 +20,21 @@ before(async () => {
   editor = await t.user('dc_editor');
   outsider = await t.user('dc_outsider');
   const org = randomUUID();
-  await t.services.db.query("INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'dc-org', 'DC', 'organization', true)", [org]);
-  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [randomUUID(), org, editor.id]);
+  await t.services.db.query(
+    "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'dc-org', 'DC', 'organization', true)",
+    [org],
+  );
+  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [
+    randomUUID(),
+    org,
+    editor.id,
+  ]);
   await t.ok('package_create', { name: 'dc-public', owner_org: 'dc-org' }, { token: editor.token });
   await t.ok('package_create', { name: 'dc-private', owner_org: 'dc-org', private: true }, { token: editor.token });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 async function newTable(body: Record<string, unknown>, pkg = 'dc-public'): Promise<string> {
   return (await t.ok('datastore_create', { resource: { package_id: pkg, name: 'table' }, ...body }, { token: editor.token })).resource_id;
@@ -43,24 +52,42 @@ function shuffled<T>(list: T[]): T[] {
 }
 
 test('parallel upserts of overlapping keys all succeed and leave the right table', async () => {
-  const id = await newTable({ fields: [{ id: 'k', type: 'int' }, { id: 'who', type: 'int' }, { id: 'pad', type: 'text' }], primary_key: ['k'] });
+  const id = await newTable({
+    fields: [
+      { id: 'k', type: 'int' },
+      { id: 'who', type: 'int' },
+      { id: 'pad', type: 'text' },
+    ],
+    primary_key: ['k'],
+  });
   // 20 clients on PostgreSQL (8 on PGlite, where writes take turns anyway).
   const CLIENTS = onPostgres ? 20 : 8;
   // Client c writes keys [4c, 4c + 120) in its own random order: every key is written by many clients.
   const windows = Array.from({ length: CLIENTS }, (_, c) => Array.from({ length: 120 }, (_, i) => 4 * c + i));
   for (let round = 0; round < 2; round++) {
-    const results = await Promise.all(windows.map((keys, c) =>
-      upsert({ resource_id: id, method: 'upsert', records: shuffled(keys).map((k) => ({ k, who: c, pad: `r${round}` })) })));
+    const results = await Promise.all(
+      windows.map((keys, c) =>
+        upsert({ resource_id: id, method: 'upsert', records: shuffled(keys).map((k) => ({ k, who: c, pad: `r${round}` })) }),
+      ),
+    );
     for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body.error));
   }
   // A second shape of batch (some records without pad) goes another way: also in parallel.
-  const mixed = await Promise.all(windows.slice(0, 8).map((keys, c) =>
-    upsert({ resource_id: id, records: shuffled(keys).map((k, i) => (i % 3 ? { k, who: c, pad: 'm' } : { k, who: c })) })));
+  const mixed = await Promise.all(
+    windows
+      .slice(0, 8)
+      .map((keys, c) =>
+        upsert({ resource_id: id, records: shuffled(keys).map((k, i) => (i % 3 ? { k, who: c, pad: 'm' } : { k, who: c })) }),
+      ),
+  );
   for (const r of mixed) assert.equal(r.status, 200, JSON.stringify(r.body.error));
   const all = await t.ok('datastore_search', { resource_id: id, limit: 1000, sort: 'k' }, { token: editor.token });
   const expected = [...new Set(windows.flat())].sort((a, b) => a - b);
   assert.equal(all.total, expected.length);
-  assert.deepEqual(all.records.map((r: any) => r.k), expected);
+  assert.deepEqual(
+    all.records.map((r: any) => r.k),
+    expected,
+  );
   for (const r of all.records) {
     assert.ok(windows[r.who].includes(r.k), `key ${r.k} written by client ${r.who}, which never wrote it`);
   }
@@ -71,7 +98,9 @@ test('parallel upserts of overlapping keys all succeed and leave the right table
 test('parallel datastore_create of the same alias and the same new table: no 500', async () => {
   const ids = await Promise.all([1, 2, 3, 4].map(() => newTable({ fields: [{ id: 'v', type: 'int' }] })));
   const alias = `dc_alias_${randomUUID().slice(0, 8)}`;
-  const rs = await Promise.all(ids.map((resource_id) => t.call('datastore_create', { resource_id, aliases: [alias] }, { token: editor.token })));
+  const rs = await Promise.all(
+    ids.map((resource_id) => t.call('datastore_create', { resource_id, aliases: [alias] }, { token: editor.token })),
+  );
   const won = rs.filter((r) => r.status === 200);
   assert.equal(won.length, 1, JSON.stringify(rs.map((r) => r.body.error)));
   for (const r of rs.filter((x) => x.status !== 200)) {
@@ -79,18 +108,35 @@ test('parallel datastore_create of the same alias and the same new table: no 500
     assert.deepEqual(r.body.error!.aliases, [`The alias "${alias}" already exists.`]);
   }
   // The same new resource's table, created by several calls at once.
-  const res = await t.ok('resource_create', { package_id: 'dc-public', url: '', url_type: 'datastore', name: 'race' }, { token: editor.token });
-  const creates = await Promise.all([1, 2, 3, 4].map((n) =>
-    t.call('datastore_create', { resource_id: res.id, fields: [{ id: 'v', type: 'int' }], records: [{ v: n }] }, { token: editor.token })));
+  const res = await t.ok(
+    'resource_create',
+    { package_id: 'dc-public', url: '', url_type: 'datastore', name: 'race' },
+    { token: editor.token },
+  );
+  const creates = await Promise.all(
+    [1, 2, 3, 4].map((n) =>
+      t.call('datastore_create', { resource_id: res.id, fields: [{ id: 'v', type: 'int' }], records: [{ v: n }] }, { token: editor.token }),
+    ),
+  );
   for (const r of creates) assert.equal(r.status, 200, JSON.stringify(r.body.error));
   const s = await t.ok('datastore_search', { resource_id: res.id, sort: 'v' }, { token: editor.token });
-  assert.deepEqual(s.records.map((r: any) => r.v), [1, 2, 3, 4]);
+  assert.deepEqual(
+    s.records.map((r: any) => r.v),
+    [1, 2, 3, 4],
+  );
 });
 
 test('values the database refuses as data are Validation Errors naming the field', async () => {
   const id = await newTable({
-    fields: [{ id: 'k', type: 'text' }, { id: 'n', type: 'int' }, { id: 'day', type: 'date' }, { id: 's', type: 'text' }, { id: 'x', type: 'numeric(4,1)' }],
-    primary_key: ['k'], records: [{ k: 'a', n: 1 }],
+    fields: [
+      { id: 'k', type: 'text' },
+      { id: 'n', type: 'int' },
+      { id: 'day', type: 'date' },
+      { id: 's', type: 'text' },
+      { id: 'x', type: 'numeric(4,1)' },
+    ],
+    primary_key: ['k'],
+    records: [{ k: 'a', n: 1 }],
   });
   const bad: [string, Record<string, unknown>][] = [
     ['n', { k: 'a', n: 99999999999 }],
@@ -107,7 +153,11 @@ test('values the database refuses as data are Validation Errors naming the field
         const e = await upsert({ resource_id: id, method, records });
         assert.equal(e.status, 409, `${method} ${JSON.stringify(records)}: ${JSON.stringify(e.body)}`);
         assert.equal(e.body.error!.__type, 'Validation Error');
-        assert.match(JSON.stringify(e.body.error), new RegExp(`\\\\"${field}\\\\"`), `${method} ${JSON.stringify(records)}: ${JSON.stringify(e.body.error)}`);
+        assert.match(
+          JSON.stringify(e.body.error),
+          new RegExp(`\\\\"${field}\\\\"`),
+          `${method} ${JSON.stringify(records)}: ${JSON.stringify(e.body.error)}`,
+        );
       }
     }
   }
@@ -125,12 +175,21 @@ test('values the database refuses as data are Validation Errors naming the field
     assert.equal(s.status, 409, JSON.stringify(s.body));
   }
   const s = await t.ok('datastore_search', { resource_id: id }, { token: editor.token });
-  assert.deepEqual(s.records.map((r: any) => [r.k, r.n]), [['a', 1]]);
+  assert.deepEqual(
+    s.records.map((r: any) => [r.k, r.n]),
+    [['a', 1]],
+  );
 });
 
 test('a NUL in language, q or a dump id is a clean error', async () => {
   const id = await newTable({ fields: [{ id: 's', type: 'text' }], records: [{ s: 'hello world' }] });
-  for (const body of [{ q: 'hello', language: 'eng\u0000lish' }, { q: 'hel\u0000lo' }, { full_text: '\u0000' }, { sort: 's\u0000' }, { fields: 's\u0000' }]) {
+  for (const body of [
+    { q: 'hello', language: 'eng\u0000lish' },
+    { q: 'hel\u0000lo' },
+    { full_text: '\u0000' },
+    { sort: 's\u0000' },
+    { fields: 's\u0000' },
+  ]) {
     for (const method of ['POST', 'GET'] as const) {
       const r = await t.call('datastore_search', { resource_id: id, ...body }, { token: editor.token, method });
       assert.ok(r.status === 409 || r.status === 400, `${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -152,10 +211,19 @@ test('a NUL in language, q or a dump id is a clean error', async () => {
   ];
   for (const [action, body, token] of writes) {
     const r = await t.call(action, body, { token });
-    assert.ok(r.status === 200 || (r.status >= 400 && r.status < 500), `${action} ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
+    assert.ok(
+      r.status === 200 || (r.status >= 400 && r.status < 500),
+      `${action} ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`,
+    );
   }
-  for (const url of [`/datastore/dump/${id}%00`, `/datastore/dump/%00`, `/datastore/dump/${id}?q=a%00b`, `/datastore/dump/${id}?q=hello&language=x%00`,
-    `/datastore/dump/${id}?filters=${encodeURIComponent('{"s":"a\u0000"}')}`, `/dataset/x%00/resource/${id}%00/download`]) {
+  for (const url of [
+    `/datastore/dump/${id}%00`,
+    `/datastore/dump/%00`,
+    `/datastore/dump/${id}?q=a%00b`,
+    `/datastore/dump/${id}?q=hello&language=x%00`,
+    `/datastore/dump/${id}?filters=${encodeURIComponent('{"s":"a\u0000"}')}`,
+    `/dataset/x%00/resource/${id}%00/download`,
+  ]) {
     const r = await t.app.inject({ method: 'GET', url });
     assert.ok(r.statusCode >= 400 && r.statusCode < 500, `${url}: ${r.statusCode} ${r.body}`);
   }
@@ -177,7 +245,11 @@ test('_table_metadata lists only tables of resources the caller may read', async
     assert.equal(r.total, r.names.length);
     const f = await names(token, { filters: { alias_of: priv } });
     assert.deepEqual(f.names, []);
-    const dump = await t.app.inject({ method: 'GET', url: '/datastore/dump/_table_metadata', headers: token ? { authorization: token } : {} });
+    const dump = await t.app.inject({
+      method: 'GET',
+      url: '/datastore/dump/_table_metadata',
+      headers: token ? { authorization: token } : {},
+    });
     assert.ok(!dump.body.includes(priv) && !dump.body.includes(aliasPriv), dump.body);
   }
   for (const token of [editor.token, sys]) {
@@ -197,7 +269,9 @@ test('a slow SQL search times out with the same error on both databases, and oth
   const id = await newTable({ fields: [{ id: 'v', type: 'int' }], records: [{ v: 1 }, { v: 2 }] });
   const started = Date.now();
   let slowDone = false;
-  const slow = t.call('datastore_search_sql', { sql: SLOW_SQL }).finally(() => { slowDone = true; });
+  const slow = t.call('datastore_search_sql', { sql: SLOW_SQL }).finally(() => {
+    slowDone = true;
+  });
   // While it runs, the server answers other requests.
   await new Promise((r) => setTimeout(r, 300));
   const status = await t.call('status_show');
@@ -210,7 +284,10 @@ test('a slow SQL search times out with the same error on both databases, and oth
   // Nothing is broken: reads and writes work, committed rows are there.
   await t.ok('datastore_upsert', { resource_id: id, method: 'insert', records: [{ v: 3 }] }, { token: editor.token });
   const s = await t.ok('datastore_search', { resource_id: id }, { token: editor.token });
-  assert.deepEqual(s.records.map((x: any) => x.v), [1, 2, 3]);
+  assert.deepEqual(
+    s.records.map((x: any) => x.v),
+    [1, 2, 3],
+  );
   const q = await t.ok('datastore_search_sql', { sql: `SELECT sum(v)::int AS s FROM "${id}"` });
   assert.deepEqual(q.records, [{ s: 6 }]);
   const info = await t.ok('datastore_info', { resource_id: id }, { token: editor.token });
@@ -218,10 +295,27 @@ test('a slow SQL search times out with the same error on both databases, and oth
 });
 
 test('a dump of an invalid query answers an error before streaming', async () => {
-  const id = await newTable({ fields: [{ id: 'n', type: 'int' }, { id: 's', type: 'text' }], records: [{ n: 1, s: 'a' }, { n: 2, s: 'b' }] });
+  const id = await newTable({
+    fields: [
+      { id: 'n', type: 'int' },
+      { id: 's', type: 'text' },
+    ],
+    records: [
+      { n: 1, s: 'a' },
+      { n: 2, s: 'b' },
+    ],
+  });
   const cases = [
-    `filters=${encodeURIComponent('{"n":"abc"}')}`, `filters=${encodeURIComponent('{"nope":1}')}`, 'filters=notjson', 'fields=nope', 'sort=nope',
-    'sort=n%20sideways', 'q=a&plain=false&language=nolang', `q=${encodeURIComponent('a & (')}&plain=false`, 'limit=-1', 'offset=x',
+    `filters=${encodeURIComponent('{"n":"abc"}')}`,
+    `filters=${encodeURIComponent('{"nope":1}')}`,
+    'filters=notjson',
+    'fields=nope',
+    'sort=nope',
+    'sort=n%20sideways',
+    'q=a&plain=false&language=nolang',
+    `q=${encodeURIComponent('a & (')}&plain=false`,
+    'limit=-1',
+    'offset=x',
   ];
   for (const format of ['csv', 'tsv', 'json', 'xml']) {
     for (const qs of cases) {
@@ -246,5 +340,8 @@ test('update and upsert need a unique key', async () => {
   }
   await t.ok('datastore_upsert', { resource_id: id, method: 'insert', records: [{ v: 3 }] }, { token: editor.token });
   const s = await t.ok('datastore_search', { resource_id: id }, { token: editor.token });
-  assert.deepEqual(s.records.map((x: any) => x.v), [1, 2, 3]);
+  assert.deepEqual(
+    s.records.map((x: any) => x.v),
+    [1, 2, 3],
+  );
 });

@@ -10,12 +10,41 @@ const KINDS: Kind[] = ['text', 'number', 'timestamp', 'bool', 'other', 'json', '
 
 /** JSON texts of values, as clients write them (escapes, exponents, trailing zeros, nesting). */
 const VALUES = [
-  'null', 'true', 'false', '""', '"plain"', '"Curaçao ünïcode 中文"',
+  'null',
+  'true',
+  'false',
+  '""',
+  '"plain"',
+  '"Curaçao ünïcode 中文"',
   String.raw`"tab\there \"quoted\" back\\slash \/ sl\u00e9 \ud83d\ude00 nl\nline cr\r \b\f"`,
-  String.raw`"\u0009\u000a\u000d\u005c\u0022"`, String.raw`"lone \ud800 surrogate"`, String.raw`"\\N"`, String.raw`"\\."`,
-  '0', '-0', '7', '-42', '123456789012345', '1234567890123456789', '5.0', '1.50', '0.1', '-0.5', '0.000001', '0.0000001',
-  '1e3', '1E-2', '2.5e+10', '123456789.123456', '0.30000000000000004', '1.7976931348623157e308',
-  '{"k":[1,"two",null]}', '[]', '["x","y,z","q\\"uote",null]', '[[1,2],[3,4]]', '{}', '"2020-01-02T03:04:05"',
+  String.raw`"\u0009\u000a\u000d\u005c\u0022"`,
+  String.raw`"lone \ud800 surrogate"`,
+  String.raw`"\\N"`,
+  String.raw`"\\."`,
+  '0',
+  '-0',
+  '7',
+  '-42',
+  '123456789012345',
+  '1234567890123456789',
+  '5.0',
+  '1.50',
+  '0.1',
+  '-0.5',
+  '0.000001',
+  '0.0000001',
+  '1e3',
+  '1E-2',
+  '2.5e+10',
+  '123456789.123456',
+  '0.30000000000000004',
+  '1.7976931348623157e308',
+  '{"k":[1,"two",null]}',
+  '[]',
+  '["x","y,z","q\\"uote",null]',
+  '[[1,2],[3,4]]',
+  '{}',
+  '"2020-01-02T03:04:05"',
 ];
 
 function transcode(json: string, kinds: Kind[]): string {
@@ -38,7 +67,10 @@ test('every value of every kind gives the text copyValue gives', () => {
 
 test('a float8 column takes decimals as written; exponents and -0 as JavaScript writes them', () => {
   const columns = [{ id: 'f', kind: 'number' as Kind, float8: true }];
-  const reader = new JsonRecordReader(Buffer.from('[{"f": 1.50}, {"f": 0.02127659574468085}, {"f": 1e400}, {"f": -0.0}, {"f": 12}]'), columns);
+  const reader = new JsonRecordReader(
+    Buffer.from('[{"f": 1.50}, {"f": 0.02127659574468085}, {"f": 1e400}, {"f": -0.0}, {"f": 12}]'),
+    columns,
+  );
   const out = new CopyWriter(16);
   while (reader.next()) reader.writeLine(out, [0]);
   assert.equal(out.take().toString(), '1.50\n0.02127659574468085\nInfinity\n0\n12\n');
@@ -63,12 +95,32 @@ test('unknown keys are named, non-objects are told apart', () => {
 
 test('malformed JSON is a JSON error wherever it is', () => {
   const bad = [
-    '[{"a": 1},]', '[{"a": 1},,{"a": 2}]', '[{"a": 1}', '[{"a": 1}] x', '[{"a": tru}]', '[{"a": 01}]', '[{"a": 1.}]',
-    '[{"a": -}]', '[{"a": "x\u0001"}]', String.raw`[{"a": "\x"}]`, String.raw`[{"a": "\u12"}]`, '[{"a" 1}]', '[{"a": 1,}]',
-    '[{a: 1}]', '[{"a": [1, 2}]', '[{"a": {"b": }}]', '[{"a": "unterminated}]', '[nul]', '',
+    '[{"a": 1},]',
+    '[{"a": 1},,{"a": 2}]',
+    '[{"a": 1}',
+    '[{"a": 1}] x',
+    '[{"a": tru}]',
+    '[{"a": 01}]',
+    '[{"a": 1.}]',
+    '[{"a": -}]',
+    '[{"a": "x\u0001"}]',
+    String.raw`[{"a": "\x"}]`,
+    String.raw`[{"a": "\u12"}]`,
+    '[{"a" 1}]',
+    '[{"a": 1,}]',
+    '[{a: 1}]',
+    '[{"a": [1, 2}]',
+    '[{"a": {"b": }}]',
+    '[{"a": "unterminated}]',
+    '[nul]',
+    '',
   ];
   for (const json of bad) {
-    assert.throws(() => transcode(json, ['text']), (e: any) => /JSON Error/.test(e.message), json);
+    assert.throws(
+      () => transcode(json, ['text']),
+      (e: any) => /JSON Error/.test(e.message),
+      json,
+    );
     assert.throws(() => JSON.parse(json), SyntaxError, json);
   }
 });

@@ -32,7 +32,8 @@ test('several statements are refused, however they are smuggled', async () => {
     // with standard_conforming_strings (PostgreSQL's default, forced by search-sql) \ is an ordinary character
     "SELECT 'a\\'; DELETE FROM t; --'",
     'SELECT 1;;SELECT 2',
-  ]) await refused(sql, 'validation', /^Query is not a single statement\.$/);
+  ])
+    await refused(sql, 'validation', /^Query is not a single statement\.$/);
 });
 
 test('escapes, dollar quoting and comments stay inside the one statement', async () => {
@@ -41,7 +42,7 @@ test('escapes, dollar quoting and comments stay inside the one statement', async
     'SELECT $$; DELETE FROM t; $$',
     'SELECT $q$ $$; DELETE FROM t; $q$',
     'SELECT 1 /* ; DELETE FROM t; /* nested */ still comment */',
-    "SELECT 1 -- ; DELETE FROM t",
+    'SELECT 1 -- ; DELETE FROM t',
     "SELECT U&'\\0041'",
   ]) {
     const r = await guardSql(sql);
@@ -50,9 +51,23 @@ test('escapes, dollar quoting and comments stay inside the one statement', async
 });
 
 test('only SELECT: COPY, DML, DDL, EXPLAIN, SET, utility statements are refused', async () => {
-  for (const sql of ['COPY t TO STDOUT', 'DELETE FROM t', 'INSERT INTO t VALUES (1)', 'UPDATE t SET a = 1', 'DROP TABLE t',
-    'EXPLAIN SELECT 1', 'SET ROLE postgres', 'CREATE TABLE x (a int)', 'VACUUM t', 'DO $$BEGIN END$$', 'CALL p()',
-    "COPY (SELECT 1) TO PROGRAM 'id'", 'BEGIN', 'LISTEN x', 'MERGE INTO t USING u ON true WHEN MATCHED THEN DELETE']) {
+  for (const sql of [
+    'COPY t TO STDOUT',
+    'DELETE FROM t',
+    'INSERT INTO t VALUES (1)',
+    'UPDATE t SET a = 1',
+    'DROP TABLE t',
+    'EXPLAIN SELECT 1',
+    'SET ROLE postgres',
+    'CREATE TABLE x (a int)',
+    'VACUUM t',
+    'DO $$BEGIN END$$',
+    'CALL p()',
+    "COPY (SELECT 1) TO PROGRAM 'id'",
+    'BEGIN',
+    'LISTEN x',
+    'MERGE INTO t USING u ON true WHEN MATCHED THEN DELETE',
+  ]) {
     await refused(sql, 'validation', /^Only a SELECT statement is allowed/);
   }
 });
@@ -68,9 +83,16 @@ test('SELECT INTO, locking clauses and data-modifying CTEs are refused', async (
 });
 
 test('system catalogs, other schemas and catalog-qualified names are refused', async () => {
-  for (const sql of ['SELECT * FROM pg_class', 'SELECT * FROM pg_catalog.pg_authid', 'SELECT * FROM information_schema.tables',
-    'SELECT * FROM PG_CATALOG.PG_CLASS', 'SELECT (SELECT count(*) FROM pg_stat_activity)', 'SELECT * FROM pg_toast.pg_toast_1',
-    'SELECT * FROM x.pg_catalog.pg_class', 'WITH c AS (SELECT * FROM pg_roles) SELECT * FROM c']) {
+  for (const sql of [
+    'SELECT * FROM pg_class',
+    'SELECT * FROM pg_catalog.pg_authid',
+    'SELECT * FROM information_schema.tables',
+    'SELECT * FROM PG_CATALOG.PG_CLASS',
+    'SELECT (SELECT count(*) FROM pg_stat_activity)',
+    'SELECT * FROM pg_toast.pg_toast_1',
+    'SELECT * FROM x.pg_catalog.pg_class',
+    'WITH c AS (SELECT * FROM pg_roles) SELECT * FROM c',
+  ]) {
     await refused(sql, 'auth', /Not authorized to access system tables/);
   }
   await refused('SELECT * FROM secret.t', 'auth', /Not authorized to read resource\./);
@@ -92,12 +114,13 @@ test('functions outside the allow-list are refused, also qualified, nested or in
     ["SELECT * FROM dblink('host=x', 'select 1') AS x(a int)", 'dblink'],
     ['SELECT txid_current()', 'txid_current'],
     ['SELECT pg_terminate_backend(1)', 'pg_terminate_backend'],
-    ['SELECT * FROM pg_ls_dir(\'.\')', 'pg_ls_dir'],
-    ['SELECT nextval(\'s\')', 'nextval'],
+    ["SELECT * FROM pg_ls_dir('.')", 'pg_ls_dir'],
+    ["SELECT nextval('s')", 'nextval'],
     ['SELECT public.lower(a) FROM t', 'public.lower'],
     ['SELECT count(*) FILTER (WHERE pg_sleep(1) IS NULL) FROM t', 'pg_sleep'],
     ['SELECT sum(a) OVER (ORDER BY pg_backend_pid()) FROM t', 'pg_backend_pid'],
-  ]) await refused(sql, 'auth', new RegExp(`^Access denied: Not authorized to call function ${fn.replace('.', '\\.')}$`));
+  ])
+    await refused(sql, 'auth', new RegExp(`^Access denied: Not authorized to call function ${fn.replace('.', '\\.')}$`));
 });
 
 test('operators and casts stay built in: no other schema, no catalog types', async () => {
@@ -105,7 +128,9 @@ test('operators and casts stay built in: no other schema, no catalog types', asy
   await refused("SELECT 'pg_authid'::regclass", 'auth', /type regclass/);
   await refused("SELECT 'now'::pg_lsn", 'auth', /type pg_lsn/);
   await refused('SELECT 1::public.mytype', 'auth', /type public\.mytype/);
-  const ok = await guardSql("SELECT a OPERATOR(pg_catalog.+) 1, 'x' || 'y', '1'::int, date '2020-01-01', b::text[], interval '1' day FROM t");
+  const ok = await guardSql(
+    "SELECT a OPERATOR(pg_catalog.+) 1, 'x' || 'y', '1'::int, date '2020-01-01', b::text[], interval '1' day FROM t",
+  );
   assert.deepEqual(ok.tables, ['t']);
 });
 
@@ -139,9 +164,16 @@ test('size generators with non-constant or huge arguments are reported (embedded
   assert.deepEqual((await guardSql("SELECT lpad(a, 10, '0') FROM t")).unboundedCalls, []);
   assert.deepEqual((await guardSql("SELECT format('%*s', 1000000000, 'x')")).unboundedCalls, ['format']);
   // set-returning functions over values built by other calls: the planner's row guess is wrong
-  assert.deepEqual((await guardSql('SELECT count(*) FROM unnest(array_fill(1, ARRAY[1000000])) a, unnest(array_fill(1, ARRAY[1000000])) b')).unboundedCalls, ['unnest']);
+  assert.deepEqual(
+    (await guardSql('SELECT count(*) FROM unnest(array_fill(1, ARRAY[1000000])) a, unnest(array_fill(1, ARRAY[1000000])) b'))
+      .unboundedCalls,
+    ['unnest'],
+  );
   assert.deepEqual((await guardSql("SELECT regexp_split_to_table(repeat('a,', 1000), ',')")).unboundedCalls, ['regexp_split_to_table']);
-  assert.deepEqual((await guardSql("SELECT unnest(tags), jsonb_array_elements(doc::jsonb), unnest('{1,2}'::int[]) FROM t")).unboundedCalls, []);
+  assert.deepEqual(
+    (await guardSql("SELECT unnest(tags), jsonb_array_elements(doc::jsonb), unnest('{1,2}'::int[]) FROM t")).unboundedCalls,
+    [],
+  );
 });
 
 test('numbers the server might read differently (PostgreSQL < 16) are refused', async () => {

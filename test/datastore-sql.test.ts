@@ -18,26 +18,51 @@ let big: string; // 1000 rows, for runaway cross joins
 const ROWS_MAX = 50;
 
 before(async () => {
-  t = await startApp({ config: { 'svc.datastore.sqlsearch.enabled': true, 'svc.datastore.search.rows_max': ROWS_MAX, 'svc.datastore.sqlsearch.timeout': 1500 } });
+  t = await startApp({
+    config: { 'svc.datastore.sqlsearch.enabled': true, 'svc.datastore.search.rows_max': ROWS_MAX, 'svc.datastore.sqlsearch.timeout': 1500 },
+  });
   editor = await t.user('sql_editor');
   outsider = await t.user('sql_outsider');
   const org = randomUUID();
-  await t.services.db.query("INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'sql-org', 'SQL', 'organization', true)", [org]);
-  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [randomUUID(), org, editor.id]);
+  await t.services.db.query(
+    "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'sql-org', 'SQL', 'organization', true)",
+    [org],
+  );
+  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [
+    randomUUID(),
+    org,
+    editor.id,
+  ]);
   await t.ok('package_create', { name: 'sql-public', owner_org: 'sql-org' }, { token: editor.token });
   await t.ok('package_create', { name: 'sql-private', owner_org: 'sql-org', private: true }, { token: editor.token });
   const create = async (pkg: string, body: Record<string, unknown>) =>
     (await t.ok('datastore_create', { resource: { package_id: pkg, name: 't' }, ...body }, { token: editor.token })).resource_id as string;
   pub = await create('sql-public', {
-    fields: [{ id: 'name', type: 'text' }, { id: 'n', type: 'int' }, { id: 'Label', type: 'text' }, { id: 'day', type: 'date' }],
+    fields: [
+      { id: 'name', type: 'text' },
+      { id: 'n', type: 'int' },
+      { id: 'Label', type: 'text' },
+      { id: 'day', type: 'date' },
+    ],
     records: Array.from({ length: 60 }, (_, i) => ({ name: `row${i}`, n: i, Label: i % 2 ? 'odd' : 'even', day: '2024-01-02' })),
     aliases: ['sql_pub_alias'],
   });
-  other = await create('sql-public', { fields: [{ id: 'n', type: 'int' }, { id: 'sq', type: 'int8' }], records: [{ n: 2, sq: 4 }, { n: 3, sq: 9 }] });
+  other = await create('sql-public', {
+    fields: [
+      { id: 'n', type: 'int' },
+      { id: 'sq', type: 'int8' },
+    ],
+    records: [
+      { n: 2, sq: 4 },
+      { n: 3, sq: 9 },
+    ],
+  });
   priv = await create('sql-private', { fields: [{ id: 'secret', type: 'text' }], records: [{ secret: 'hidden' }] });
   big = await create('sql-public', { fields: [{ id: 'x', type: 'int' }], records: Array.from({ length: 1000 }, (_, i) => ({ x: i })) });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 /** Calls datastore_search_sql as the editor, another user, or anonymously (token null). */
 const sql = (q: string, token: string | null = editor.token) => t.call('datastore_search_sql', { sql: q }, { token: token ?? undefined });
@@ -47,7 +72,10 @@ async function assertDataIntact() {
   const r = await t.ok('datastore_search', { resource_id: pub, limit: 1 }, { token: editor.token });
   assert.equal(r.total, 60);
   const s = await t.ok('datastore_search', { resource_id: priv }, { token: editor.token });
-  assert.deepEqual(s.records.map((x: any) => x.secret), ['hidden']);
+  assert.deepEqual(
+    s.records.map((x: any) => x.secret),
+    ['hidden'],
+  );
 }
 
 test('not available unless svc.datastore.sqlsearch.enabled', async () => {
@@ -72,7 +100,12 @@ test('a SELECT returns {sql, records, fields}; GET works too', async () => {
       { name: 'row1', n: 1, Label: 'odd', day: '2024-01-02' },
       { name: 'row2', n: 2, Label: 'even', day: '2024-01-02' },
     ],
-    fields: [{ id: 'name', type: 'text' }, { id: 'n', type: 'int4' }, { id: 'Label', type: 'text' }, { id: 'day', type: 'date' }],
+    fields: [
+      { id: 'name', type: 'text' },
+      { id: 'n', type: 'int4' },
+      { id: 'Label', type: 'text' },
+      { id: 'day', type: 'date' },
+    ],
   });
   const g = await t.call('datastore_search_sql', { sql: `SELECT count(*) AS c FROM ${q(pub)}` }, { method: 'GET' });
   assert.deepEqual(g.body.result.records, [{ c: 60 }]);
@@ -85,8 +118,14 @@ test('joins across resources, aliases, CTEs, window functions', async () => {
   const r = await sql(`WITH o AS (SELECT n, sq FROM ${q(other)})
     SELECT p.name, o.sq, rank() OVER (ORDER BY o.sq DESC) AS r FROM sql_pub_alias p JOIN o USING (n) ORDER BY p.n`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual(r.body.result.records, [{ name: 'row2', sq: 4, r: 2 }, { name: 'row3', sq: 9, r: 1 }]);
-  assert.deepEqual(r.body.result.fields.map((f: any) => f.type), ['text', 'int8', 'int8']);
+  assert.deepEqual(r.body.result.records, [
+    { name: 'row2', sq: 4, r: 2 },
+    { name: 'row3', sq: 9, r: 1 },
+  ]);
+  assert.deepEqual(
+    r.body.result.fields.map((f: any) => f.type),
+    ['text', 'int8', 'int8'],
+  );
 });
 
 test('at most rows_max rows, records_truncated only when cut', async () => {
@@ -144,8 +183,14 @@ test('access is checked for every table read: private resource of another organi
 });
 
 test('system catalogs and internal relations are 403', async () => {
-  for (const text of ['SELECT * FROM pg_class', 'SELECT * FROM pg_catalog.pg_authid', 'SELECT * FROM information_schema.tables',
-    `SELECT * FROM ${q(pub)} WHERE n IN (SELECT oid::int FROM pg_roles)`, 'SELECT * FROM _table_metadata', 'SELECT * FROM "_svc_counts"']) {
+  for (const text of [
+    'SELECT * FROM pg_class',
+    'SELECT * FROM pg_catalog.pg_authid',
+    'SELECT * FROM information_schema.tables',
+    `SELECT * FROM ${q(pub)} WHERE n IN (SELECT oid::int FROM pg_roles)`,
+    'SELECT * FROM _table_metadata',
+    'SELECT * FROM "_svc_counts"',
+  ]) {
     const r = await sql(text);
     assert.equal(r.status, 403, `${text}: ${JSON.stringify(r.body)}`);
     assert.equal(r.body.error!.message, 'Access denied: Not authorized to access system tables', text);
@@ -168,7 +213,11 @@ test('injection and escape attempts are refused and change nothing', async () =>
     [`SELECT * FROM ${q(pub)} FOR UPDATE`, 409, /Locking clauses/],
     [`WITH d AS (DELETE FROM ${q(pub)} RETURNING *) SELECT count(*) FROM d`, 409, /Data-modifying/],
     [`SELECT pg_catalog.pg_read_file('/etc/passwd')`, 403, /Not authorized to call function pg_read_file/],
-    [`SELECT * FROM ${q(pub)} WHERE n = (SELECT length(set_config('default_transaction_read_only', 'off', false)))`, 403, /call function set_config/],
+    [
+      `SELECT * FROM ${q(pub)} WHERE n = (SELECT length(set_config('default_transaction_read_only', 'off', false)))`,
+      403,
+      /call function set_config/,
+    ],
     [`SELECT query_to_xml('DELETE FROM ${q(pub)}', true, true, '')`, 403, /call function query_to_xml/],
     [`SELECT 1 OPERATOR(public.=) 1`, 403, /operator public\.=/],
     [`SELECT 'pg_authid'::regclass`, 403, /type regclass/],
@@ -217,7 +266,11 @@ test('runaway queries do not hang the server', async () => {
       assert.deepEqual(r.body.error!.query, ['Query took too long'], text);
     } else {
       // Refused before running: PGlite cannot stop a running query.
-      assert.match(r.body.error!.query[0], /too expensive for the embedded database|WITH RECURSIVE is not available|must be called with plain arguments/, text);
+      assert.match(
+        r.body.error!.query[0],
+        /too expensive for the embedded database|WITH RECURSIVE is not available|must be called with plain arguments/,
+        text,
+      );
       assert.ok(ms < 1500, `${text} took ${ms} ms`);
     }
   }

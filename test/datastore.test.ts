@@ -16,12 +16,21 @@ before(async () => {
   editor = await t.user('ds_editor');
   outsider = await t.user('ds_outsider');
   const org = randomUUID();
-  await t.services.db.query("INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'ds-org', 'DS', 'organization', true)", [org]);
-  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [randomUUID(), org, editor.id]);
+  await t.services.db.query(
+    "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'ds-org', 'DS', 'organization', true)",
+    [org],
+  );
+  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [
+    randomUUID(),
+    org,
+    editor.id,
+  ]);
   await t.ok('package_create', { name: 'ds-public', owner_org: 'ds-org' }, { token: editor.token });
   await t.ok('package_create', { name: 'ds-private', owner_org: 'ds-org', private: true }, { token: editor.token });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 /** A new data store resource in ds-public (created through datastore_create with resource). */
 async function newTable(body: Record<string, unknown>, token = editor.token): Promise<string> {
@@ -29,20 +38,41 @@ async function newTable(body: Record<string, unknown>, token = editor.token): Pr
   return r.resource_id;
 }
 
-const search = (data: Record<string, unknown>, opts: Record<string, unknown> = {}) => t.ok('datastore_search', data, { token: editor.token, ...opts });
+const search = (data: Record<string, unknown>, opts: Record<string, unknown> = {}) =>
+  t.ok('datastore_search', data, { token: editor.token, ...opts });
 
 test('_table_metadata is searchable on a fresh install', async () => {
   const r = await t.ok('datastore_search', { resource_id: '_table_metadata' });
   assert.ok(Array.isArray(r.records));
-  assert.deepEqual(r.fields.map((f: any) => f.id), ['_id', 'name', 'oid', 'alias_of']);
+  assert.deepEqual(
+    r.fields.map((f: any) => f.id),
+    ['_id', 'name', 'oid', 'alias_of'],
+  );
 });
 
 test('create from a package id, search result shape, datastore_active, types', async () => {
   const id = await newTable({
-    fields: [{ id: 'name', type: 'text', info: { label: 'Name', notes: 'who' } }, { id: 'n', type: 'int' }, { id: 'amount', type: 'numeric' },
-      { id: 'when', type: 'timestamp' }, { id: 'tags', type: 'text[]' }, { id: 'doc', type: 'json' }, { id: 'ok', type: 'bool' }, { id: 'day', type: 'date' }],
+    fields: [
+      { id: 'name', type: 'text', info: { label: 'Name', notes: 'who' } },
+      { id: 'n', type: 'int' },
+      { id: 'amount', type: 'numeric' },
+      { id: 'when', type: 'timestamp' },
+      { id: 'tags', type: 'text[]' },
+      { id: 'doc', type: 'json' },
+      { id: 'ok', type: 'bool' },
+      { id: 'day', type: 'date' },
+    ],
     records: [
-      { name: 'alpha', n: 1, amount: '1.50', when: '2020-01-02T03:04:05.678', tags: ['a', 'b'], doc: { x: [1, 2] }, ok: true, day: '2020-01-02' },
+      {
+        name: 'alpha',
+        n: 1,
+        amount: '1.50',
+        when: '2020-01-02T03:04:05.678',
+        tags: ['a', 'b'],
+        doc: { x: [1, 2] },
+        ok: true,
+        day: '2020-01-02',
+      },
       { name: 'beta', n: 2, amount: 2, when: '2021-06-07 08:09:10', tags: [], doc: [1], ok: false, day: '' },
       { name: 'gamma', n: null, amount: '', when: null, tags: null, doc: null, ok: null },
     ],
@@ -52,12 +82,38 @@ test('create from a package id, search result shape, datastore_active, types', a
   assert.equal(res.url_type, 'datastore');
   const r = await search({ resource_id: id });
   assert.deepEqual(r.fields, [
-    { id: '_id', type: 'int' }, { id: 'name', type: 'text', info: { label: 'Name', notes: 'who' } }, { id: 'n', type: 'int4' },
-    { id: 'amount', type: 'numeric' }, { id: 'when', type: 'timestamp' }, { id: 'tags', type: '_text' }, { id: 'doc', type: 'json' },
-    { id: 'ok', type: 'bool' }, { id: 'day', type: 'date' },
+    { id: '_id', type: 'int' },
+    { id: 'name', type: 'text', info: { label: 'Name', notes: 'who' } },
+    { id: 'n', type: 'int4' },
+    { id: 'amount', type: 'numeric' },
+    { id: 'when', type: 'timestamp' },
+    { id: 'tags', type: '_text' },
+    { id: 'doc', type: 'json' },
+    { id: 'ok', type: 'bool' },
+    { id: 'day', type: 'date' },
   ]);
-  assert.deepEqual(r.records[0], { _id: 1, name: 'alpha', n: 1, amount: 1.5, when: '2020-01-02T03:04:05', tags: ['a', 'b'], doc: { x: [1, 2] }, ok: true, day: '2020-01-02' });
-  assert.deepEqual(r.records[1], { _id: 2, name: 'beta', n: 2, amount: 2, when: '2021-06-07T08:09:10', tags: [], doc: [1], ok: false, day: null });
+  assert.deepEqual(r.records[0], {
+    _id: 1,
+    name: 'alpha',
+    n: 1,
+    amount: 1.5,
+    when: '2020-01-02T03:04:05',
+    tags: ['a', 'b'],
+    doc: { x: [1, 2] },
+    ok: true,
+    day: '2020-01-02',
+  });
+  assert.deepEqual(r.records[1], {
+    _id: 2,
+    name: 'beta',
+    n: 2,
+    amount: 2,
+    when: '2021-06-07T08:09:10',
+    tags: [],
+    doc: [1],
+    ok: false,
+    day: null,
+  });
   assert.deepEqual(r.records[2], { _id: 3, name: 'gamma', n: null, amount: null, when: null, tags: null, doc: null, ok: null, day: null });
   assert.equal(r.total, 3);
   assert.equal(r.total_was_estimated, false);
@@ -69,10 +125,14 @@ test('create from a package id, search result shape, datastore_active, types', a
 });
 
 test('type guessing from the first record; bad types and names', async () => {
-  const r = await t.ok('datastore_create', {
-    resource: { package_id: 'ds-public' },
-    records: [{ i: 1, f: 1.5, o: { a: 1 }, l: [1], si: '12', sf: '1.5', sd: '2020-01-01', st: 'x' }],
-  }, { token: editor.token });
+  const r = await t.ok(
+    'datastore_create',
+    {
+      resource: { package_id: 'ds-public' },
+      records: [{ i: 1, f: 1.5, o: { a: 1 }, l: [1], si: '12', sf: '1.5', sd: '2020-01-01', st: 'x' }],
+    },
+    { token: editor.token },
+  );
   const types = Object.fromEntries(r.fields.map((f: any) => [f.id, f.type]));
   assert.deepEqual(types, { i: 'int', f: 'float', o: 'json', l: 'json', si: 'integer', sf: 'numeric', sd: 'timestamp', st: 'text' });
   assert.equal(r.method, 'insert');
@@ -80,31 +140,66 @@ test('type guessing from the first record; bad types and names', async () => {
   const s = await search({ resource_id: r.resource_id });
   assert.deepEqual(s.records[0], { _id: 1, i: 1, f: 1.5, o: { a: 1 }, l: [1], si: 12, sf: 1.5, sd: '2020-01-01T00:00:00', st: 'x' });
 
-  let e = await t.call('datastore_create', { resource: { package_id: 'ds-public' }, fields: [{ id: 'a', type: 'nosuchtype' }] }, { token: editor.token });
+  let e = await t.call(
+    'datastore_create',
+    { resource: { package_id: 'ds-public' }, fields: [{ id: 'a', type: 'nosuchtype' }] },
+    { token: editor.token },
+  );
   assert.equal(e.status, 409);
   assert.deepEqual(e.body.error!.fields, ['"nosuchtype" is not a valid field type']);
-  e = await t.call('datastore_create', { resource: { package_id: 'ds-public' }, fields: [{ id: 'a', type: 'int); DROP TABLE x; --' }] }, { token: editor.token });
+  e = await t.call(
+    'datastore_create',
+    { resource: { package_id: 'ds-public' }, fields: [{ id: 'a', type: 'int); DROP TABLE x; --' }] },
+    { token: editor.token },
+  );
   assert.equal(e.status, 409);
-  e = await t.call('datastore_create', { resource: { package_id: 'ds-public' }, fields: [{ id: '_a', type: 'int' }] }, { token: editor.token });
+  e = await t.call(
+    'datastore_create',
+    { resource: { package_id: 'ds-public' }, fields: [{ id: '_a', type: 'int' }] },
+    { token: editor.token },
+  );
   assert.deepEqual(e.body.error!.fields, ['"_a" is not a valid field name']);
-  e = await t.call('datastore_create', { resource: { package_id: 'ds-public' }, fields: [{ id: 'a' }, { id: 'a' }] }, { token: editor.token });
+  e = await t.call(
+    'datastore_create',
+    { resource: { package_id: 'ds-public' }, fields: [{ id: 'a' }, { id: 'a' }] },
+    { token: editor.token },
+  );
   assert.deepEqual(e.body.error!.field, ['Duplicate column names are not supported']);
   e = await t.call('datastore_create', { resource: { package_id: 'ds-public' }, fields: [{ id: 'a' }] }, { token: editor.token });
   assert.deepEqual(e.body.error!.fields, ['"a" type not guessable']);
   e = await t.call('datastore_create', { fields: [] }, { token: editor.token });
   assert.deepEqual(e.body.error!.resource_id, ['resource_id or resource required']);
-  e = await t.call('datastore_create', { resource_id: r.resource_id, fields: [{ id: 'x', type: 'int' }], records: [{ x: 1, y: 2 }] }, { token: editor.token });
+  e = await t.call(
+    'datastore_create',
+    { resource_id: r.resource_id, fields: [{ id: 'x', type: 'int' }], records: [{ x: 1, y: 2 }] },
+    { token: editor.token },
+  );
   assert.deepEqual(e.body.error!.records, ['row "1" has extra keys "y"']);
   // arrays of all spellings
-  const a = await newTable({ fields: [{ id: 'a', type: '_int4' }, { id: 'b', type: 'int[]' }, { id: 'c', type: 'float[2]' }], records: [{ a: [1], b: [2, 3], c: [1.5, 2] }] });
+  const a = await newTable({
+    fields: [
+      { id: 'a', type: '_int4' },
+      { id: 'b', type: 'int[]' },
+      { id: 'c', type: 'float[2]' },
+    ],
+    records: [{ a: [1], b: [2, 3], c: [1.5, 2] }],
+  });
   const sa = await search({ resource_id: a });
-  assert.deepEqual(sa.fields.map((f: any) => f.type), ['int', '_int4', '_int4', '_float8']);
+  assert.deepEqual(
+    sa.fields.map((f: any) => f.type),
+    ['int', '_int4', '_int4', '_float8'],
+  );
   assert.deepEqual(sa.records[0], { _id: 1, a: [1], b: [2, 3], c: [1.5, 2] });
 });
 
 async function people(): Promise<string> {
   return newTable({
-    fields: [{ id: 'name', type: 'text' }, { id: 'age', type: 'int' }, { id: 'city', type: 'text' }, { id: 'bio', type: 'text' }],
+    fields: [
+      { id: 'name', type: 'text' },
+      { id: 'age', type: 'int' },
+      { id: 'city', type: 'text' },
+      { id: 'bio', type: 'text' },
+    ],
     records: [
       { name: 'Ann', age: 30, city: 'Paris', bio: 'likes running in the parks' },
       { name: 'Bob', age: 25, city: 'Berlin', bio: 'a runner and a cook' },
@@ -117,15 +212,27 @@ async function people(): Promise<string> {
 test('filters, q, full_text, sort, fields, distinct, limit, offset, formats', async () => {
   const id = await people();
   let r = await search({ resource_id: id, filters: { city: 'Paris' } });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Ann', 'Cid']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Ann', 'Cid'],
+  );
   assert.equal(r.total, 2);
   assert.deepEqual(r.filters, { city: 'Paris' });
   r = await search({ resource_id: id, filters: { city: ['Rome', 'Berlin'], age: 25 } });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Bob', 'Dee']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Bob', 'Dee'],
+  );
   r = await search({ resource_id: id, filters: { _id: 3 } });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Cid']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Cid'],
+  );
   r = await search({ resource_id: id, q: 'running' });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Ann']); // 'runner' is another word
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Ann'],
+  ); // 'runner' is another word
   assert.equal(r.fields.at(-1).id, 'rank');
   assert.equal(typeof r.records[0].rank, 'number');
   r = await search({ resource_id: id, q: 'run' }); // no prefix matching in plain mode
@@ -133,22 +240,46 @@ test('filters, q, full_text, sort, fields, distinct, limit, offset, formats', as
   r = await search({ resource_id: id, q: 'pari:*', plain: false });
   assert.deepEqual(r.records.map((x: any) => x.name).sort(), ['Ann', 'Cid']);
   r = await search({ resource_id: id, q: { city: 'rome' } });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Dee']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Dee'],
+  );
   assert.ok(r.fields.some((f: any) => f.id === 'rank city'));
   r = await search({ resource_id: id, full_text: 'pasta' });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Cid']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Cid'],
+  );
   r = await search({ resource_id: id, sort: 'age desc, name', fields: 'name,age' });
-  assert.deepEqual(r.records, [{ name: 'Cid', age: 35 }, { name: 'Ann', age: 30 }, { name: 'Bob', age: 25 }, { name: 'Dee', age: 25 }]);
-  assert.deepEqual(r.fields, [{ id: 'name', type: 'text' }, { id: 'age', type: 'int4' }]);
+  assert.deepEqual(r.records, [
+    { name: 'Cid', age: 35 },
+    { name: 'Ann', age: 30 },
+    { name: 'Bob', age: 25 },
+    { name: 'Dee', age: 25 },
+  ]);
+  assert.deepEqual(r.fields, [
+    { id: 'name', type: 'text' },
+    { id: 'age', type: 'int4' },
+  ]);
   r = await search({ resource_id: id, sort: ['"age" asc nulls last', 'name desc'], fields: ['name'] });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Dee', 'Bob', 'Ann', 'Cid']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Dee', 'Bob', 'Ann', 'Cid'],
+  );
   r = await search({ resource_id: id, fields: ['city'], distinct: true, sort: 'city' });
   assert.deepEqual(r.records, [{ city: 'Berlin' }, { city: 'Paris' }, { city: 'Rome' }]);
   assert.equal(r.total, 3);
   r = await search({ resource_id: id, limit: 1, offset: 2 });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Cid']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Cid'],
+  );
   assert.equal(r.total, 4);
-  assert.deepEqual(r._links, { start: '/api/3/action/datastore_search', next: '/api/3/action/datastore_search?offset=3', prev: '/api/3/action/datastore_search?offset=1' });
+  assert.deepEqual(r._links, {
+    start: '/api/3/action/datastore_search',
+    next: '/api/3/action/datastore_search?offset=3',
+    prev: '/api/3/action/datastore_search?offset=1',
+  });
   r = await search({ resource_id: id, limit: 100000 });
   assert.equal(r.limit, 32000);
   r = await search({ resource_id: id, limit: 0 });
@@ -158,15 +289,25 @@ test('filters, q, full_text, sort, fields, distinct, limit, offset, formats', as
   assert.equal('total' in r, false);
   assert.equal('total_was_estimated' in r, false);
   r = await search({ resource_id: id, records_format: 'lists', fields: 'name,age', limit: 2 });
-  assert.deepEqual(r.records, [['Ann', 30], ['Bob', 25]]);
+  assert.deepEqual(r.records, [
+    ['Ann', 30],
+    ['Bob', 25],
+  ]);
   r = await search({ resource_id: id, records_format: 'csv', fields: 'name,bio', limit: 2 });
   assert.equal(r.records, 'Ann,likes running in the parks\nBob,a runner and a cook\n');
   r = await search({ resource_id: id, records_format: 'tsv', fields: 'name,bio', filters: { name: 'Dee' } });
   assert.equal(r.records, 'Dee\t\n');
   // GET, with _links built from the query string
-  const g = await t.call('datastore_search', { resource_id: id, limit: '2', filters: JSON.stringify({ city: 'Paris' }), q: '{"bio": "pasta"}' }, { method: 'GET' });
+  const g = await t.call(
+    'datastore_search',
+    { resource_id: id, limit: '2', filters: JSON.stringify({ city: 'Paris' }), q: '{"bio": "pasta"}' },
+    { method: 'GET' },
+  );
   assert.equal(g.status, 200);
-  assert.deepEqual(g.body.result.records.map((x: any) => x.name), ['Cid']);
+  assert.deepEqual(
+    g.body.result.records.map((x: any) => x.name),
+    ['Cid'],
+  );
   assert.match(g.body.result._links.next, /^\/api\/3\/action\/datastore_search\?resource_id=.*&limit=2&.*offset=2$/);
 });
 
@@ -191,10 +332,38 @@ test('unknown fields, sort columns, filter keys and parameters are 409 invalid v
 });
 
 test('upsert: insert, update, upsert by primary key and by _id, dry_run, errors', async () => {
-  const id = await newTable({ fields: [{ id: 'code', type: 'text' }, { id: 'v', type: 'int' }], primary_key: 'code', records: [{ code: 'a', v: 1 }, { code: 'b', v: 2 }] });
-  await t.ok('datastore_upsert', { resource_id: id, records: [{ code: 'a', v: 10 }, { code: 'c', v: 3 }, { code: 'c', v: 30 }] }, { token: editor.token });
+  const id = await newTable({
+    fields: [
+      { id: 'code', type: 'text' },
+      { id: 'v', type: 'int' },
+    ],
+    primary_key: 'code',
+    records: [
+      { code: 'a', v: 1 },
+      { code: 'b', v: 2 },
+    ],
+  });
+  await t.ok(
+    'datastore_upsert',
+    {
+      resource_id: id,
+      records: [
+        { code: 'a', v: 10 },
+        { code: 'c', v: 3 },
+        { code: 'c', v: 30 },
+      ],
+    },
+    { token: editor.token },
+  );
   let r = await search({ resource_id: id, sort: 'code' });
-  assert.deepEqual(r.records.map((x: any) => [x.code, x.v]), [['a', 10], ['b', 2], ['c', 30]]);
+  assert.deepEqual(
+    r.records.map((x: any) => [x.code, x.v]),
+    [
+      ['a', 10],
+      ['b', 2],
+      ['c', 30],
+    ],
+  );
   assert.equal(r.total, 3);
   await t.ok('datastore_upsert', { resource_id: id, method: 'update', records: [{ code: 'b', v: 20 }] }, { token: editor.token });
   let e = await t.call('datastore_upsert', { resource_id: id, method: 'update', records: [{ code: 'zz', v: 1 }] }, { token: editor.token });
@@ -210,22 +379,41 @@ test('upsert: insert, update, upsert by primary key and by _id, dry_run, errors'
   const dry = await t.ok('datastore_upsert', { resource_id: id, records: [{ code: 'dry', v: 1 }], dry_run: true }, { token: editor.token });
   assert.equal(dry.dry_run, true);
   r = await search({ resource_id: id, sort: 'code' });
-  assert.deepEqual(r.records.map((x: any) => [x.code, x.v]), [['a', 10], ['b', 20], ['c', 30]]);
+  assert.deepEqual(
+    r.records.map((x: any) => [x.code, x.v]),
+    [
+      ['a', 10],
+      ['b', 20],
+      ['c', 30],
+    ],
+  );
   assert.equal(r.total, 3);
-  e = await t.call('datastore_upsert', { resource_id: id, records: [{ code: 'x', v: 'notanint' }], dry_run: true }, { token: editor.token });
+  e = await t.call(
+    'datastore_upsert',
+    { resource_id: id, records: [{ code: 'x', v: 'notanint' }], dry_run: true },
+    { token: editor.token },
+  );
   assert.equal(e.status, 409);
   // no primary key: update and upsert are refused (test/datastore-correctness.test.ts)
   const id2 = await newTable({ fields: [{ id: 'v', type: 'int' }], records: [{ v: 1 }, { v: 2 }] });
   e = await t.call('datastore_upsert', { resource_id: id2, records: [{ _id: 2, v: 22 }, { v: 3 }] }, { token: editor.token });
   assert.deepEqual(e.body.error!.table, ['table does not have a unique key defined']);
   r = await search({ resource_id: id2 });
-  assert.deepEqual(r.records, [{ _id: 1, v: 1 }, { _id: 2, v: 2 }]);
+  assert.deepEqual(r.records, [
+    { _id: 1, v: 1 },
+    { _id: 2, v: 2 },
+  ]);
   e = await t.call('datastore_upsert', { resource_id: randomUUID(), records: [] }, { token: sys });
   assert.equal(e.status, 404);
 });
 
 test('a failed write rolls back whole and names the row and field', async () => {
-  const id = await newTable({ fields: [{ id: 'n', type: 'int' }, { id: 's', type: 'text' }] });
+  const id = await newTable({
+    fields: [
+      { id: 'n', type: 'int' },
+      { id: 's', type: 'text' },
+    ],
+  });
   const records = Array.from({ length: 10000 }, (_, i) => ({ n: i, s: `row ${i}` }));
   (records[9000] as any).n = 'abc';
   for (const method of ['insert', 'upsert']) {
@@ -274,10 +462,17 @@ test('delete with filters, records_delete, drop clears datastore_active', async 
 
 test('aliases, datastore_info, calculate_record_count, estimation', async () => {
   const id = await people();
-  await t.ok('datastore_create', { resource_id: id, aliases: ['people', 'folk'], indexes: 'city', calculate_record_count: true }, { token: editor.token });
+  await t.ok(
+    'datastore_create',
+    { resource_id: id, aliases: ['people', 'folk'], indexes: 'city', calculate_record_count: true },
+    { token: editor.token },
+  );
   let r = await search({ resource_id: 'people', filters: { city: 'Rome' } });
   assert.equal(r.resource_id, id);
-  assert.deepEqual(r.records.map((x: any) => x.name), ['Dee']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['Dee'],
+  );
   const meta = await t.ok('datastore_search', { resource_id: '_table_metadata', filters: { alias_of: id } });
   assert.deepEqual(meta.records.map((x: any) => x.name).sort(), ['folk', 'people']);
   let info = await t.ok('datastore_info', { id: 'folk' }, { method: 'GET' });
@@ -286,7 +481,10 @@ test('aliases, datastore_info, calculate_record_count, estimation', async () => 
   assert.equal(info.meta.table_type, 'BASE TABLE');
   assert.deepEqual(info.meta.aliases, ['folk', 'people']);
   assert.ok(info.meta.size > 0 && info.meta.db_size > 0 && info.meta.idx_size > 0);
-  assert.deepEqual(info.fields.map((f: any) => f.id), ['name', 'age', 'city', 'bio']);
+  assert.deepEqual(
+    info.fields.map((f: any) => f.id),
+    ['name', 'age', 'city', 'bio'],
+  );
   const city = info.fields.find((f: any) => f.id === 'city');
   assert.equal(city.schema.is_index, true);
   assert.equal(city.schema.native_type, 'text');
@@ -300,7 +498,11 @@ test('aliases, datastore_info, calculate_record_count, estimation', async () => 
   const e2 = await t.call('datastore_create', { resource_id: other, aliases: 'bad"alias' }, { token: editor.token });
   assert.deepEqual(e2.body.error!.aliases, ['"bad"alias" is not a valid alias name']);
   // adding fields keeps aliases working
-  await t.ok('datastore_create', { resource_id: id, fields: [{ id: 'extra', type: 'text' }], records: [{ name: 'Eve', extra: 'x' }] }, { token: editor.token });
+  await t.ok(
+    'datastore_create',
+    { resource_id: id, fields: [{ id: 'extra', type: 'text' }], records: [{ name: 'Eve', extra: 'x' }] },
+    { token: editor.token },
+  );
   r = await search({ resource_id: 'folk2', filters: { name: 'Eve' } });
   assert.equal(r.records[0].extra, 'x');
   // estimation from planner statistics
@@ -314,9 +516,16 @@ test('aliases, datastore_info, calculate_record_count, estimation', async () => 
   assert.equal(r.total_was_estimated, false);
   assert.equal(r.total, 2);
   // delete_fields drops unlisted columns
-  await t.ok('datastore_create', { resource_id: id, fields: [{ id: 'name' }, { id: 'age' }], delete_fields: true }, { token: editor.token });
+  await t.ok(
+    'datastore_create',
+    { resource_id: id, fields: [{ id: 'name' }, { id: 'age' }], delete_fields: true },
+    { token: editor.token },
+  );
   r = await search({ resource_id: 'folk2', limit: 1 });
-  assert.deepEqual(r.fields.map((f: any) => f.id), ['_id', 'name', 'age']);
+  assert.deepEqual(
+    r.fields.map((f: any) => f.id),
+    ['_id', 'name', 'age'],
+  );
 });
 
 test('trigger functions: sysadmin only, applied on write and by run_triggers', async () => {
@@ -330,12 +539,22 @@ test('trigger functions: sysadmin only, applied on write and by run_triggers', a
   assert.equal(e.status, 409);
   await t.ok('datastore_function_create', { ...def, or_replace: true }, { token: sys });
   const id = await newTable({ fields: [{ id: 'name', type: 'text' }], records: [{ name: 'before' }] });
-  await t.ok('datastore_create', { resource_id: id, triggers: [{ function: 'ds_upper_name' }], records: [{ name: 'after' }] }, { token: editor.token });
+  await t.ok(
+    'datastore_create',
+    { resource_id: id, triggers: [{ function: 'ds_upper_name' }], records: [{ name: 'after' }] },
+    { token: editor.token },
+  );
   let r = await search({ resource_id: id });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['before', 'AFTER']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['before', 'AFTER'],
+  );
   assert.equal(await t.ok('datastore_run_triggers', { resource_id: id }, { token: sys }), 2);
   r = await search({ resource_id: id });
-  assert.deepEqual(r.records.map((x: any) => x.name), ['BEFORE', 'AFTER']);
+  assert.deepEqual(
+    r.records.map((x: any) => x.name),
+    ['BEFORE', 'AFTER'],
+  );
   e = await t.call('datastore_create', { resource_id: id, triggers: [{ function: 'no_such_fn' }] }, { token: editor.token });
   assert.equal(e.status, 409);
   await t.ok('datastore_create', { resource_id: id, triggers: [] }, { token: editor.token });
@@ -346,11 +565,21 @@ test('trigger functions: sysadmin only, applied on write and by run_triggers', a
 
 test('read-only resources need force; auth on writes and private reads', async () => {
   const pkg = await t.ok('package_show', { id: 'ds-public' });
-  const res = await t.ok('resource_create', { package_id: pkg.id, url: 'http://example.org/data.csv', name: 'file' }, { token: editor.token });
+  const res = await t.ok(
+    'resource_create',
+    { package_id: pkg.id, url: 'http://example.org/data.csv', name: 'file' },
+    { token: editor.token },
+  );
   let e = await t.call('datastore_create', { resource_id: res.id, fields: [{ id: 'a', type: 'int' }] }, { token: editor.token });
   assert.equal(e.status, 409);
-  assert.deepEqual(e.body.error!['read-only'], ['Cannot edit read-only resource because changes made may be lost. Use a resource created for editing e.g. with datastore_create or use "force=True" to ignore this warning.']);
-  await t.ok('datastore_create', { resource_id: res.id, force: true, fields: [{ id: 'a', type: 'int' }], records: [{ a: 1 }] }, { token: editor.token });
+  assert.deepEqual(e.body.error!['read-only'], [
+    'Cannot edit read-only resource because changes made may be lost. Use a resource created for editing e.g. with datastore_create or use "force=True" to ignore this warning.',
+  ]);
+  await t.ok(
+    'datastore_create',
+    { resource_id: res.id, force: true, fields: [{ id: 'a', type: 'int' }], records: [{ a: 1 }] },
+    { token: editor.token },
+  );
   e = await t.call('datastore_upsert', { resource_id: res.id, method: 'insert', records: [{ a: 2 }] }, { token: editor.token });
   assert.deepEqual(Object.keys(e.body.error!).includes('read-only'), true);
   e = await t.call('datastore_delete', { resource_id: res.id }, { token: editor.token });
@@ -365,7 +594,11 @@ test('read-only resources need force; auth on writes and private reads', async (
   e = await t.call('datastore_delete', { resource_id: id });
   assert.equal(e.status, 403);
   // private dataset: only readers of the dataset see the data
-  const priv = await t.ok('datastore_create', { resource: { package_id: 'ds-private' }, records: [{ secret: 's3cr3t' }] }, { token: editor.token });
+  const priv = await t.ok(
+    'datastore_create',
+    { resource: { package_id: 'ds-private' }, records: [{ secret: 's3cr3t' }] },
+    { token: editor.token },
+  );
   assert.equal((await t.call('datastore_search', { resource_id: priv.resource_id })).status, 403);
   assert.equal((await t.call('datastore_search', { resource_id: priv.resource_id }, { token: outsider.token })).status, 403);
   assert.equal((await t.call('datastore_info', { resource_id: priv.resource_id }, { token: outsider.token })).status, 403);
@@ -380,8 +613,17 @@ test('read-only resources need force; auth on writes and private reads', async (
 
 test('dumps: csv, tsv, json, xml, bom, search params', async () => {
   const id = await newTable({
-    fields: [{ id: 'name', type: 'text' }, { id: 'n', type: 'numeric' }, { id: 'tags', type: 'text[]' }, { id: 'ok', type: 'bool' }, { id: 'at', type: 'timestamp' }],
-    records: [{ name: 'a,b', n: 1.5, tags: ['x', 'y'], ok: true, at: '2020-01-01 10:00:00' }, { name: 'plain', n: null, tags: null, ok: false, at: null }],
+    fields: [
+      { id: 'name', type: 'text' },
+      { id: 'n', type: 'numeric' },
+      { id: 'tags', type: 'text[]' },
+      { id: 'ok', type: 'bool' },
+      { id: 'at', type: 'timestamp' },
+    ],
+    records: [
+      { name: 'a,b', n: 1.5, tags: ['x', 'y'], ok: true, at: '2020-01-01 10:00:00' },
+      { name: 'plain', n: null, tags: null, ok: false, at: null },
+    ],
   });
   let r = await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}` });
   assert.equal(r.statusCode, 200);
@@ -394,11 +636,17 @@ test('dumps: csv, tsv, json, xml, bom, search params', async () => {
   assert.equal(r.body.replace(/^\uFEFF/, ''), 'name\tn\r\na,b\t1.5\nplain\t\n');
   r = await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?format=json` });
   assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
-  assert.equal(r.body, '{\n  "fields": [{"id":"_id","type":"int"},{"id":"name","type":"text"},{"id":"n","type":"numeric"},{"id":"tags","type":"_text"},{"id":"ok","type":"bool"},{"id":"at","type":"timestamp"}],\n  "records": [\n    [1,"a,b",1.5,["x","y"],true,"2020-01-01T10:00:00"],\n    [2,"plain",null,null,false,null]\n]}\n');
+  assert.equal(
+    r.body,
+    '{\n  "fields": [{"id":"_id","type":"int"},{"id":"name","type":"text"},{"id":"n","type":"numeric"},{"id":"tags","type":"_text"},{"id":"ok","type":"bool"},{"id":"at","type":"timestamp"}],\n  "records": [\n    [1,"a,b",1.5,["x","y"],true,"2020-01-01T10:00:00"],\n    [2,"plain",null,null,false,null]\n]}\n',
+  );
   assert.deepEqual(JSON.parse(r.body).records.length, 2);
   r = await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?format=xml&filters=${encodeURIComponent('{"name":"plain"}')}` });
   assert.equal(r.headers['content-type'], 'text/xml; charset=utf-8');
-  assert.equal(r.body, '<data xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n<row _id="2"><name>plain</name><n xsi:nil="true" /><tags xsi:nil="true" /><ok>False</ok><at xsi:nil="true" /></row>\n</data>\n');
+  assert.equal(
+    r.body,
+    '<data xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n<row _id="2"><name>plain</name><n xsi:nil="true" /><tags xsi:nil="true" /><ok>False</ok><at xsi:nil="true" /></row>\n</data>\n',
+  );
   r = await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?format=xml&limit=1` });
   assert.match(r.body, /<tags><value key="0">x<\/value><value key="1">y<\/value><\/tags>/);
   r = await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?sort=nope` });
@@ -428,7 +676,13 @@ test('large dump streams every row in order', async () => {
 
 test('injection attempts reach SQL only as bound values or quoted identifiers', async () => {
   const evil = `x"; DROP TABLE "_svc_counts"; --`;
-  const id = await newTable({ fields: [{ id: 'name', type: 'text' }, { id: `we'ird; name`, type: 'text' }], records: [{ name: 'safe', [`we'ird; name`]: `'; DROP TABLE x; --` }] });
+  const id = await newTable({
+    fields: [
+      { id: 'name', type: 'text' },
+      { id: `we'ird; name`, type: 'text' },
+    ],
+    records: [{ name: 'safe', [`we'ird; name`]: `'; DROP TABLE x; --` }],
+  });
   const probes: Record<string, unknown>[] = [
     { resource_id: evil },
     { resource_id: `${id}"; DELETE FROM "${id}"; --` },
@@ -455,12 +709,28 @@ test('injection attempts reach SQL only as bound values or quoted identifiers', 
   const w2 = await t.call('datastore_create', { resource_id: id, fields: [{ id: evil, type: 'text' }] }, { token: editor.token });
   assert.equal(w2.status, 409); // field names cannot hold double quotes
   const odd = `x'); DELETE FROM t; --`;
-  await t.ok('datastore_create', { resource_id: id, fields: [{ id: odd, type: 'text', info: { notes: `'; DROP TABLE x; --` } }] }, { token: editor.token });
-  await t.call('datastore_upsert', { resource_id: id, method: 'insert', records: [{ [odd]: 'v', name: 'second' }] }, { token: editor.token });
+  await t.ok(
+    'datastore_create',
+    { resource_id: id, fields: [{ id: odd, type: 'text', info: { notes: `'; DROP TABLE x; --` } }] },
+    { token: editor.token },
+  );
+  await t.call(
+    'datastore_upsert',
+    { resource_id: id, method: 'insert', records: [{ [odd]: 'v', name: 'second' }] },
+    { token: editor.token },
+  );
   await t.ok('datastore_records_delete', { resource_id: id, filters: { [odd]: 'v' } }, { token: editor.token });
-  await t.call('datastore_create', { resource_id: id, primary_key: [evil], indexes: [`name); DROP TABLE "${id}"; --`] }, { token: editor.token });
+  await t.call(
+    'datastore_create',
+    { resource_id: id, primary_key: [evil], indexes: [`name); DROP TABLE "${id}"; --`] },
+    { token: editor.token },
+  );
   await t.call('datastore_delete', { resource_id: id, filters: { name: `' OR '1'='1` } }, { token: editor.token });
-  await t.call('datastore_function_create', { name: `f(); DROP TABLE "${id}"; --`, rettype: 'trigger', definition: 'BEGIN RETURN NEW; END;' }, { token: sys });
+  await t.call(
+    'datastore_function_create',
+    { name: `f(); DROP TABLE "${id}"; --`, rettype: 'trigger', definition: 'BEGIN RETURN NEW; END;' },
+    { token: sys },
+  );
   await t.call('datastore_create', { resource_id: id, triggers: [{ function: `f(); DROP TABLE "${id}"; --` }] }, { token: editor.token });
   const r = await search({ resource_id: id });
   assert.equal(r.total, 1);
@@ -486,7 +756,9 @@ test('a table goes with its resource: resource_delete, package_delete, dataset_p
   await gone(a);
   // package_update leaving a resource out deletes it, and its table
   await t.ok('package_create', { name: 'ds-doomed', owner_org: 'ds-org' }, { token: editor.token });
-  const mk = async () => (await t.ok('datastore_create', { resource: { package_id: 'ds-doomed' }, fields, records: [{ v: 2 }] }, { token: editor.token })).resource_id;
+  const mk = async () =>
+    (await t.ok('datastore_create', { resource: { package_id: 'ds-doomed' }, fields, records: [{ v: 2 }] }, { token: editor.token }))
+      .resource_id;
   const kept = await mk();
   const dropped = await mk();
   const pkg = await t.ok('package_show', { id: 'ds-doomed' }, { token: editor.token });
@@ -498,17 +770,24 @@ test('a table goes with its resource: resource_delete, package_delete, dataset_p
   await gone(kept);
   // dataset_purge
   await t.ok('package_create', { name: 'ds-purged', owner_org: 'ds-org' }, { token: editor.token });
-  const p = (await t.ok('datastore_create', { resource: { package_id: 'ds-purged' }, fields, records: [{ v: 3 }] }, { token: editor.token })).resource_id;
+  const p = (
+    await t.ok('datastore_create', { resource: { package_id: 'ds-purged' }, fields, records: [{ v: 3 }] }, { token: editor.token })
+  ).resource_id;
   await t.ok('dataset_purge', { id: 'ds-purged' }, { token: sys });
   await gone(p);
-  const ids = (await t.ok('datastore_search', { resource_id: '_table_metadata', limit: 1000 }, { token: sys })).records.map((r: any) => r.name);
+  const ids = (await t.ok('datastore_search', { resource_id: '_table_metadata', limit: 1000 }, { token: sys })).records.map(
+    (r: any) => r.name,
+  );
   for (const id of [a, dropped, kept, p]) assert.ok(!ids.includes(id), `${id} still listed`);
 });
 
 test('csv and tsv dumps quote like CSV and take filter values literally', async () => {
   const hostile = ["it's", "back\\'slash", '$1', 'line\nbreak', 'quote"d', '', '\\.', 'tab\there'];
   const id = await newTable({
-    fields: [{ id: 'v', type: 'text' }, { id: 'c$1 odd', type: 'text' }],
+    fields: [
+      { id: 'v', type: 'text' },
+      { id: 'c$1 odd', type: 'text' },
+    ],
     records: [...hostile.map((v) => ({ v, 'c$1 odd': v })), { v: null, 'c$1 odd': null }],
   });
   const dump = async (qs: string) => (await t.app.inject({ method: 'GET', url: `/datastore/dump/${id}?${qs}` })).body;
@@ -526,7 +805,13 @@ test('csv and tsv dumps quote like CSV and take filter values literally', async 
 });
 
 test('filtered totals: with the page, past the last page, with distinct and without total', async () => {
-  const id = await newTable({ fields: [{ id: 'k', type: 'text' }, { id: 'n', type: 'int' }], records: Array.from({ length: 30 }, (_, i) => ({ k: i % 3 ? 'a' : 'b', n: i % 5 })) });
+  const id = await newTable({
+    fields: [
+      { id: 'k', type: 'text' },
+      { id: 'n', type: 'int' },
+    ],
+    records: Array.from({ length: 30 }, (_, i) => ({ k: i % 3 ? 'a' : 'b', n: i % 5 })),
+  });
   const r1 = await search({ resource_id: id, filters: { k: 'a' }, limit: 5, sort: 'n desc' });
   assert.equal(r1.total, 20);
   assert.equal(r1.records.length, 5);
@@ -540,7 +825,14 @@ test('filtered totals: with the page, past the last page, with distinct and with
 });
 
 test('upsert by primary key: later records win, a bad value names its row, nothing is written', async () => {
-  const id = await newTable({ fields: [{ id: 'code', type: 'text' }, { id: 'n', type: 'int' }], primary_key: 'code', records: [{ code: 'keep', n: 0 }] });
+  const id = await newTable({
+    fields: [
+      { id: 'code', type: 'text' },
+      { id: 'n', type: 'int' },
+    ],
+    primary_key: 'code',
+    records: [{ code: 'keep', n: 0 }],
+  });
   const records: Record<string, unknown>[] = Array.from({ length: 3000 }, (_, i) => ({ code: `c${i % 2000}`, n: i }));
   records[2500] = { code: 'c2500', n: 'not a number' };
   const e = await t.call('datastore_upsert', { resource_id: id, records }, { token: editor.token });
@@ -551,7 +843,14 @@ test('upsert by primary key: later records win, a bad value names its row, nothi
   records[2500] = { code: 'c500', n: 2500 };
   await t.ok('datastore_upsert', { resource_id: id, records: [...records, { code: 'keep', n: 7 }] }, { token: editor.token });
   const r = await search({ resource_id: id, filters: { code: ['c500', 'c1999', 'keep'] }, sort: 'code' });
-  assert.deepEqual(r.records.map((x: any) => [x.code, x.n]), [['c1999', 1999], ['c500', 2500], ['keep', 7]]);
+  assert.deepEqual(
+    r.records.map((x: any) => [x.code, x.n]),
+    [
+      ['c1999', 1999],
+      ['c500', 2500],
+      ['keep', 7],
+    ],
+  );
   assert.equal(r.total, 3);
   assert.equal((await search({ resource_id: id, limit: 0 })).total, 2001);
 });

@@ -32,14 +32,24 @@ after(async () => {
 const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t')).rows[0].n;
 
 test('a statement past its timeout is stopped; committed rows stay, the stopped transaction leaves nothing', { skip }, async () => {
-  await db.transaction(async (tx) => { await tx.query('INSERT INTO t SELECT generate_series(1, 100)'); });
+  await db.transaction(async (tx) => {
+    await tx.query('INSERT INTO t SELECT generate_series(1, 100)');
+  });
   let ticks = 0;
   const timer = setInterval(() => ticks++, 50);
   const started = Date.now();
-  const err = await db.transaction(async (tx) => {
-    await tx.query('INSERT INTO t VALUES (-1)');
-    await tx.query(SLOW);
-  }, { statementTimeoutMs: 500 }).then(() => null, (e) => e);
+  const err = await db
+    .transaction(
+      async (tx) => {
+        await tx.query('INSERT INTO t VALUES (-1)');
+        await tx.query(SLOW);
+      },
+      { statementTimeoutMs: 500 },
+    )
+    .then(
+      () => null,
+      (e) => e,
+    );
   clearInterval(timer);
   assert.equal(err?.code, '57014');
   assert.equal(err?.message, 'canceling statement due to statement timeout');
@@ -48,12 +58,21 @@ test('a statement past its timeout is stopped; committed rows stay, the stopped 
   assert.equal(await count(), 100);
   assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t WHERE n = -1')).rows[0].n, 0);
   // No timeout is left behind: a later transaction without one runs as long as it takes.
-  const r = await db.transaction(async (tx) => (await tx.query<{ s: string }>(`SELECT setting AS s FROM pg_settings WHERE name = 'statement_timeout'`)).rows[0].s);
+  const r = await db.transaction(
+    async (tx) => (await tx.query<{ s: string }>(`SELECT setting AS s FROM pg_settings WHERE name = 'statement_timeout'`)).rows[0].s,
+  );
   assert.equal(r, '0');
 });
 
 test('after a stop, writes and COPY work, and the data dir opens again with everything committed', { skip }, async () => {
-  await db.transaction(async (tx) => { await tx.query(SLOW); }, { readOnly: true, statementTimeoutMs: 300 }).catch(() => undefined);
+  await db
+    .transaction(
+      async (tx) => {
+        await tx.query(SLOW);
+      },
+      { readOnly: true, statementTimeoutMs: 300 },
+    )
+    .catch(() => undefined);
   const copied = await db.transaction((tx) => tx.copyIn('t (n)', [Buffer.from('1000\n1001\n')]));
   assert.equal(copied, 2);
   const before = await count();

@@ -19,7 +19,9 @@ before(async () => {
   await t.ok('package_create', { name: 'f-public', title: 'Alpha Data', owner_org: 'f-org' }, as(member));
   await t.ok('package_create', { name: 'f-private', title: 'Hidden', owner_org: 'f-org', private: true }, as(member));
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('follow and unfollow users, datasets, groups; counts', async () => {
   const rec = await t.ok('follow_user', { id: bob.name }, as(alice));
@@ -56,17 +58,38 @@ test('follow and unfollow users, datasets, groups; counts', async () => {
 
 test('followee lists and their entry shape', async () => {
   const list = await t.ok('followee_list', { id: alice.name }, as(alice));
-  assert.deepEqual(list.map((f: any) => [f.type, f.display_name]), [
-    ['dataset', 'Alpha Data'], ['group', 'Beta Group'], ['organization', 'Zeta Org'], ['user', 'f_bob'],
-  ]);
+  assert.deepEqual(
+    list.map((f: any) => [f.type, f.display_name]),
+    [
+      ['dataset', 'Alpha Data'],
+      ['group', 'Beta Group'],
+      ['organization', 'Zeta Org'],
+      ['user', 'f_bob'],
+    ],
+  );
   assert.equal(list[0].dict.name, 'f-public');
   assert.equal(list[3].dict.id, bob.id);
-  assert.deepEqual((await t.ok('followee_list', { id: alice.name, q: 'BET' }, as(alice))).map((f: any) => f.dict.name), ['f-group']);
+  assert.deepEqual(
+    (await t.ok('followee_list', { id: alice.name, q: 'BET' }, as(alice))).map((f: any) => f.dict.name),
+    ['f-group'],
+  );
   assert.deepEqual(await t.ok('followee_list', { id: alice.name, q: 'eta' }, as(alice)), [], 'q matches the start only');
-  assert.deepEqual((await t.ok('user_followee_list', { id: alice.name }, as(alice))).map((u: any) => u.name), ['f_bob']);
-  assert.deepEqual((await t.ok('dataset_followee_list', { id: alice.name }, as(alice))).map((d: any) => d.name), ['f-public']);
-  assert.deepEqual((await t.ok('group_followee_list', { id: alice.name }, as(alice))).map((d: any) => d.name), ['f-group']);
-  assert.deepEqual((await t.ok('organization_followee_list', { id: alice.name }, sys())).map((d: any) => d.name), ['f-org']);
+  assert.deepEqual(
+    (await t.ok('user_followee_list', { id: alice.name }, as(alice))).map((u: any) => u.name),
+    ['f_bob'],
+  );
+  assert.deepEqual(
+    (await t.ok('dataset_followee_list', { id: alice.name }, as(alice))).map((d: any) => d.name),
+    ['f-public'],
+  );
+  assert.deepEqual(
+    (await t.ok('group_followee_list', { id: alice.name }, as(alice))).map((d: any) => d.name),
+    ['f-group'],
+  );
+  assert.deepEqual(
+    (await t.ok('organization_followee_list', { id: alice.name }, sys())).map((d: any) => d.name),
+    ['f-org'],
+  );
   // someone else's followees: refused
   let r = await t.call('followee_list', { id: alice.name }, as(bob));
   assert.equal(r.status, 403);
@@ -84,7 +107,10 @@ test('private datasets never leak through followers', async () => {
   // a member follows it; then leaves the organization: it disappears from their lists
   await t.ok('follow_dataset', { id: 'f-private' }, as(member));
   assert.equal(await t.ok('dataset_follower_count', { id: 'f-private' }, as(member)), 1);
-  assert.deepEqual((await t.ok('dataset_followee_list', { id: member.name }, as(member))).map((d: any) => d.name), ['f-private']);
+  assert.deepEqual(
+    (await t.ok('dataset_followee_list', { id: member.name }, as(member))).map((d: any) => d.name),
+    ['f-private'],
+  );
   assert.equal(await t.ok('dataset_followee_count', { id: member.name }), 0, 'an anonymous caller does not count it');
   await t.ok('organization_member_delete', { id: 'f-org', username: member.name }, sys());
   assert.deepEqual(await t.ok('dataset_followee_list', { id: member.name }, as(member)), []);
@@ -92,8 +118,14 @@ test('private datasets never leak through followers', async () => {
   // follower lists are for sysadmins
   r = await t.call('dataset_follower_list', { id: 'f-public' }, as(alice));
   assert.equal(r.status, 403);
-  assert.deepEqual((await t.ok('dataset_follower_list', { id: 'f-private' }, sys())).map((u: any) => u.name), ['f_member']);
-  assert.deepEqual((await t.ok('user_follower_list', { id: bob.name }, sys())).map((u: any) => u.name), ['f_alice', 'f_carol']);
+  assert.deepEqual(
+    (await t.ok('dataset_follower_list', { id: 'f-private' }, sys())).map((u: any) => u.name),
+    ['f_member'],
+  );
+  assert.deepEqual(
+    (await t.ok('user_follower_list', { id: bob.name }, sys())).map((u: any) => u.name),
+    ['f_alice', 'f_carol'],
+  );
 });
 
 test('bad input and anonymous callers', async () => {

@@ -20,11 +20,20 @@ before(async () => {
   await t.ok('organization_create', { name: 'acme' }, as(alice));
   await t.ok('package_create', { name: 'pub-ds', owner_org: 'acme' }, as(alice));
   priv = await t.ok('package_create', { name: 'priv-ds', owner_org: 'acme', private: true }, as(alice));
-  await t.ok('group_create', {
-    name: 'maps', title: 'Maps', packages: [{ name: 'pub-ds' }, { id: priv.id }], users: [{ name: 'gina', capacity: 'member' }],
-  }, as(alice));
+  await t.ok(
+    'group_create',
+    {
+      name: 'maps',
+      title: 'Maps',
+      packages: [{ name: 'pub-ds' }, { id: priv.id }],
+      users: [{ name: 'gina', capacity: 'member' }],
+    },
+    as(alice),
+  );
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 describe('group_create / group_show', () => {
   test('a group dict with its datasets; private ones only for who may see them', async () => {
@@ -32,16 +41,28 @@ describe('group_create / group_show', () => {
     assert.equal(anon.type, 'group');
     assert.equal(anon.is_organization, false);
     assert.equal(anon.package_count, 1);
-    assert.deepEqual(anon.packages.map((p: any) => p.name), ['pub-ds']);
+    assert.deepEqual(
+      anon.packages.map((p: any) => p.name),
+      ['pub-ds'],
+    );
     assert.equal(anon.packages[0].organization.name, 'acme');
     // gina is a group member but may not see acme's private dataset
     assert.equal((await t.ok('group_show', { id: 'maps' }, as(gina))).package_count, 1);
     const admin = await t.ok('group_show', { id: 'maps', include_datasets: true }, as(alice));
     assert.equal(admin.package_count, 2);
     assert.deepEqual(admin.packages.map((p: any) => p.name).sort(), ['priv-ds', 'pub-ds']);
-    assert.deepEqual(admin.users.map((u: any) => [u.name, u.capacity]), [['alice', 'admin'], ['gina', 'member']]);
+    assert.deepEqual(
+      admin.users.map((u: any) => [u.name, u.capacity]),
+      [
+        ['alice', 'admin'],
+        ['gina', 'member'],
+      ],
+    );
     const ds = await t.ok('package_show', { id: 'pub-ds' });
-    assert.deepEqual(ds.groups.map((g: any) => g.name), ['maps']);
+    assert.deepEqual(
+      ds.groups.map((g: any) => g.name),
+      ['maps'],
+    );
   });
 
   test('group_create refuses organizations and honours svc.auth.user_create_groups', async () => {
@@ -72,10 +93,21 @@ describe('group_create / group_show', () => {
 describe('group_update', () => {
   test('datasets change only when packages is sent; users go when omitted', async () => {
     await t.ok('group_create', { name: 'upd', packages: [{ name: 'pub-ds' }], users: [{ name: 'gina', capacity: 'member' }] }, as(alice));
-    const u1 = await t.ok('group_update', { id: 'upd', name: 'upd', title: 'Updated', users: [{ name: 'alice', capacity: 'admin' }] }, as(alice));
+    const u1 = await t.ok(
+      'group_update',
+      { id: 'upd', name: 'upd', title: 'Updated', users: [{ name: 'alice', capacity: 'admin' }] },
+      as(alice),
+    );
     assert.equal(u1.package_count, 1);
-    assert.deepEqual(u1.users.map((u: any) => u.name), ['alice']);
-    const u2 = await t.ok('group_update', { id: 'upd', name: 'upd', packages: [], users: [{ name: 'alice', capacity: 'admin' }] }, as(alice));
+    assert.deepEqual(
+      u1.users.map((u: any) => u.name),
+      ['alice'],
+    );
+    const u2 = await t.ok(
+      'group_update',
+      { id: 'upd', name: 'upd', packages: [], users: [{ name: 'alice', capacity: 'admin' }] },
+      as(alice),
+    );
     assert.equal(u2.package_count, 0);
     assert.equal(u2.title, '');
   });
@@ -85,7 +117,11 @@ describe('group_update and datasets you cannot see', () => {
   test('a group admin replacing the datasets keeps the private ones they cannot see', async () => {
     await t.ok('group_create', { name: 'ginas' }, as(gina));
     await t.ok('member_create', { id: 'ginas', object: 'priv-ds', object_type: 'package', capacity: 'public' }, { token: t.sysadminToken });
-    const r = await t.ok('group_update', { id: 'ginas', name: 'ginas', packages: [{ name: 'pub-ds' }], users: [{ name: 'gina', capacity: 'admin' }] }, as(gina));
+    const r = await t.ok(
+      'group_update',
+      { id: 'ginas', name: 'ginas', packages: [{ name: 'pub-ds' }], users: [{ name: 'gina', capacity: 'admin' }] },
+      as(gina),
+    );
     assert.equal(r.package_count, 1, 'gina counts what she may see');
     const all = await t.ok('group_show', { id: 'ginas', include_datasets: true }, { token: t.sysadminToken });
     assert.deepEqual(all.packages.map((p: any) => p.name).sort(), ['priv-ds', 'pub-ds']);
@@ -116,11 +152,20 @@ describe('group_list_authz / group_package_show', () => {
   test('groups you may add datasets to', async () => {
     assert.deepEqual(await t.ok('group_list_authz'), []);
     const ginas = await t.ok('group_list_authz', {}, as(gina));
-    assert.deepEqual(ginas.map((g: any) => g.name), ['maps']);
+    assert.deepEqual(
+      ginas.map((g: any) => g.name),
+      ['maps'],
+    );
     assert.equal(ginas[0].package_count, undefined);
     const counted = await t.ok('group_list_authz', { include_dataset_count: true }, as(gina));
     assert.equal(counted[0].package_count, 1);
-    assert.deepEqual(await t.ok('group_list_authz', {}, as(dave)).then((x: any[]) => x.map((g) => g.name)).then((n) => n.includes('maps')), false);
+    assert.deepEqual(
+      await t
+        .ok('group_list_authz', {}, as(dave))
+        .then((x: any[]) => x.map((g) => g.name))
+        .then((n) => n.includes('maps')),
+      false,
+    );
     const sys = await t.ok('group_list_authz', {}, { token: t.sysadminToken });
     assert.ok(sys.some((g: any) => g.name === 'maps'));
     assert.ok(sys.every((g: any) => g.is_organization === false));
@@ -131,7 +176,10 @@ describe('group_list_authz / group_package_show', () => {
 
   test('group_package_show lists public datasets, newest first, up to limit', async () => {
     const r = await t.ok('group_package_show', { id: 'maps' }, as(alice));
-    assert.deepEqual(r.map((p: any) => p.name), ['pub-ds']);
+    assert.deepEqual(
+      r.map((p: any) => p.name),
+      ['pub-ds'],
+    );
     assert.equal((await t.ok('group_package_show', { id: 'maps', limit: 0 })).length, 0);
     assert.equal((await t.call('group_package_show', { id: 'nope' })).status, 404);
   });
@@ -158,7 +206,11 @@ describe('group_list', () => {
 
 describe('group_delete / group_purge / group_autocomplete', () => {
   test('delete: admins only (and svc.auth.user_delete_groups); datasets leave the group', async () => {
-    await t.ok('group_create', { name: 'doomed', packages: [{ name: 'pub-ds' }], users: [{ name: 'gina', capacity: 'member' }] }, as(alice));
+    await t.ok(
+      'group_create',
+      { name: 'doomed', packages: [{ name: 'pub-ds' }], users: [{ name: 'gina', capacity: 'member' }] },
+      as(alice),
+    );
     const r = await t.call('group_delete', { id: 'doomed' }, as(gina));
     assert.equal(r.status, 403);
     assert.match(r.body.error!.message, /^Access denied: User gina not authorized to delete group /);
@@ -185,7 +237,10 @@ describe('group_delete / group_purge / group_autocomplete', () => {
   });
 
   test('autocomplete', async () => {
-    assert.deepEqual((await t.ok('group_autocomplete', { q: 'map' })).map((g: any) => g.name), ['maps']);
+    assert.deepEqual(
+      (await t.ok('group_autocomplete', { q: 'map' })).map((g: any) => g.name),
+      ['maps'],
+    );
     assert.deepEqual(await t.ok('group_autocomplete', { q: 'acme' }), []);
     assert.deepEqual((await t.call('group_autocomplete', {})).body.error!.q, ['Missing value']);
   });
@@ -194,7 +249,9 @@ describe('group_delete / group_purge / group_autocomplete', () => {
 describe('group writes that change datasets', () => {
   test('member_create/_delete, group_update packages, group_delete and group_purge touch the datasets and notify', async () => {
     const notified: string[] = [];
-    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    onPackageChange(t.services, (_db, id) => {
+      notified.push(id);
+    });
     const ds = await t.ok('package_create', { name: 'touched-ds', owner_org: 'acme' }, as(alice));
     const sys = { token: t.sysadminToken };
     let last = ds.metadata_modified;

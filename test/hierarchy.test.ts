@@ -22,7 +22,18 @@ before(async () => {
   hal = await t.user('hal');
   out = await t.user('out');
   // gov > health > (clinics, hospitals); gov > transport; other (top level)
-  await t.ok('organization_create', { name: 'gov', title: 'Government', users: [{ name: 'edith', capacity: 'editor' }, { name: 'mia', capacity: 'member' }] }, as(root));
+  await t.ok(
+    'organization_create',
+    {
+      name: 'gov',
+      title: 'Government',
+      users: [
+        { name: 'edith', capacity: 'editor' },
+        { name: 'mia', capacity: 'member' },
+      ],
+    },
+    as(root),
+  );
   await t.ok('organization_create', { name: 'health', title: 'Health', groups: [{ name: 'gov' }] }, as(root));
   await t.ok('organization_patch', { id: 'health', users: [{ name: 'hal', capacity: 'admin' }] }, as(root));
   await t.ok('organization_create', { name: 'hospitals', title: 'Hospitals', groups: [{ name: 'health' }] }, as(hal));
@@ -30,7 +41,9 @@ before(async () => {
   await t.ok('organization_create', { name: 'transport', title: 'Transport', groups: [{ name: 'gov' }] }, as(root));
   await t.ok('organization_create', { name: 'other', title: 'Other' }, as(out));
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 describe('parents', () => {
   test('`groups` lists the parents, stored as a membership of the sub-organization with capacity parent', async () => {
@@ -51,7 +64,11 @@ describe('parents', () => {
     const mixed = await t.call('organization_patch', { id: 'transport', groups: [{ name: 'a-group' }] }, as(root));
     assert.deepEqual(mixed.body.error!.groups, [{ name: ['The parent of an organization must be an organization'] }]);
     // loops, also through several levels, and to itself
-    for (const [id, parent] of [['gov', 'hospitals'], ['gov', 'health'], ['health', 'health']]) {
+    for (const [id, parent] of [
+      ['gov', 'hospitals'],
+      ['gov', 'health'],
+      ['health', 'health'],
+    ]) {
       const loop = await t.call('organization_patch', { id, title: 'Renamed', groups: [{ name: parent }] }, sys());
       assert.equal(loop.status, 409, `${id} under ${parent}`);
       assert.deepEqual(loop.body.error!.groups, [{ name: ['This parent would create a loop in the hierarchy'] }]);
@@ -71,7 +88,10 @@ describe('parents', () => {
     const grab2 = await t.call('member_create', { id: 'edith-org', object: 'gov', object_type: 'group', capacity: 'parent' }, as(root));
     assert.equal(grab2.status, 403);
     // an editor of it may not either
-    assert.equal((await t.call('member_create', { id: 'edith-org', object: 'other', object_type: 'group', capacity: 'parent' }, as(out))).status, 403);
+    assert.equal(
+      (await t.call('member_create', { id: 'edith-org', object: 'other', object_type: 'group', capacity: 'parent' }, as(out))).status,
+      403,
+    );
     // its admin may; root then administers it (cascade)
     await t.ok('member_create', { id: 'edith-org', object: 'gov', object_type: 'group', capacity: 'parent' }, as(edith));
     await t.ok('organization_patch', { id: 'edith-org', description: 'by root' }, as(root));
@@ -83,12 +103,19 @@ describe('cascade (svc.auth.roles_that_cascade_to_sub_groups)', () => {
   test('admins of an ancestor hold admin on every descendant; editors and members do not', async () => {
     const list = await t.ok('organization_list_for_user', { permission: 'admin' }, as(root));
     assert.deepEqual(list.map((o: any) => [o.name, o.capacity]).sort(), [
-      ['clinics', 'admin'], ['gov', 'admin'], ['health', 'admin'], ['hospitals', 'admin'], ['transport', 'admin'],
+      ['clinics', 'admin'],
+      ['gov', 'admin'],
+      ['health', 'admin'],
+      ['hospitals', 'admin'],
+      ['transport', 'admin'],
     ]);
     const hals = await t.ok('organization_list_for_user', { id: 'hal', permission: 'create_dataset' });
     assert.deepEqual(hals.map((o: any) => o.name).sort(), ['clinics', 'health', 'hospitals']);
     assert.deepEqual((await t.ok('organization_list_for_user', {}, as(edith))).map((o: any) => o.name).sort(), ['gov']);
-    assert.deepEqual((await t.ok('organization_list_for_user', {}, as(mia))).map((o: any) => o.name), ['gov']);
+    assert.deepEqual(
+      (await t.ok('organization_list_for_user', {}, as(mia))).map((o: any) => o.name),
+      ['gov'],
+    );
 
     // datasets: hal creates a private one in hospitals; root (two levels up) reads, edits, deletes it
     const ds = await t.ok('package_create', { name: 'beds', owner_org: 'hospitals', private: true }, as(hal));
@@ -97,7 +124,10 @@ describe('cascade (svc.auth.roles_that_cascade_to_sub_groups)', () => {
     await t.ok('package_create', { name: 'root-clinics', owner_org: 'clinics', private: true }, as(root));
     // the private datasets of sub-organizations show in lists for root only
     const rootOrgs = await t.ok('organization_show', { id: 'hospitals', include_datasets: true }, as(root));
-    assert.deepEqual(rootOrgs.packages.map((p: any) => p.name), ['beds']);
+    assert.deepEqual(
+      rootOrgs.packages.map((p: any) => p.name),
+      ['beds'],
+    );
     for (const u of [edith, mia, out]) {
       const r = await t.call('package_show', { id: 'beds' }, as(u));
       assert.equal(r.status, 403, u.name);
@@ -130,7 +160,11 @@ describe('cascade (svc.auth.roles_that_cascade_to_sub_groups)', () => {
       assert.equal((await t.call('package_patch', { id: 'wards', notes: 'mia' }, as(mia))).status, 403, 'members read only');
       const mias = await t.ok('organization_list_for_user', { permission: 'read' }, as(mia));
       assert.deepEqual(mias.map((o: any) => [o.name, o.capacity]).sort(), [
-        ['clinics', 'member'], ['gov', 'member'], ['health', 'member'], ['hospitals', 'member'], ['transport', 'member'],
+        ['clinics', 'member'],
+        ['gov', 'member'],
+        ['health', 'member'],
+        ['hospitals', 'member'],
+        ['transport', 'member'],
       ]);
     } finally {
       t.services.config.set('svc.auth.roles_that_cascade_to_sub_groups', ['admin']);
@@ -150,7 +184,19 @@ describe('group_tree / group_tree_section', () => {
     const tree = await t.ok('group_tree', { type: 'organization' });
     const shape = (n: any): any => [n.name, n.children.map(shape)];
     assert.deepEqual(tree.map(shape), [
-      ['gov', [['health', [['clinics', []], ['hospitals', []]]], ['transport', []]]],
+      [
+        'gov',
+        [
+          [
+            'health',
+            [
+              ['clinics', []],
+              ['hospitals', []],
+            ],
+          ],
+          ['transport', []],
+        ],
+      ],
       ['other', []],
     ]);
     const gov = await t.ok('organization_show', { id: 'gov' });
@@ -168,11 +214,40 @@ describe('group_tree / group_tree_section', () => {
   test('group_tree_section returns the tree holding the group, the group highlighted', async () => {
     const shape = (n: any): any => [n.name + (n.highlighted ? '*' : ''), n.children.map(shape)];
     const s = await t.ok('group_tree_section', { id: 'hospitals', type: 'organization' });
-    assert.deepEqual(shape(s), ['gov', [['health', [['clinics', []], ['hospitals*', []]]], ['transport', []]]]);
+    assert.deepEqual(shape(s), [
+      'gov',
+      [
+        [
+          'health',
+          [
+            ['clinics', []],
+            ['hospitals*', []],
+          ],
+        ],
+        ['transport', []],
+      ],
+    ]);
     const noSiblings = await t.ok('group_tree_section', { id: 'health', type: 'organization', include_siblings: false });
-    assert.deepEqual(shape(noSiblings), ['gov', [['health*', [['clinics', []], ['hospitals', []]]]]]);
+    assert.deepEqual(shape(noSiblings), [
+      'gov',
+      [
+        [
+          'health*',
+          [
+            ['clinics', []],
+            ['hospitals', []],
+          ],
+        ],
+      ],
+    ]);
     const noParents = await t.ok('group_tree_section', { id: 'health', type: 'organization', include_parents: false });
-    assert.deepEqual(shape(noParents), ['health*', [['clinics', []], ['hospitals', []]]]);
+    assert.deepEqual(shape(noParents), [
+      'health*',
+      [
+        ['clinics', []],
+        ['hospitals', []],
+      ],
+    ]);
     assert.deepEqual(shape(await t.ok('group_tree_section', { id: 'other', type: 'organization' })), ['other*', []]);
 
     const wrongType = await t.call('group_tree_section', { id: 'gov' });
@@ -191,7 +266,10 @@ describe('group_tree / group_tree_section', () => {
     assert.deepEqual(mixed.body.error!.groups, [{ name: ['The parent of a group must be a group'] }]);
     assert.equal((await t.call('group_show', { id: 'mixed' })).status, 404, 'nothing created');
     const tree = await t.ok('group_tree', { type: 'group' });
-    assert.deepEqual(tree.find((g: any) => g.name === 'topics').children.map((c: any) => c.name), ['climate']);
+    assert.deepEqual(
+      tree.find((g: any) => g.name === 'topics').children.map((c: any) => c.name),
+      ['climate'],
+    );
     assert.deepEqual((await t.ok('group_show', { id: 'climate' })).groups, [{ name: 'topics', capacity: 'parent' }]);
     await t.ok('group_delete', { id: 'topics' }, as(out));
     const after = await t.ok('group_tree', {});

@@ -18,7 +18,9 @@ before(async () => {
   const pkg = await t.ok('package_create', { name: 'hostile-ds', owner_org: org.id, tags: [{ name: 'tag1' }] }, { token: t.sysadminToken });
   await t.ok('resource_create', { package_id: pkg.id, url: 'http://example.org/a.csv', format: 'CSV' }, { token: t.sysadminToken });
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 /** The parameter names an action declares (adapt here when declarations change shape). */
 function declaredParamNames(def: ActionDefinition): string[] {
@@ -35,8 +37,19 @@ const deepObject = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
 /** Hostile values as JSON text (so 1e400 and 2^64 reach the server as written). */
 const VALUES: string[] = [
-  '123', 'true', '[]', '{"a":{"b":[1]}}', '-1', '1e400', '18446744073709551616',
-  '"a\\u0000b"', '"\\ud800x"', '"../../etc/passwd"', `"${randomUUID()}"`, '"hostile-ds"', 'DEEP',
+  '123',
+  'true',
+  '[]',
+  '{"a":{"b":[1]}}',
+  '-1',
+  '1e400',
+  '18446744073709551616',
+  '"a\\u0000b"',
+  '"\\ud800x"',
+  '"../../etc/passwd"',
+  `"${randomUUID()}"`,
+  '"hostile-ds"',
+  'DEEP',
 ];
 const BIG = `"${'x'.repeat(1 << 20)}"`;
 
@@ -49,9 +62,15 @@ const STACK = /\n\s+at [^\n]+:\d+:\d+/;
 
 async function send(action: string, param: string, raw: string, method: 'GET' | 'POST', token?: string) {
   const headers: Record<string, string> = token ? { authorization: token } : {};
-  const res = method === 'GET'
-    ? await t.app.inject({ method, url: `/api/3/action/${action}?${new URLSearchParams({ [param]: queryValue(raw) })}`, headers })
-    : await t.app.inject({ method, url: `/api/3/action/${action}`, headers: { ...headers, 'content-type': 'application/json' }, payload: `{${JSON.stringify(param)}:${raw}}` });
+  const res =
+    method === 'GET'
+      ? await t.app.inject({ method, url: `/api/3/action/${action}?${new URLSearchParams({ [param]: queryValue(raw) })}`, headers })
+      : await t.app.inject({
+          method,
+          url: `/api/3/action/${action}`,
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload: `{${JSON.stringify(param)}:${raw}}`,
+        });
   return res;
 }
 
@@ -84,7 +103,12 @@ function assertEnvelope(what: string, res: { statusCode: number; body: string })
 /** The rest of the cross product stops after this long (the first pass always runs whole). */
 const BUDGET_MS = 30_000;
 
-interface Probe { name: string; param: string; raw: string; combo: number }
+interface Probe {
+  name: string;
+  param: string;
+  raw: string;
+  combo: number;
+}
 
 function probeOf(name: string, param: string, pi: number, value: string, vi: number): Probe {
   // Nesting 10,000 deep, as lists and as objects in turn.
@@ -126,12 +150,25 @@ test('every action answers hostile parameter values with a clean envelope', asyn
       }
     }
     checkEnvelope(`${name} 1 MB string`, await send(name, params[0], BIG, 'POST', t.sysadminToken));
-    checkEnvelope(`${name} deep body`, await t.app.inject({ method: 'POST', url: `/api/3/action/${name}`, headers: { 'content-type': 'application/json' }, payload: deep(10000) }));
+    checkEnvelope(
+      `${name} deep body`,
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/3/action/${name}`,
+        headers: { 'content-type': 'application/json' },
+        payload: deep(10000),
+      }),
+    );
     const boundary = 'xyz';
-    checkEnvelope(`${name} malformed multipart`, await t.app.inject({
-      method: 'POST', url: `/api/3/action/${name}`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: `--${boundary}\r\nContent-Disposition: form-data; name="id"\r\n\r\nabc`,
-    }));
+    checkEnvelope(
+      `${name} malformed multipart`,
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/3/action/${name}`,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload: `--${boundary}\r\nContent-Disposition: form-data; name="id"\r\n\r\nabc`,
+      }),
+    );
     sent += 3;
   }
   // Then the rest of (parameter x value) for every action, round-robin over the actions, while time lasts.
@@ -159,12 +196,27 @@ test('every action answers hostile parameter values with a clean envelope', asyn
 
 test('a large data store body with a record value nested 10,000 deep is a Validation Error and writes nothing', async () => {
   const pkg = await t.ok('package_show', { id: 'hostile-ds' }, { token: t.sysadminToken });
-  const ds = await t.ok('datastore_create', { resource: { package_id: pkg.id }, fields: [{ id: 'a', type: 'json' }, { id: 'b', type: 'text' }] }, { token: t.sysadminToken });
+  const ds = await t.ok(
+    'datastore_create',
+    {
+      resource: { package_id: pkg.id },
+      fields: [
+        { id: 'a', type: 'json' },
+        { id: 'b', type: 'text' },
+      ],
+    },
+    { token: t.sysadminToken },
+  );
   // Large enough that the records are read lazily from the body's bytes.
   const filler = Array.from({ length: 3000 }, (_, i) => `{"a": 1, "b": "row ${i}"}`).join(',');
   for (const action of ['datastore_upsert', 'datastore_create']) {
     const body = `{"resource_id": "${ds.resource_id}", "method": "insert", "records": [${filler}, {"a": ${deep(10000)}, "b": "x"}]}`;
-    const res = await t.app.inject({ method: 'POST', url: `/api/3/action/${action}`, headers: { 'content-type': 'application/json', authorization: t.sysadminToken }, payload: body });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/3/action/${action}`,
+      headers: { 'content-type': 'application/json', authorization: t.sysadminToken },
+      payload: body,
+    });
     assert.equal(res.statusCode, 409, `${action}: ${res.body.slice(0, 300)}`);
     assert.equal(res.json().error.__type, 'Validation Error');
     assert.ok(res.json().error.records, res.body.slice(0, 300));

@@ -4,8 +4,12 @@ import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
-before(async () => { t = await startApp({ plugins: [] }); });
-after(async () => { await t?.close(); });
+before(async () => {
+  t = await startApp({ plugins: [] });
+});
+after(async () => {
+  await t?.close();
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const inject = (opts: any) => t.app.inject(opts);
@@ -36,36 +40,76 @@ describe('envelope and routes', () => {
   });
 
   test('malformed bodies: not JSON, not an object, invalid UTF-8, oversized', async () => {
-    const notJson = await inject({ method: 'POST', url: '/api/3/action/site_read', headers: { 'content-type': 'application/json' }, payload: '{nope' });
+    const notJson = await inject({
+      method: 'POST',
+      url: '/api/3/action/site_read',
+      headers: { 'content-type': 'application/json' },
+      payload: '{nope',
+    });
     assert.equal(notJson.statusCode, 400);
     assert.match(notJson.json().error.message, /Error decoding JSON data/);
-    const list = await inject({ method: 'POST', url: '/api/3/action/site_read', headers: { 'content-type': 'application/json' }, payload: '[1,2]' });
+    const list = await inject({
+      method: 'POST',
+      url: '/api/3/action/site_read',
+      headers: { 'content-type': 'application/json' },
+      payload: '[1,2]',
+    });
     assert.equal(list.statusCode, 400);
     assert.match(list.json().error.message, /needs to be a dictionary/);
-    const badUtf8 = await inject({ method: 'POST', url: '/api/3/action/site_read', headers: { 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) });
+    const badUtf8 = await inject({
+      method: 'POST',
+      url: '/api/3/action/site_read',
+      headers: { 'content-type': 'application/json' },
+      payload: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+    });
     assert.equal(badUtf8.statusCode, 400);
     assert.match(badUtf8.json().error.message, /UTF-8/);
-    const big = await inject({ method: 'POST', url: '/api/3/action/site_read', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ x: 'a'.repeat(51 * 1024 * 1024) }) });
+    const big = await inject({
+      method: 'POST',
+      url: '/api/3/action/site_read',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ x: 'a'.repeat(51 * 1024 * 1024) }),
+    });
     assert.equal(big.statusCode, 413);
     assert.equal(big.json().success, false);
     assert.match(big.json().error.message, /larger than the limit/);
   });
 
   test('a JSON body is read whatever its content type; an empty body is {}', async () => {
-    const r = await inject({ method: 'POST', url: '/api/3/action/help_show', headers: { 'content-type': 'text/plain' }, payload: '{"name":"site_read"}' });
+    const r = await inject({
+      method: 'POST',
+      url: '/api/3/action/help_show',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{"name":"site_read"}',
+    });
     assert.equal(r.json().success, true);
     const empty = await inject({ method: 'POST', url: '/api/3/action/site_read' });
     assert.equal(empty.json().result, true);
   });
 
   test('form bodies: urlencoded with repeated keys, curl -d JSON, multipart fields', async () => {
-    const form = await inject({ method: 'POST', url: '/api/3/action/help_show', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=site_read' });
+    const form = await inject({
+      method: 'POST',
+      url: '/api/3/action/help_show',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=site_read',
+    });
     assert.equal(form.json().success, true);
-    const curlJson = await inject({ method: 'POST', url: '/api/3/action/help_show', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '{"name":"status_show"}' });
+    const curlJson = await inject({
+      method: 'POST',
+      url: '/api/3/action/help_show',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '{"name":"status_show"}',
+    });
     assert.match(curlJson.json().result, /site_title/);
     const boundary = '----svcboundary';
     const payload = `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nhelp_show\r\n--${boundary}--\r\n`;
-    const multi = await inject({ method: 'POST', url: '/api/3/action/help_show', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+    const multi = await inject({
+      method: 'POST',
+      url: '/api/3/action/help_show',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload,
+    });
     assert.match(multi.json().result, /help string/);
   });
 
@@ -85,7 +129,11 @@ describe('envelope and routes', () => {
     assert.equal(r.body, 'myFn({"help":"http://test.local/api/3/action/help_show?name=site_read","success":true,"result":true});');
     const nasty = await inject({ method: 'GET', url: '/api/3/action/site_read?callback=' + encodeURIComponent('alert(1);//<script>') });
     assert.ok(nasty.body.startsWith('alert1script('));
-    const asAnon = await inject({ method: 'GET', url: '/api/3/action/config_option_list?callback=f', headers: { authorization: t.sysadminToken } });
+    const asAnon = await inject({
+      method: 'GET',
+      url: '/api/3/action/config_option_list?callback=f',
+      headers: { authorization: t.sysadminToken },
+    });
     assert.equal(asAnon.statusCode, 403);
     assert.equal(asAnon.json().error.__type, 'Authorization Error');
   });

@@ -20,20 +20,26 @@ async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, what:
   }
 }
 
-const jobEnded = (id: string) => waitFor(async () => {
-  const j = await t.ok('job_show', { id }, { token: t.sysadminToken });
-  return ['finished', 'failed'].includes(j.status) ? j : null;
-}, `job ${id}`);
+const jobEnded = (id: string) =>
+  waitFor(async () => {
+    const j = await t.ok('job_show', { id }, { token: t.sysadminToken });
+    return ['finished', 'failed'].includes(j.status) ? j : null;
+  }, `job ${id}`);
 
 before(async () => {
   t = await startApp({ plugins: [], config: { 'svc.jobs.poll_interval': 30, 'svc.jobs.lease': 1 } });
   userToken = (await t.user('job_user')).token;
   t.services.jobs.registerJobType('echo', ({ job }) => ({ echoed: job.data }));
-  t.services.jobs.registerJobType('boom', () => { throw new Error('kaput: the job broke'); });
+  t.services.jobs.registerJobType('boom', () => {
+    throw new Error('kaput: the job broke');
+  });
   t.services.jobs.registerJobType('slow', async ({ signal }) => {
     await new Promise((resolve, reject) => {
       const timer = setTimeout(resolve, 20000);
-      signal.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason); });
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
     });
   });
 });
@@ -41,7 +47,12 @@ after(() => t.close());
 
 describe('background jobs', () => {
   test('job actions are sysadmin-only', async () => {
-    for (const [action, data] of [['job_list', {}], ['job_show', { id: 'x' }], ['job_clear', {}], ['job_cancel', { id: 'x' }]] as const) {
+    for (const [action, data] of [
+      ['job_list', {}],
+      ['job_show', { id: 'x' }],
+      ['job_clear', {}],
+      ['job_cancel', { id: 'x' }],
+    ] as const) {
       const r = await t.call(action, data, { token: userToken });
       assert.equal(r.status, 403, action);
       assert.equal(r.body.error?.__type, 'Authorization Error');
@@ -77,7 +88,10 @@ describe('background jobs', () => {
     const a = await enqueueJob(t.services.db, { type: 'echo', queue: 'q_other' });
     const b = await enqueueJob(t.services.db, { type: 'echo', queue: 'q_third' });
     const listed = await t.ok('job_list', { queues: ['q_other'] }, { token: t.sysadminToken });
-    assert.deepEqual(listed.map((j: any) => j.id), [a.id]);
+    assert.deepEqual(
+      listed.map((j: any) => j.id),
+      [a.id],
+    );
     assert.equal(listed[0].status, 'queued');
     const all = await t.ok('job_list', {}, { token: t.sysadminToken });
     assert.ok(all.some((j: any) => j.id === b.id));
@@ -108,8 +122,11 @@ describe('background jobs', () => {
     const retried = await enqueueJob(db, { type: 'echo', queue: 'q_dead', maxAttempts: 3 });
     const given = await enqueueJob(db, { type: 'echo', queue: 'q_dead', maxAttempts: 1 });
     // As a worker that took them and died: running, lease in the past.
-    await db.query(`UPDATE jobs SET status = 'running', attempts = 1, worker = 'dead', queue = 'default',
-      lease_until = (now() at time zone 'utc') - interval '1 minute' WHERE id = ANY($1)`, [[retried.id, given.id]]);
+    await db.query(
+      `UPDATE jobs SET status = 'running', attempts = 1, worker = 'dead', queue = 'default',
+      lease_until = (now() at time zone 'utc') - interval '1 minute' WHERE id = ANY($1)`,
+      [[retried.id, given.id]],
+    );
     const again = await jobEnded(retried.id);
     assert.equal(again.status, 'finished');
     assert.equal(again.attempts, 2);
@@ -127,20 +144,29 @@ describe('background jobs', () => {
     await db.query(`UPDATE jobs SET queue = 'default' WHERE queue = 'q_pair'`);
     // The in-process worker does not know 'count': stop it so only the two processes take jobs.
     await t.services.jobs.stop();
-    const url = (t.services.config.str('svc.database_url'));
-    const run = () => new Promise<number>((resolve, reject) => {
-      const p = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/helpers/job-worker.ts'), url], { stdio: ['ignore', 'inherit', 'inherit'] });
-      p.on('error', reject);
-      p.on('exit', (code) => resolve(code ?? -1));
-    });
+    const url = t.services.config.str('svc.database_url');
+    const run = () =>
+      new Promise<number>((resolve, reject) => {
+        const p = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/helpers/job-worker.ts'), url], {
+          stdio: ['ignore', 'inherit', 'inherit'],
+        });
+        p.on('error', reject);
+        p.on('exit', (code) => resolve(code ?? -1));
+      });
     const codes = await Promise.all([run(), run()]);
     assert.deepEqual(codes, [0, 0]);
     const runs = await db.query<{ job_id: string; n: number }>('SELECT job_id, count(*)::int AS n FROM job_runs GROUP BY job_id');
     assert.equal(runs.rows.length, ids.length, 'every job ran');
-    assert.ok(runs.rows.every((r) => r.n === 1), 'no job ran twice');
+    assert.ok(
+      runs.rows.every((r) => r.n === 1),
+      'no job ran twice',
+    );
     const pids = await db.query('SELECT DISTINCT pid FROM job_runs');
     assert.equal(pids.rows.length, 2, 'both workers took jobs');
-    const states = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM jobs WHERE id = ANY($1) GROUP BY status`, [ids]);
+    const states = await db.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM jobs WHERE id = ANY($1) GROUP BY status`,
+      [ids],
+    );
     assert.deepEqual(states.rows, [{ status: 'finished', n: ids.length }]);
   });
 });
@@ -150,7 +176,17 @@ describe('task status', () => {
 
   test('update creates, then updates the same (entity_id, task_type, key); show by both keys', async () => {
     const a = await t.ok('task_status_update', { ...base, value: '{"job_id": "1"}', state: 'pending' }, { token: t.sysadminToken });
-    assert.deepEqual(Object.keys(a).sort(), ['entity_id', 'entity_type', 'error', 'id', 'key', 'last_updated', 'state', 'task_type', 'value']);
+    assert.deepEqual(Object.keys(a).sort(), [
+      'entity_id',
+      'entity_type',
+      'error',
+      'id',
+      'key',
+      'last_updated',
+      'state',
+      'task_type',
+      'value',
+    ]);
     const b = await t.ok('task_status_update', { ...base, state: 'complete', value: { job_id: '2' } }, { token: t.sysadminToken });
     assert.equal(b.id, a.id);
     assert.equal(b.value, '{"job_id":"2"}');
@@ -176,9 +212,22 @@ describe('task status', () => {
   });
 
   test('update_many writes all or nothing; delete', async () => {
-    const many = await t.ok('task_status_update_many', { data: [{ ...base, entity_id: 'm1' }, { ...base, entity_id: 'm2' }] }, { token: t.sysadminToken });
+    const many = await t.ok(
+      'task_status_update_many',
+      {
+        data: [
+          { ...base, entity_id: 'm1' },
+          { ...base, entity_id: 'm2' },
+        ],
+      },
+      { token: t.sysadminToken },
+    );
     assert.equal(many.results.length, 2);
-    const bad = await t.call('task_status_update_many', { data: [{ ...base, entity_id: 'm3' }, { entity_id: 'm4' }] }, { token: t.sysadminToken });
+    const bad = await t.call(
+      'task_status_update_many',
+      { data: [{ ...base, entity_id: 'm3' }, { entity_id: 'm4' }] },
+      { token: t.sysadminToken },
+    );
     assert.equal(bad.status, 409);
     assert.equal((await t.call('task_status_show', { entity_id: 'm3', task_type: 'xloader', key: 'xloader' })).status, 404);
     await t.ok('task_status_delete', { id: many.results[0].id }, { token: t.sysadminToken });

@@ -18,11 +18,32 @@ const base = (host = '127.0.0.1') => `http://${host}:${port}`;
 before(async () => {
   server = http.createServer((req, res) => {
     const u = new URL(req.url!, 'http://x');
-    if (u.pathname === '/ok.csv') { res.writeHead(200, { 'content-type': 'text/csv' }); res.end('a,b\n1,2\n'); return; }
-    if (u.pathname === '/redirect') { res.writeHead(302, { location: u.searchParams.get('to')! }); res.end(); return; }
-    if (u.pathname === '/big') { res.writeHead(200, { 'content-length': '5000' }); res.end('x'.repeat(5000)); return; }
-    if (u.pathname === '/big-chunked') { res.writeHead(200); res.write('x'.repeat(3000)); res.end('y'.repeat(3000)); return; }
-    if (u.pathname === '/slow') { res.writeHead(200); res.write('a'); return; } // never ends
+    if (u.pathname === '/ok.csv') {
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      res.end('a,b\n1,2\n');
+      return;
+    }
+    if (u.pathname === '/redirect') {
+      res.writeHead(302, { location: u.searchParams.get('to')! });
+      res.end();
+      return;
+    }
+    if (u.pathname === '/big') {
+      res.writeHead(200, { 'content-length': '5000' });
+      res.end('x'.repeat(5000));
+      return;
+    }
+    if (u.pathname === '/big-chunked') {
+      res.writeHead(200);
+      res.write('x'.repeat(3000));
+      res.end('y'.repeat(3000));
+      return;
+    }
+    if (u.pathname === '/slow') {
+      res.writeHead(200);
+      res.write('a');
+      return;
+    } // never ends
     res.writeHead(404, 'Not Found');
     res.end();
   });
@@ -41,7 +62,21 @@ const refused = /refused to connect/;
 
 describe('fetching links', () => {
   test('private, loopback, link-local, multicast and reserved ranges', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', 'ff02::1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      'ff02::1',
+    ]) {
       assert.equal(isPrivateAddress(a), true, a);
     }
     for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700::1111']) assert.equal(isPrivateAddress(a), false, a);
@@ -64,7 +99,10 @@ describe('fetching links', () => {
     await assert.rejects(() => fetchToFile(`http://[::1]:${port}/ok.csv`, dest(), closed), refused);
     await assert.rejects(() => fetchToFile('http://169.254.169.254/latest/meta-data/', dest(), closed), refused);
     const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
-    await assert.rejects(() => fetchToFile(`${base('internal.example')}/ok.csv`, dest(), { ...closed, resolve }), /refused to connect to internal\.example \(127\.0\.0\.1\)/);
+    await assert.rejects(
+      () => fetchToFile(`${base('internal.example')}/ok.csv`, dest(), { ...closed, resolve }),
+      /refused to connect to internal\.example \(127\.0\.0\.1\)/,
+    );
   });
 
   test('a redirect to a private address (literal or by DNS) is refused at its connect', async () => {
@@ -73,9 +111,14 @@ describe('fetching links', () => {
     const resolve = async (h: string) => [{ address: h === 'public.example' ? '127.0.0.1' : '127.0.0.2', family: 4 }];
     const opts = { ...closed, isBlocked, resolve };
     assert.equal((await fetchToFile(`${base('public.example')}/ok.csv`, dest(), opts)).bytes, 8);
-    await assert.rejects(() => fetchToFile(`${base('public.example')}/redirect?to=${encodeURIComponent(`http://127.0.0.2:${port}/ok.csv`)}`, dest(), opts), refused);
-    await assert.rejects(() => fetchToFile(`${base('public.example')}/redirect?to=${encodeURIComponent(`http://evil.example:${port}/ok.csv`)}`, dest(), opts),
-      /refused to connect to evil\.example \(127\.0\.0\.2\)/);
+    await assert.rejects(
+      () => fetchToFile(`${base('public.example')}/redirect?to=${encodeURIComponent(`http://127.0.0.2:${port}/ok.csv`)}`, dest(), opts),
+      refused,
+    );
+    await assert.rejects(
+      () => fetchToFile(`${base('public.example')}/redirect?to=${encodeURIComponent(`http://evil.example:${port}/ok.csv`)}`, dest(), opts),
+      /refused to connect to evil\.example \(127\.0\.0\.2\)/,
+    );
   });
 
   test('only http and https; bad URLs; HTTP errors; size and time limits', async () => {
@@ -86,6 +129,9 @@ describe('fetching links', () => {
     await assert.rejects(() => fetchToFile(`${base()}/big`, dest(), open), /5000 bytes, more than the limit of 4096 bytes/);
     await assert.rejects(() => fetchToFile(`${base()}/big-chunked`, dest(), open), /larger than the limit of 4096 bytes/);
     await assert.rejects(() => fetchToFile(`${base()}/slow`, dest(), { ...open, timeoutMs: 300 }), /timed out/);
-    await assert.rejects(() => fetchToFile(`${base()}/redirect?to=/redirect%3Fto%3D%2Fok.csv`, dest(), { ...open, maxRedirects: 1 }), /too many redirects/);
+    await assert.rejects(
+      () => fetchToFile(`${base()}/redirect?to=/redirect%3Fto%3D%2Fok.csv`, dest(), { ...open, maxRedirects: 1 }),
+      /too many redirects/,
+    );
   });
 });

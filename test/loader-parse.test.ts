@@ -16,12 +16,18 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-loader-parse-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
 
-async function prep(file: string, overrides: Record<string, string> = {}): Promise<PreparedTable & { data: (string | null)[][]; types: Record<string, string> }> {
+async function prep(
+  file: string,
+  overrides: Record<string, string> = {},
+): Promise<PreparedTable & { data: (string | null)[][]; types: Record<string, string> }> {
   const p = path.isAbsolute(file) ? file : path.join(fixtures, file);
   const spoolPath = path.join(tmp, `spool-${n++}`);
   const t = await prepareTable(p, { overrides: new Map(Object.entries(overrides)), spoolPath });
   const lines = fs.readFileSync(spoolPath, 'utf8').split('\n').filter(Boolean);
-  const data = lines.map((l) => { const cells = l.split('\t'); return t.columns.map((c) => (cells[c.cell] === '\\N' ? null : cells[c.cell])); });
+  const data = lines.map((l) => {
+    const cells = l.split('\t');
+    return t.columns.map((c) => (cells[c.cell] === '\\N' ? null : cells[c.cell]));
+  });
   return { ...t, data, types: Object.fromEntries(t.columns.map((c) => [c.id, c.type])) };
 }
 
@@ -31,7 +37,14 @@ function write(name: string, content: Buffer | string): string {
   return p;
 }
 
-const failsWith = async (file: string, re: RegExp) => assert.rejects(() => prep(file), (e: Error) => { assert.match(e.message, re); return true; });
+const failsWith = async (file: string, re: RegExp) =>
+  assert.rejects(
+    () => prep(file),
+    (e: Error) => {
+      assert.match(e.message, re);
+      return true;
+    },
+  );
 
 describe('encodings', () => {
   test('UTF-8 with BOM, UTF-16 LE with BOM and BE without', async () => {
@@ -41,7 +54,10 @@ describe('encodings', () => {
     const le = await prep('nhs-mental-health-utf16le.csv');
     const be = await prep('nhs-mental-health-utf16be.csv');
     assert.equal(le.columns[0].id, 'Organisation_code');
-    assert.deepEqual(be.columns.map((c) => c.id), le.columns.map((c) => c.id));
+    assert.deepEqual(
+      be.columns.map((c) => c.id),
+      le.columns.map((c) => c.id),
+    );
     assert.deepEqual(be.data, le.data);
     assert.equal(le.data.length, 39);
   });
@@ -54,13 +70,22 @@ describe('encodings', () => {
     assert.equal(au.types.Amount, 'numeric');
     const co = await prep('uk-cabinet-office-spend-cp850.csv');
     assert.match(co.log[0], /cp850/);
-    assert.ok(co.columns.some((c) => c.id === 'AMOUNT (£)'), co.columns.map((c) => c.id).join('|'));
+    assert.ok(
+      co.columns.some((c) => c.id === 'AMOUNT (£)'),
+      co.columns.map((c) => c.id).join('|'),
+    );
     const tw = await prep('taiwan-attractions-big5.csv');
     assert.match(tw.log[0], /big5/);
     assert.ok(tw.columns.some((c) => c.id === '景點中文名稱'));
-    const sjis = write('sjis.csv', iconv.encode('名前,都市,人口\n' + Array.from({ length: 30 }, (_, i) => `山田${i},東京都,${1000 + i}\n`).join(''), 'shift_jis'));
+    const sjis = write(
+      'sjis.csv',
+      iconv.encode('名前,都市,人口\n' + Array.from({ length: 30 }, (_, i) => `山田${i},東京都,${1000 + i}\n`).join(''), 'shift_jis'),
+    );
     const jp = await prep(sjis);
-    assert.deepEqual(jp.columns.map((c) => c.id), ['名前', '都市', '人口']);
+    assert.deepEqual(
+      jp.columns.map((c) => c.id),
+      ['名前', '都市', '人口'],
+    );
     assert.equal(jp.types['人口'], 'int4');
     assert.equal(jp.data[0][1], '東京都');
   });
@@ -81,9 +106,15 @@ describe('delimited text', () => {
     const de = await prep('german_sample.csv');
     assert.equal(de.columns[0].id, 'Stadtname');
     assert.equal(de.types['Schüler_Total_2010/2011'], 'int4');
-    for (const [d, name] of [['\t', 'tab'], ['|', 'pipe']]) {
+    for (const [d, name] of [
+      ['\t', 'tab'],
+      ['|', 'pipe'],
+    ]) {
       const t = await prep(write(`${name}.csv`, `a${d}b${d}c\n1${d}x, y${d}2.5\n2${d}z${d}3\n`));
-      assert.deepEqual(t.columns.map((c) => c.id), ['a', 'b', 'c']);
+      assert.deepEqual(
+        t.columns.map((c) => c.id),
+        ['a', 'b', 'c'],
+      );
       assert.deepEqual(t.data[0], ['1', 'x, y', '2.5']);
     }
   });
@@ -107,12 +138,18 @@ describe('delimited text', () => {
     assert.equal(q.data[0][1], 'Department of Employment, Small Business and Training');
     const qld = await prep('qld-ict-projects-mixed-quotes.csv');
     assert.equal(qld.data.length, 2);
-    assert.ok(qld.data[0].some((v) => v?.includes('\\n')), 'a newline inside a quoted value is kept (escaped for COPY)');
+    assert.ok(
+      qld.data[0].some((v) => v?.includes('\\n')),
+      'a newline inside a quoted value is kept (escaped for COPY)',
+    );
   });
 
   test('ragged rows, empty lines, trailing blank columns', async () => {
     const extra = await prep('extra_fields.csv');
-    assert.deepEqual(extra.data, [['value1', 'value2', 'value3'], ['value4', 'value5', 'value6']]);
+    assert.deepEqual(extra.data, [
+      ['value1', 'value2', 'value3'],
+      ['value4', 'value5', 'value6'],
+    ]);
     const empty = await prep('sample_with_empty_lines.csv');
     assert.equal(empty.data.length, 6);
     assert.deepEqual(empty.data[4], [null, null, 'Berkeley']);
@@ -120,14 +157,23 @@ describe('delimited text', () => {
     assert.equal(blanks.columns.length, 17);
     assert.match(blanks.log.join('\n'), /15 empty column\(s\) without a header dropped/);
     const short = await prep(write('short.csv', 'a,b,c\n1,2\n3\n'));
-    assert.deepEqual(short.data, [['1', '2', null], ['3', null, null]]);
+    assert.deepEqual(short.data, [
+      ['1', '2', null],
+      ['3', null, null],
+    ]);
   });
 
   test('a value beyond the header, duplicate and blank headers: errors that name them', async () => {
     await failsWith(path.join(fixtures, 'umlaut_and_extra_comma.csv'), /row 4 has 3 values but the header has 2 columns/);
-    await failsWith(path.join(fixtures, 'dutch-provinces-budget-2011-multiheader.csv'), /duplicate column headers are not supported: "provincie" \(columns 3, 4/);
+    await failsWith(
+      path.join(fixtures, 'dutch-provinces-budget-2011-multiheader.csv'),
+      /duplicate column headers are not supported: "provincie" \(columns 3, 4/,
+    );
     await failsWith(write('dup.csv', 'a,b,a\n1,2,3\n'), /duplicate column headers are not supported: "a" \(columns 1, 3\)/);
-    await failsWith(path.join(fixtures, 'german-physicians-padded-head-semicolon.csv'), /blank column headers are not supported: column\(s\) 1 have values/);
+    await failsWith(
+      path.join(fixtures, 'german-physicians-padded-head-semicolon.csv'),
+      /blank column headers are not supported: column\(s\) 1 have values/,
+    );
     await failsWith(write('blank.csv', 'a,,c\n1,2,3\n'), /blank column headers are not supported: column\(s\) 2/);
     await failsWith(write('nothing.csv', '\n\n'), /no rows/);
   });
@@ -147,7 +193,12 @@ describe('types', () => {
   });
 
   test('dates: ISO, day-first when the whole column agrees, month names, timestamps', async () => {
-    const t = await prep(write('dates.csv', 'iso,dmy,mdy,named,ts,mixed\n2020-01-31,23/03/2023,03/23/2023,24 October 2011,2012-02-28 13:00:00,2011-01-02\n2020-02-01,01/04/2023,04/01/2023,1 Nov 2011,2012-02-29T01:02:03,01-03-2011\n'));
+    const t = await prep(
+      write(
+        'dates.csv',
+        'iso,dmy,mdy,named,ts,mixed\n2020-01-31,23/03/2023,03/23/2023,24 October 2011,2012-02-28 13:00:00,2011-01-02\n2020-02-01,01/04/2023,04/01/2023,1 Nov 2011,2012-02-29T01:02:03,01-03-2011\n',
+      ),
+    );
     assert.deepEqual(t.types, { iso: 'date', dmy: 'date', mdy: 'date', named: 'date', ts: 'timestamp', mixed: 'text' });
     assert.deepEqual(t.columns.find((c) => c.id === 'dmy')!.conversion, { kind: 'date', order: 'dmy', withTime: false });
     assert.equal(isoDate('01/04/2023', 'dmy', false), '2023-04-01');
@@ -170,8 +221,10 @@ describe('types', () => {
   test('a type override wins; a value that does not fit fails with its row', async () => {
     const t = await prep(write('ov.csv', 'a,b\n1,x\n2,y\n'), { a: 'text', b: 'text' });
     assert.equal(t.types.a, 'text');
-    await assert.rejects(() => prep(write('ov2.csv', 'a,b\n1,x\n2,y\nabc,z\n'), { a: 'numeric' }),
-      /row 4: "abc" in column "a" is not a valid numeric \(the type override/);
+    await assert.rejects(
+      () => prep(write('ov2.csv', 'a,b\n1,x\n2,y\nabc,z\n'), { a: 'numeric' }),
+      /row 4: "abc" in column "a" is not a valid numeric \(the type override/,
+    );
   });
 });
 
@@ -193,7 +246,10 @@ describe('spreadsheets', () => {
     await wb.xlsx.writeFile(file);
     const t = await prep(file);
     assert.deepEqual(t.types, { name: 'text', when: 'timestamp', n: 'int4', double: 'int4' });
-    assert.deepEqual(t.data, [['a', '2020-01-31', '2', '4'], ['b', '2021-06-01 12:30:00', '3', '6']]);
+    assert.deepEqual(t.data, [
+      ['a', '2020-01-31', '2', '4'],
+      ['b', '2021-06-01 12:30:00', '3', '6'],
+    ]);
     const wb2 = new ExcelJS.Workbook();
     const ws2 = wb2.addWorksheet('Merged');
     ws2.addRow(['group', '', 'x']);

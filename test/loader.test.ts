@@ -21,12 +21,19 @@ const served = new Map<string, { body: Buffer | string; type?: string; status?: 
 async function multipart(action: string, fields: Record<string, string>, file: { name: string; content: Buffer | string }, token: string) {
   const boundary = '----svctest' + randomUUID();
   const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+  for (const [k, v] of Object.entries(fields))
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+  );
   parts.push(Buffer.isBuffer(file.content) ? file.content : Buffer.from(file.content));
   parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
   const res = await t.app.inject({
-    method: 'POST', url: `/api/3/action/${action}`, payload: Buffer.concat(parts),
+    method: 'POST',
+    url: `/api/3/action/${action}`,
+    payload: Buffer.concat(parts),
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: token },
   });
   return { status: res.statusCode, body: res.json() };
@@ -42,7 +49,8 @@ async function waitLoad(resourceId: string, ms = 60000): Promise<any> {
   }
 }
 
-const search = (id: string, extra: Record<string, unknown> = {}) => t.ok('datastore_search', { resource_id: id, ...extra }, { token: t.sysadminToken });
+const search = (id: string, extra: Record<string, unknown> = {}) =>
+  t.ok('datastore_search', { resource_id: id, ...extra }, { token: t.sysadminToken });
 const fieldTypes = (r: any) => Object.fromEntries(r.fields.filter((f: any) => f.id !== '_id').map((f: any) => [f.id, f.type]));
 let pkgCount = 0;
 async function dataset(): Promise<string> {
@@ -59,8 +67,16 @@ before(async () => {
   await t.ok('organization_create', { name: 'loader-org', users: [{ name: editor.name, capacity: 'editor' }] }, { token: t.sysadminToken });
   server = http.createServer((req, res) => {
     const f = served.get(req.url ?? '');
-    if (!f) { res.writeHead(404); res.end('no'); return; }
-    if (f.location) { res.writeHead(f.status ?? 302, { location: f.location }); res.end(); return; }
+    if (!f) {
+      res.writeHead(404);
+      res.end('no');
+      return;
+    }
+    if (f.location) {
+      res.writeHead(f.status ?? 302, { location: f.location });
+      res.end();
+      return;
+    }
     res.writeHead(f.status ?? 200, { 'content-type': f.type ?? 'text/csv' });
     res.end(f.body);
   });
@@ -150,10 +166,18 @@ describe('loader', () => {
     served.set('/ov.csv', { body: 'code,n\n1,10\n2,20\n' });
     const res = await t.ok('resource_create', { package_id: pkg, url: `${base}/ov.csv` }, { token: editor.token });
     assert.equal((await waitLoad(res.id)).status, 'complete');
-    await t.ok('datastore_create', {
-      resource_id: res.id, force: true,
-      fields: [{ id: 'code', info: { type_override: 'text', label: 'The code' } }, { id: 'n', info: { notes: 'a number' } }],
-    }, { token: t.sysadminToken });
+    await t.ok(
+      'datastore_create',
+      {
+        resource_id: res.id,
+        force: true,
+        fields: [
+          { id: 'code', info: { type_override: 'text', label: 'The code' } },
+          { id: 'n', info: { notes: 'a number' } },
+        ],
+      },
+      { token: t.sysadminToken },
+    );
     await t.ok('xloader_submit', { resource_id: res.id, ignore_hash: true }, { token: editor.token });
     assert.equal((await waitLoad(res.id)).status, 'complete');
     const info = await t.ok('datastore_info', { id: res.id }, { token: t.sysadminToken });
@@ -162,7 +186,11 @@ describe('loader', () => {
     assert.equal(code.info.label, 'The code');
     assert.equal(info.fields.find((f: any) => f.id === 'n').info.notes, 'a number');
     // An override the data contradicts fails the load with the row; the table stays.
-    await t.ok('datastore_create', { resource_id: res.id, force: true, fields: [{ id: 'n', info: { type_override: 'numeric' } }] }, { token: t.sysadminToken });
+    await t.ok(
+      'datastore_create',
+      { resource_id: res.id, force: true, fields: [{ id: 'n', info: { type_override: 'numeric' } }] },
+      { token: t.sysadminToken },
+    );
     served.set('/ov.csv', { body: 'code,n\n1,10\n2,lots\n' });
     await t.ok('xloader_submit', { resource_id: res.id }, { token: editor.token });
     const st = await waitLoad(res.id);
@@ -184,7 +212,10 @@ describe('loader', () => {
     assert.match(st.error.message, /duplicate column headers are not supported: "a" \(columns 1, 2\)/);
     const found = await search(id, { sort: '_id' });
     assert.equal(found.total, 2);
-    assert.deepEqual(found.records.map((x: any) => x.a), [1, 3]);
+    assert.deepEqual(
+      found.records.map((x: any) => x.a),
+      [1, 3],
+    );
   });
 
   test('readers see the old table or the new one while a load replaces it', async () => {

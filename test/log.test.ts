@@ -11,12 +11,19 @@ before(async () => {
   user = await t.user('logan');
   t.services.config.set('svc.log_level', 'info');
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 /** Points the app's logger at a capture buffer with the given format. */
 function capture(format: string, isTTY: boolean): string[] {
   const lines: string[] = [];
-  const target: LogTarget = { isTTY, write: (text: string) => { lines.push(...text.split('\n').filter(Boolean)); } };
+  const target: LogTarget = {
+    isTTY,
+    write: (text: string) => {
+      lines.push(...text.split('\n').filter(Boolean));
+    },
+  };
   t.services.config.set('svc.log.format', format);
   t.services.logger = createLogger(t.services.config, target);
   return lines;
@@ -32,7 +39,14 @@ test('pretty: one line per request with method, action or path, status and milli
   assert.equal(lines.length, 3, lines.join('\n'));
   const parsed = lines.map((l) => l.match(PRETTY_REQUEST));
   assert.ok(parsed.every(Boolean), lines.join('\n'));
-  assert.deepEqual(parsed.map((m) => [m![1], m![2], m![3]]), [['GET', 'site_read', '200'], ['POST', 'package_show', '404'], ['GET', '/no/such/page', '404']]);
+  assert.deepEqual(
+    parsed.map((m) => [m![1], m![2], m![3]]),
+    [
+      ['GET', 'site_read', '200'],
+      ['POST', 'package_show', '404'],
+      ['GET', '/no/such/page', '404'],
+    ],
+  );
   assert.equal(parsed[1]![5], ` user=${user.id}`);
   const all = lines.join('\n');
   assert.ok(!all.includes(user.token) && !all.includes('secret-value'), 'no credentials in the log');
@@ -82,5 +96,8 @@ test('svc.log.format accepts pretty, json and auto only', async () => {
   // not editable at run time: refused like any such option, never a 500
   assert.notEqual(r.status, 500);
   const { loadConfig } = await import('../src/config/load.ts');
-  assert.throws(() => loadConfig({ env: {}, overrides: { 'svc.log.format': 'fancy' } }), /svc\.log\.format.*must be one of pretty, json, auto/);
+  assert.throws(
+    () => loadConfig({ env: {}, overrides: { 'svc.log.format': 'fancy' } }),
+    /svc\.log\.format.*must be one of pretty, json, auto/,
+  );
 });

@@ -18,7 +18,9 @@ before(async () => {
   dave = await t.user('dave');
   acme = await t.ok('organization_create', { name: 'acme', users: [{ name: 'bob', capacity: 'editor' }] }, as(alice));
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 describe('member_create / member_delete', () => {
   test('admins add users; the new capacity takes effect at once; capacity changes in place', async () => {
@@ -31,7 +33,11 @@ describe('member_create / member_delete', () => {
     assert.equal(again.capacity, 'member');
     assert.equal((await t.call('package_create', { name: 'dave-2', owner_org: 'acme' }, as(dave))).status, 403);
     assert.equal(await t.ok('member_delete', { id: 'acme', object: 'dave', object_type: 'user' }, as(alice)), null);
-    assert.equal(await t.ok('member_delete', { id: 'acme', object: 'dave', object_type: 'user' }, as(alice)), null, 'not a member: no error');
+    assert.equal(
+      await t.ok('member_delete', { id: 'acme', object: 'dave', object_type: 'user' }, as(alice)),
+      null,
+      'not a member: no error',
+    );
     const list = await t.ok('member_list', { id: 'acme', object_type: 'user' });
     assert.ok(!list.some((r: any) => r[0] === dave.id));
   });
@@ -74,7 +80,11 @@ describe('sub-organizations through member_create', () => {
     const self = await t.call('member_create', { id: 'acme', object: 'acme', object_type: 'group', capacity: 'parent' }, as(alice));
     assert.equal(self.status, 409);
     await t.ok('group_create', { name: 'a-group' }, as(alice));
-    const mixed = await t.call('member_create', { id: 'acme-labs', object: 'a-group', object_type: 'group', capacity: 'parent' }, as(alice));
+    const mixed = await t.call(
+      'member_create',
+      { id: 'acme-labs', object: 'a-group', object_type: 'group', capacity: 'parent' },
+      as(alice),
+    );
     assert.equal(mixed.status, 409);
     assert.deepEqual(mixed.body.error!.object, ['The parent of an organization must be an organization']);
     // alice may not put dave's organization under hers (that would make her its admin)
@@ -97,7 +107,16 @@ describe('member_list', () => {
     const pub = await t.ok('package_create', { name: 'pub', owner_org: 'acme' }, as(alice));
     const priv = await t.ok('package_create', { name: 'priv', owner_org: 'acme', private: true }, as(alice));
     const all = await t.ok('member_list', { id: 'acme' }, as(alice));
-    assert.deepEqual(all.filter((r: any) => r[1] === 'user').map((r: any) => r.slice(1)).sort(), [['user', 'Admin'], ['user', 'Editor']]);
+    assert.deepEqual(
+      all
+        .filter((r: any) => r[1] === 'user')
+        .map((r: any) => r.slice(1))
+        .sort(),
+      [
+        ['user', 'Admin'],
+        ['user', 'Editor'],
+      ],
+    );
     const pkgs = (await t.ok('member_list', { id: 'acme', object_type: 'package' }, as(alice))).map((r: any) => r[0]);
     assert.ok(pkgs.includes(pub.id) && pkgs.includes(priv.id));
     const anonPkgs = await t.ok('member_list', { id: 'acme', object_type: 'package' });
@@ -127,7 +146,10 @@ describe('group_member_create / organization_member_create and _delete', () => {
     assert.equal(m.table_id, dave.id);
     assert.equal(m.capacity, 'member');
     const mine = await t.ok('organization_list_for_user', {}, as(dave));
-    assert.deepEqual(mine.map((o: any) => [o.name, o.capacity]), [['acme', 'member']]);
+    assert.deepEqual(
+      mine.map((o: any) => [o.name, o.capacity]),
+      [['acme', 'member']],
+    );
     await t.ok('organization_member_delete', { id: 'acme', username: 'dave' }, as(alice));
     assert.deepEqual(await t.ok('organization_list_for_user', {}, as(dave)), []);
   });
@@ -148,7 +170,11 @@ describe('group_member_create / organization_member_create and _delete', () => {
     const del = await t.call('organization_member_delete', { id: 'acme', username: 'alice' }, as(bob));
     assert.equal(del.status, 403);
     assert.equal(del.body.error!.message, `Access denied: User bob not authorized to delete organization ${acme.id} members`);
-    assert.equal((await t.call('group_member_create', { id: 'acme', username: 'dave', role: 'member' }, as(alice))).status, 404, 'acme is not a group');
+    assert.equal(
+      (await t.call('group_member_create', { id: 'acme', username: 'dave', role: 'member' }, as(alice))).status,
+      404,
+      'acme is not a group',
+    );
   });
 
   test('groups too', async () => {
@@ -163,10 +189,13 @@ describe('group_member_create / organization_member_create and _delete', () => {
 describe('member_roles_list', () => {
   test('organizations have editors, groups do not', async () => {
     assert.deepEqual(await t.ok('member_roles_list'), [
-      { text: 'Admin', value: 'admin' }, { text: 'Editor', value: 'editor' }, { text: 'Member', value: 'member' },
+      { text: 'Admin', value: 'admin' },
+      { text: 'Editor', value: 'editor' },
+      { text: 'Member', value: 'member' },
     ]);
     assert.deepEqual(await t.ok('member_roles_list', { group_type: 'group' }, { method: 'GET' }), [
-      { text: 'Admin', value: 'admin' }, { text: 'Member', value: 'member' },
+      { text: 'Admin', value: 'admin' },
+      { text: 'Member', value: 'member' },
     ]);
   });
 });

@@ -14,8 +14,12 @@ async function documentOf(t: TestApp) {
 for (const plugins of [[], ['datastore', 'expire_api_token']]) {
   describe(`OpenAPI document with plugins [${plugins.join(', ')}]`, () => {
     let t: TestApp;
-    before(async () => { t = await startApp({ plugins }); });
-    after(async () => { await t?.close(); });
+    before(async () => {
+      t = await startApp({ plugins });
+    });
+    after(async () => {
+      await t?.close();
+    });
 
     test('is a valid OpenAPI 3.1 document', async () => {
       const doc = await documentOf(t);
@@ -46,7 +50,8 @@ for (const plugins of [[], ['datastore', 'expire_api_token']]) {
       assert.equal(schemes.authorizationHeader.name, 'Authorization');
       assert.equal(schemes.bearerToken.scheme, 'bearer');
       assert.equal(schemes.apiKeyHeader.name, 'X-SVC-API-Key');
-      for (const name of ['Dataset', 'Resource', 'Group', 'User', 'ApiToken', 'ErrorEnvelope']) assert.ok(doc.components.schemas[name], name);
+      for (const name of ['Dataset', 'Resource', 'Group', 'User', 'ApiToken', 'ErrorEnvelope'])
+        assert.ok(doc.components.schemas[name], name);
       const helpShow = doc.paths['/api/3/action/help_show'];
       assert.deepEqual(helpShow.post.requestBody.content['application/json'].schema.required, ['name']);
       assert.equal(helpShow.get.parameters[0].name, 'name');
@@ -72,8 +77,12 @@ for (const plugins of [[], ['datastore', 'expire_api_token']]) {
 
 describe('API docs page', () => {
   let t: TestApp;
-  before(async () => { t = await startApp({ plugins: [] }); });
-  after(async () => { await t?.close(); });
+  before(async () => {
+    t = await startApp({ plugins: [] });
+  });
+  after(async () => {
+    await t?.close();
+  });
 
   test('renders the document with assets served locally', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/api/3/docs' });

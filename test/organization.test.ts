@@ -16,12 +16,24 @@ before(async () => {
   bob = await t.user('bob');
   carol = await t.user('carol');
   dave = await t.user('dave');
-  await t.ok('organization_create', {
-    name: 'acme', title: 'Acme Corp', description: 'Makers of things', extras: [{ key: 'region', value: 'north' }],
-    users: [{ name: 'bob', capacity: 'editor' }, { name: 'carol', capacity: 'member' }],
-  }, { token: alice.token });
+  await t.ok(
+    'organization_create',
+    {
+      name: 'acme',
+      title: 'Acme Corp',
+      description: 'Makers of things',
+      extras: [{ key: 'region', value: 'north' }],
+      users: [
+        { name: 'bob', capacity: 'editor' },
+        { name: 'carol', capacity: 'member' },
+      ],
+    },
+    { token: alice.token },
+  );
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const as = (u: U) => ({ token: u.token });
 
@@ -29,16 +41,42 @@ describe('organization_create', () => {
   test('the creator becomes admin; the dict has the reference shape', async () => {
     const org = await t.ok('organization_show', { id: 'acme' });
     assert.deepEqual(Object.keys(org).sort(), [
-      'approval_status', 'created', 'description', 'display_name', 'extras', 'groups', 'id', 'image_display_url', 'image_url',
-      'is_organization', 'name', 'num_followers', 'package_count', 'state', 'tags', 'title', 'type', 'users',
+      'approval_status',
+      'created',
+      'description',
+      'display_name',
+      'extras',
+      'groups',
+      'id',
+      'image_display_url',
+      'image_url',
+      'is_organization',
+      'name',
+      'num_followers',
+      'package_count',
+      'state',
+      'tags',
+      'title',
+      'type',
+      'users',
     ]);
     assert.equal(org.type, 'organization');
     assert.equal(org.is_organization, true);
     assert.equal(org.display_name, 'Acme Corp');
     assert.equal(org.image_url, '');
     assert.deepEqual(org.tags, []);
-    assert.deepEqual(org.extras.map((e: any) => [e.key, e.value]), [['region', 'north']]);
-    assert.deepEqual(org.users.map((u: any) => [u.name, u.capacity]), [['alice', 'admin'], ['bob', 'editor'], ['carol', 'member']]);
+    assert.deepEqual(
+      org.extras.map((e: any) => [e.key, e.value]),
+      [['region', 'north']],
+    );
+    assert.deepEqual(
+      org.users.map((u: any) => [u.name, u.capacity]),
+      [
+        ['alice', 'admin'],
+        ['bob', 'editor'],
+        ['carol', 'member'],
+      ],
+    );
     assert.equal(org.users[0].email, undefined, 'embedded users never show emails');
   });
 
@@ -77,7 +115,11 @@ describe('organization_create', () => {
     const r = await t.call('organization_create', { name: 'with-id', id: '3f1c8d5e-9a43-4e55-8b0b-2a4c1d0e9f10' }, as(dave));
     assert.equal(r.status, 409);
     assert.deepEqual(r.body.error!.id, ['The input field id was not expected.']);
-    const ok = await t.ok('organization_create', { name: 'with-id', id: '3f1c8d5e-9a43-4e55-8b0b-2a4c1d0e9f10' }, { token: t.sysadminToken });
+    const ok = await t.ok(
+      'organization_create',
+      { name: 'with-id', id: '3f1c8d5e-9a43-4e55-8b0b-2a4c1d0e9f10' },
+      { token: t.sysadminToken },
+    );
     assert.equal(ok.id, '3f1c8d5e-9a43-4e55-8b0b-2a4c1d0e9f10');
   });
 });
@@ -120,7 +162,12 @@ describe('organization_show', () => {
     assert.equal(outsider.package_count, 9);
     const noCount = await t.ok('organization_show', { id: 'bigorg', include_dataset_count: false });
     assert.equal(noCount.package_count, undefined);
-    const counted = await t.ok('organization_show', { id: 'acme', include_member_count: true, include_extras: false, include_groups: false });
+    const counted = await t.ok('organization_show', {
+      id: 'acme',
+      include_member_count: true,
+      include_extras: false,
+      include_groups: false,
+    });
     assert.equal(counted.member_count, 3);
     assert.equal(counted.extras, undefined);
     assert.equal(counted.groups, undefined);
@@ -129,7 +176,11 @@ describe('organization_show', () => {
 
 describe('organization_update / organization_patch', () => {
   test('update is a full replace: omitted users (admins too) are removed, title and description cleared', async () => {
-    await t.ok('organization_create', { name: 'replace-me', title: 'Old', description: 'Old text', users: [{ name: 'bob', capacity: 'editor' }] }, as(alice));
+    await t.ok(
+      'organization_create',
+      { name: 'replace-me', title: 'Old', description: 'Old text', users: [{ name: 'bob', capacity: 'editor' }] },
+      as(alice),
+    );
     const updated = await t.ok('organization_update', { id: 'replace-me', name: 'replace-me' }, as(alice));
     assert.deepEqual(updated.users, []);
     assert.equal(updated.title, '');
@@ -140,15 +191,32 @@ describe('organization_update / organization_patch', () => {
   });
 
   test('patch keeps what is not sent; update cannot change the type', async () => {
-    await t.ok('organization_create', { name: 'patch-me', title: 'Patch', users: [{ name: 'bob', capacity: 'editor' }], extras: [{ key: 'a', value: '1' }] }, as(alice));
+    await t.ok(
+      'organization_create',
+      { name: 'patch-me', title: 'Patch', users: [{ name: 'bob', capacity: 'editor' }], extras: [{ key: 'a', value: '1' }] },
+      as(alice),
+    );
     const patched = await t.ok('organization_patch', { id: 'patch-me', description: 'new' }, as(alice));
     assert.equal(patched.title, 'Patch');
     assert.equal(patched.description, 'new');
-    assert.deepEqual(patched.users.map((u: any) => [u.name, u.capacity]), [['alice', 'admin'], ['bob', 'editor']]);
-    assert.deepEqual(patched.extras.map((e: any) => e.key), ['a']);
+    assert.deepEqual(
+      patched.users.map((u: any) => [u.name, u.capacity]),
+      [
+        ['alice', 'admin'],
+        ['bob', 'editor'],
+      ],
+    );
+    assert.deepEqual(
+      patched.extras.map((e: any) => e.key),
+      ['a'],
+    );
     const renamed = await t.ok('organization_patch', { id: 'patch-me', name: 'patched' }, as(alice));
     assert.equal(renamed.name, 'patched');
-    const type = await t.call('organization_update', { id: 'patched', name: 'patched', type: 'other', users: [{ name: 'alice', capacity: 'admin' }] }, as(alice));
+    const type = await t.call(
+      'organization_update',
+      { id: 'patched', name: 'patched', type: 'other', users: [{ name: 'alice', capacity: 'admin' }] },
+      as(alice),
+    );
     assert.equal(type.status, 409);
     assert.equal(type.body.error!.message, 'Type cannot be updated');
     const clash = await t.call('organization_patch', { id: 'patched', name: 'acme' }, as(alice));
@@ -216,7 +284,13 @@ describe('organization_list', () => {
     assert.equal(typeof org.package_count, 'number');
     assert.equal(org.users, undefined);
     assert.equal(org.extras, undefined);
-    const [withAll] = await t.ok('organization_list', { all_fields: true, organizations: ['acme'], include_users: true, include_extras: true, include_dataset_count: false });
+    const [withAll] = await t.ok('organization_list', {
+      all_fields: true,
+      organizations: ['acme'],
+      include_users: true,
+      include_extras: true,
+      include_dataset_count: false,
+    });
     assert.equal(withAll.users.length, 3);
     assert.equal(withAll.extras.length, 1);
     assert.equal(withAll.package_count, undefined);
@@ -226,7 +300,12 @@ describe('organization_list', () => {
     const [org] = await t.ok('organization_list', { all_fields: true, organizations: ['acme'] });
     assert.ok(!('tags' in org), 'no tags by default');
     assert.ok(!('num_followers' in org), 'no num_followers by default');
-    const [asked] = await t.ok('organization_list', { all_fields: true, organizations: ['acme'], include_tags: true, include_followers: true });
+    const [asked] = await t.ok('organization_list', {
+      all_fields: true,
+      organizations: ['acme'],
+      include_tags: true,
+      include_followers: true,
+    });
     assert.deepEqual(asked.tags, []);
     assert.equal(asked.num_followers, 0);
     const [group] = await t.ok('group_list', { all_fields: true });
@@ -240,7 +319,10 @@ describe('organization_list', () => {
 describe('organization_list_for_user and the hierarchy', () => {
   test('by default every organization the user belongs to, with the capacity; permission filters', async () => {
     const mine = await t.ok('organization_list_for_user', {}, as(carol));
-    assert.deepEqual(mine.map((o: any) => [o.name, o.capacity]), [['acme', 'member']]);
+    assert.deepEqual(
+      mine.map((o: any) => [o.name, o.capacity]),
+      [['acme', 'member']],
+    );
     assert.deepEqual(await t.ok('organization_list_for_user', { permission: 'create_dataset' }, as(carol)), []);
     const bobs = await t.ok('organization_list_for_user', { id: 'bob', permission: 'create_dataset' });
     assert.ok(bobs.some((o: any) => o.name === 'acme' && o.capacity === 'editor'));
@@ -339,7 +421,9 @@ describe('organization_delete / organization_purge', () => {
 describe('organization_delete / organization_purge of an organization with datasets', () => {
   test('the datasets made unowned are touched and the change listener is called', async () => {
     const notified: string[] = [];
-    onPackageChange(t.services, (_db, id) => { notified.push(id); });
+    onPackageChange(t.services, (_db, id) => {
+      notified.push(id);
+    });
     const sys = { token: t.sysadminToken };
     t.services.config.set('svc.auth.create_unowned_dataset', true);
     try {

@@ -24,21 +24,67 @@ before(async () => {
   editor = await t.user('ed');
   member = await t.user('mem');
   outsider = await t.user('outsider');
-  orgId = await makeGroup('org1', [[editor.name, 'editor'], [member.name, 'member']]);
+  orgId = await makeGroup('org1', [
+    [editor.name, 'editor'],
+    [member.name, 'member'],
+  ]);
   otherOrgId = await makeGroup('org2', [[member.name, 'admin']]);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('package_create returns the full dict, package_show shows it', async () => {
-  const pkg = await t.ok('package_create', {
-    name: 'first-ds', owner_org: 'org1', notes: 'About it', license_id: 'cc-by', version: '1.0',
-    tags: [{ name: 'economy' }, { name: 'health care' }], extras: [{ key: 'z', value: '1' }, { key: 'a', value: '2' }],
-    resources: [{ url: 'http://example.org/a.csv' }, { url: 'http://example.org/b', format: 'json', name: 'B' }],
-  }, { token: editor.token });
+  const pkg = await t.ok(
+    'package_create',
+    {
+      name: 'first-ds',
+      owner_org: 'org1',
+      notes: 'About it',
+      license_id: 'cc-by',
+      version: '1.0',
+      tags: [{ name: 'economy' }, { name: 'health care' }],
+      extras: [
+        { key: 'z', value: '1' },
+        { key: 'a', value: '2' },
+      ],
+      resources: [{ url: 'http://example.org/a.csv' }, { url: 'http://example.org/b', format: 'json', name: 'B' }],
+    },
+    { token: editor.token },
+  );
   assert.deepEqual(Object.keys(pkg), [...Object.keys(pkg)].sort());
-  for (const k of ['author', 'author_email', 'creator_user_id', 'extras', 'groups', 'id', 'isopen', 'license_id', 'license_title', 'license_url',
-    'maintainer', 'maintainer_email', 'metadata_created', 'metadata_modified', 'name', 'notes', 'num_resources', 'num_tags', 'organization',
-    'owner_org', 'private', 'relationships_as_object', 'relationships_as_subject', 'resources', 'state', 'tags', 'title', 'type', 'url', 'version']) {
+  for (const k of [
+    'author',
+    'author_email',
+    'creator_user_id',
+    'extras',
+    'groups',
+    'id',
+    'isopen',
+    'license_id',
+    'license_title',
+    'license_url',
+    'maintainer',
+    'maintainer_email',
+    'metadata_created',
+    'metadata_modified',
+    'name',
+    'notes',
+    'num_resources',
+    'num_tags',
+    'organization',
+    'owner_org',
+    'private',
+    'relationships_as_object',
+    'relationships_as_subject',
+    'resources',
+    'state',
+    'tags',
+    'title',
+    'type',
+    'url',
+    'version',
+  ]) {
     assert.ok(k in pkg, `missing ${k}`);
   }
   assert.equal(pkg.title, 'first-ds');
@@ -51,8 +97,14 @@ test('package_create returns the full dict, package_show shows it', async () => 
   assert.equal(pkg.state, 'active');
   assert.equal(pkg.private, false);
   assert.equal(pkg.author, null);
-  assert.deepEqual(pkg.extras, [{ key: 'a', value: '2' }, { key: 'z', value: '1' }]);
-  assert.deepEqual(pkg.tags.map((x: any) => x.name), ['economy', 'health care']);
+  assert.deepEqual(pkg.extras, [
+    { key: 'a', value: '2' },
+    { key: 'z', value: '1' },
+  ]);
+  assert.deepEqual(
+    pkg.tags.map((x: any) => x.name),
+    ['economy', 'health care'],
+  );
   assert.equal(pkg.num_tags, 2);
   assert.equal(pkg.num_resources, 2);
   assert.equal(pkg.resources[0].format, 'CSV');
@@ -76,7 +128,10 @@ test('name rules: messages accumulate; URL in use; title defaults to name', asyn
   r = await t.call('package_create', { owner_org: 'org1' }, { token: editor.token });
   assert.deepEqual(r.body.error!.name, ['Missing value']);
   r = await t.call('package_create', { name: 'a'.repeat(101), owner_org: 'org1' }, { token: editor.token });
-  assert.deepEqual(r.body.error!.name, ['Name must be a maximum of 100 characters long', `Name "${'a'.repeat(101)}" length is more than maximum 100`]);
+  assert.deepEqual(r.body.error!.name, [
+    'Name must be a maximum of 100 characters long',
+    `Name "${'a'.repeat(101)}" length is more than maximum 100`,
+  ]);
   r = await t.call('package_create', { name: 'edit', owner_org: 'org1' }, { token: editor.token });
   assert.deepEqual(r.body.error!.name, ['That name cannot be used']);
   await t.ok('package_create', { name: 'taken', owner_org: 'org1' }, { token: editor.token });
@@ -187,18 +242,33 @@ test('state on update: anyone who may update the dataset may change it (draft ->
 });
 
 test('tags, tag_string, extras validation', async () => {
-  const r = await t.call('package_create', {
-    name: 'tagged', owner_org: 'org1', tags: [{ name: 'ok' }, { name: 'x' }, { name: 'bad!' }],
-    extras: [{ key: 'k', value: '1' }, { key: 'k', value: '2' }, { key: 'title', value: 'x' }],
-  }, { token: editor.token });
+  const r = await t.call(
+    'package_create',
+    {
+      name: 'tagged',
+      owner_org: 'org1',
+      tags: [{ name: 'ok' }, { name: 'x' }, { name: 'bad!' }],
+      extras: [
+        { key: 'k', value: '1' },
+        { key: 'k', value: '2' },
+        { key: 'title', value: 'x' },
+      ],
+    },
+    { token: editor.token },
+  );
   assert.equal(r.status, 409);
-  assert.deepEqual(r.body.error!.tags, ['Tag "x" length is less than minimum 2',
-    'Tag "bad!" can only contain alphanumeric characters, spaces (" "), hyphens ("-"), underscores ("_") or dots (".")']);
+  assert.deepEqual(r.body.error!.tags, [
+    'Tag "x" length is less than minimum 2',
+    'Tag "bad!" can only contain alphanumeric characters, spaces (" "), hyphens ("-"), underscores ("_") or dots (".")',
+  ]);
   assert.deepEqual(r.body.error!.extras_validation, ['Duplicate key "k"']);
   assert.deepEqual(r.body.error!.extras, [{}, {}, { key: ['There is a schema field with the same name'] }]);
   assert.equal((await t.call('package_show', { id: 'tagged' })).status, 404);
   const pkg = await t.ok('package_create', { name: 'tagged', owner_org: 'org1', tag_string: 'alpha, beta,gamma' }, { token: editor.token });
-  assert.deepEqual(pkg.tags.map((x: any) => x.name), ['alpha', 'beta', 'gamma']);
+  assert.deepEqual(
+    pkg.tags.map((x: any) => x.name),
+    ['alpha', 'beta', 'gamma'],
+  );
   assert.deepEqual(Object.keys(pkg.tags[0]).sort(), ['display_name', 'id', 'name', 'state', 'vocabulary_id']);
   const tags = await t.ok('tag_list', {}, { method: 'GET' });
   for (const n of ['alpha', 'beta', 'gamma', 'economy']) assert.ok(tags.includes(n), n);
@@ -228,15 +298,33 @@ test('private, draft and deleted datasets: 403 for outsiders', async () => {
 
 test('package_update replaces; package_patch merges; metadata_modified moves', async () => {
   const group = await makeGroup('grp-a', [[editor.name, 'member']], false);
-  const pkg = await t.ok('package_create', {
-    name: 'upd', owner_org: 'org1', notes: 'n', author: 'A', tags: [{ name: 'keep' }], extras: [{ key: 'e', value: 'v' }],
-    resources: [{ url: 'http://x.org/1.csv', description: 'd', name: 'one', hash: 'h' }], groups: [{ name: 'grp-a' }], custom_thing: { a: [1, 2] },
-  }, { token: editor.token });
-  assert.deepEqual(pkg.groups.map((g: any) => g.id), [group]);
+  const pkg = await t.ok(
+    'package_create',
+    {
+      name: 'upd',
+      owner_org: 'org1',
+      notes: 'n',
+      author: 'A',
+      tags: [{ name: 'keep' }],
+      extras: [{ key: 'e', value: 'v' }],
+      resources: [{ url: 'http://x.org/1.csv', description: 'd', name: 'one', hash: 'h' }],
+      groups: [{ name: 'grp-a' }],
+      custom_thing: { a: [1, 2] },
+    },
+    { token: editor.token },
+  );
+  assert.deepEqual(
+    pkg.groups.map((g: any) => g.id),
+    [group],
+  );
   assert.deepEqual(Object.keys(pkg.groups[0]).sort(), ['description', 'display_name', 'id', 'image_display_url', 'name', 'title']);
   assert.deepEqual(pkg.custom_thing, { a: [1, 2] });
   await new Promise((res) => setTimeout(res, 5));
-  const updated = await t.ok('package_update', { id: pkg.id, title: 'New', resources: [{ id: pkg.resources[0].id, url: 'http://x.org/2.csv' }] }, { token: editor.token });
+  const updated = await t.ok(
+    'package_update',
+    { id: pkg.id, title: 'New', resources: [{ id: pkg.resources[0].id, url: 'http://x.org/2.csv' }] },
+    { token: editor.token },
+  );
   assert.equal(updated.name, 'upd');
   assert.equal(updated.title, 'New');
   assert.equal(updated.notes, null);
@@ -256,7 +344,10 @@ test('package_update replaces; package_patch merges; metadata_modified moves', a
   const patched = await t.ok('package_patch', { id: 'upd', notes: 'patched', tags: [{ name: 'p1' }] }, { token: editor.token });
   assert.equal(patched.title, 'New');
   assert.equal(patched.notes, 'patched');
-  assert.deepEqual(patched.tags.map((x: any) => x.name), ['p1']);
+  assert.deepEqual(
+    patched.tags.map((x: any) => x.name),
+    ['p1'],
+  );
   assert.equal(patched.resources.length, 1);
   assert.equal(patched.resources[0].id, pkg.resources[0].id);
   // omitting resources on update removes them
@@ -292,7 +383,11 @@ test('groups need manage_group; an unknown group is a Validation Error and saves
 });
 
 test('package_delete, package_list, dataset_purge', async () => {
-  const pkg = await t.ok('package_create', { name: 'doomed', owner_org: 'org1', tags: [{ name: 'only-here' }], groups: [{ name: 'grp-a' }] }, { token: editor.token });
+  const pkg = await t.ok(
+    'package_create',
+    { name: 'doomed', owner_org: 'org1', tags: [{ name: 'only-here' }], groups: [{ name: 'grp-a' }] },
+    { token: editor.token },
+  );
   assert.equal(pkg.groups.length, 1);
   await t.services.db.query("INSERT INTO package_members (package_id, user_id, capacity) VALUES ($1, $2, 'editor')", [pkg.id, outsider.id]);
   assert.ok((await t.ok('package_list', {})).includes('doomed'));
@@ -300,7 +395,10 @@ test('package_delete, package_list, dataset_purge', async () => {
   assert.equal(r.status, 403);
   assert.equal(r.body.error!.message, `Access denied: User outsider not authorized to delete package ${pkg.id}`);
   assert.equal(await t.ok('package_delete', { id: 'doomed' }, { token: editor.token }), null);
-  const left = await t.services.db.query("SELECT (SELECT count(*) FROM members WHERE table_name = 'package' AND table_id = $1)::int AS m, (SELECT count(*) FROM package_members WHERE package_id = $1)::int AS c", [pkg.id]);
+  const left = await t.services.db.query(
+    "SELECT (SELECT count(*) FROM members WHERE table_name = 'package' AND table_id = $1)::int AS m, (SELECT count(*) FROM package_members WHERE package_id = $1)::int AS c",
+    [pkg.id],
+  );
   assert.deepEqual(left.rows[0], { m: 0, c: 0 });
   assert.ok(!(await t.ok('package_list', {})).includes('doomed'));
   assert.equal((await t.call('package_show', { id: 'doomed' }, { token: outsider.token })).status, 403);
@@ -334,7 +432,10 @@ test('package_list paging and current_package_list_with_resources', async () => 
   const noLimit = await t.ok('current_package_list_with_resources', { page: 2 });
   const firstTen = await t.ok('current_package_list_with_resources', {});
   assert.ok(firstTen.length > 0);
-  assert.deepEqual(noLimit.map((p: any) => p.name), firstTen.map((p: any) => p.name));
+  assert.deepEqual(
+    noLimit.map((p: any) => p.name),
+    firstTen.map((p: any) => p.name),
+  );
   const asUser = await t.ok('current_package_list_with_resources', { limit: 1000 }, { token: editor.token });
   assert.ok(!asUser.some((p: any) => p.private));
   const asSys = await t.ok('current_package_list_with_resources', { limit: 1000 }, { token: sys });
@@ -347,12 +448,35 @@ test('autocompletes and license_list', async () => {
   const byName = await t.ok('package_autocomplete', { q: 'river' }, { method: 'GET' });
   assert.deepEqual(byName[0], { name: 'river-levels', title: 'Water of the Thames', match_field: 'name', match_displayed: 'river-levels' });
   const byTitle = await t.ok('package_autocomplete', { q: 'thames' });
-  assert.deepEqual(byTitle[0], { name: 'river-levels', title: 'Water of the Thames', match_field: 'title', match_displayed: 'Water of the Thames (river-levels)' });
+  assert.deepEqual(byTitle[0], {
+    name: 'river-levels',
+    title: 'Water of the Thames',
+    match_field: 'title',
+    match_displayed: 'Water of the Thames (river-levels)',
+  });
   assert.deepEqual(await t.ok('format_autocomplete', { q: 'cs' }), ['csv']);
   const licenses = await t.ok('license_list', {}, { method: 'GET' });
   assert.equal(licenses.length, 15);
-  assert.deepEqual(licenses.map((l: any) => l.id), ['notspecified', 'odc-pddl', 'odc-odbl', 'odc-by', 'cc-zero', 'cc-by', 'cc-by-sa', 'gfdl',
-    'other-open', 'other-pd', 'other-at', 'uk-ogl', 'cc-nc', 'other-nc', 'other-closed']);
+  assert.deepEqual(
+    licenses.map((l: any) => l.id),
+    [
+      'notspecified',
+      'odc-pddl',
+      'odc-odbl',
+      'odc-by',
+      'cc-zero',
+      'cc-by',
+      'cc-by-sa',
+      'gfdl',
+      'other-open',
+      'other-pd',
+      'other-at',
+      'uk-ogl',
+      'cc-nc',
+      'other-nc',
+      'other-closed',
+    ],
+  );
   for (const l of licenses) {
     assert.equal(Object.keys(l).length, 12);
     for (const v of Object.values(l)) assert.equal(typeof v, 'string');
@@ -389,7 +513,10 @@ test('bulk updates on an organization that does not exist: 404', async () => {
 
 test('ckanapi dump lines round-trip their custom fields', async () => {
   const fs = await import('node:fs');
-  const lines = fs.readFileSync(new URL('./fixtures/open-canada-obd-dataset.jsonl', import.meta.url), 'utf8').trim().split('\n');
+  const lines = fs
+    .readFileSync(new URL('./fixtures/open-canada-obd-dataset.jsonl', import.meta.url), 'utf8')
+    .trim()
+    .split('\n');
   const first = JSON.parse(lines[0]);
   await makeGroup(first.owner_org);
   const created = await t.ok('package_create', first, { token: sys });
@@ -423,5 +550,11 @@ test('change listeners hear every write to a dataset, inside its transaction', a
   await t.ok('resource_delete', { id: res.id }, { token: editor.token });
   await t.ok('package_delete', { id: pkg.id }, { token: editor.token });
   await t.ok('dataset_purge', { id: pkg.id }, { token: sys });
-  assert.deepEqual(heard, [['heard', 'changed'], ['heard', 'changed'], ['heard', 'changed'], ['heard', 'deleted'], ['heard', 'purged']]);
+  assert.deepEqual(heard, [
+    ['heard', 'changed'],
+    ['heard', 'changed'],
+    ['heard', 'changed'],
+    ['heard', 'deleted'],
+    ['heard', 'purged'],
+  ]);
 });

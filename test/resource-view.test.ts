@@ -18,47 +18,97 @@ before(async () => {
   editor = await t.user('v_editor');
   member = await t.user('v_member');
   outsider = await t.user('v_outsider');
-  await t.ok('organization_create', { name: 'v-org', users: [{ name: editor.name, capacity: 'editor' }, { name: member.name, capacity: 'member' }] }, sys());
-  const pkg = await t.ok('package_create', {
-    name: 'v-pub', owner_org: 'v-org',
-    resources: [{ url: 'http://x.org/a.csv', format: 'CSV' }, { url: 'http://x.org/p.png', format: 'PNG' }],
-  }, as(editor));
+  await t.ok(
+    'organization_create',
+    {
+      name: 'v-org',
+      users: [
+        { name: editor.name, capacity: 'editor' },
+        { name: member.name, capacity: 'member' },
+      ],
+    },
+    sys(),
+  );
+  const pkg = await t.ok(
+    'package_create',
+    {
+      name: 'v-pub',
+      owner_org: 'v-org',
+      resources: [
+        { url: 'http://x.org/a.csv', format: 'CSV' },
+        { url: 'http://x.org/p.png', format: 'PNG' },
+      ],
+    },
+    as(editor),
+  );
   [csv, png] = pkg.resources;
-  const secret = await t.ok('package_create', { name: 'v-secret', owner_org: 'v-org', private: true, resources: [{ url: 'http://x.org/s.txt', format: 'TXT' }] }, as(editor));
+  const secret = await t.ok(
+    'package_create',
+    { name: 'v-secret', owner_org: 'v-org', private: true, resources: [{ url: 'http://x.org/s.txt', format: 'TXT' }] },
+    as(editor),
+  );
   secretRes = secret.resources[0];
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('default views on dataset create and update, by format', async () => {
   assert.deepEqual(await t.ok('resource_view_list', { id: csv.id }), [], 'a CSV without data store data gets no view by default');
   const views = await t.ok('resource_view_list', { id: png.id }, { method: 'GET' });
   assert.equal(views.length, 1);
   assert.deepEqual(views[0], {
-    id: views[0].id, resource_id: png.id, package_id: png.package_id, title: 'Image', description: '', view_type: 'image_view',
+    id: views[0].id,
+    resource_id: png.id,
+    package_id: png.package_id,
+    title: 'Image',
+    description: '',
+    view_type: 'image_view',
   });
   // a resource added later gets its default view too (dataset update)
   const txt = await t.ok('resource_create', { package_id: 'v-pub', url: 'http://x.org/readme.txt', format: 'TXT' }, as(editor));
-  assert.deepEqual((await t.ok('resource_view_list', { id: txt.id })).map((v: any) => v.view_type), ['text_view']);
+  assert.deepEqual(
+    (await t.ok('resource_view_list', { id: txt.id })).map((v: any) => v.view_type),
+    ['text_view'],
+  );
   // updating again creates no duplicate
   await t.ok('package_patch', { id: 'v-pub', notes: 'x' }, as(editor));
   assert.equal((await t.ok('resource_view_list', { id: png.id })).length, 1);
   // the data store views only with create_datastore_views, for resources with data
   await t.ok('datastore_create', { resource_id: csv.id, force: true, records: [{ a: 1 }] }, as(editor));
   assert.deepEqual(await t.ok('package_create_default_resource_views', { package: { id: 'v-pub' } }, as(editor)), []);
-  const created = await t.ok('package_create_default_resource_views', { package: { id: 'v-pub' }, create_datastore_views: true }, as(editor));
-  assert.deepEqual(created.map((v: any) => [v.resource_id, v.view_type, v.title]), [[csv.id, 'datatables_view', 'Table']]);
+  const created = await t.ok(
+    'package_create_default_resource_views',
+    { package: { id: 'v-pub' }, create_datastore_views: true },
+    as(editor),
+  );
+  assert.deepEqual(
+    created.map((v: any) => [v.resource_id, v.view_type, v.title]),
+    [[csv.id, 'datatables_view', 'Table']],
+  );
   assert.equal(created[0].filterable, true);
   assert.equal(created[0].ellipsis_length, 100);
-  assert.deepEqual(await t.ok('resource_create_default_resource_views', { resource: { id: csv.id }, create_datastore_views: true }, as(editor)), []);
+  assert.deepEqual(
+    await t.ok('resource_create_default_resource_views', { resource: { id: csv.id }, create_datastore_views: true }, as(editor)),
+    [],
+  );
   const r = await t.call('resource_create_default_resource_views', { resource: { id: csv.id } }, as(outsider));
   assert.equal(r.status, 403);
 });
 
 test('create, show, update, reorder, delete; options and config', async () => {
-  const v1 = await t.ok('resource_view_create', { resource_id: csv.id, title: 'Web', view_type: 'webpage_view', page_url: 'http://x.org/page.html', extra_key: 'dropped' }, as(editor));
+  const v1 = await t.ok(
+    'resource_view_create',
+    { resource_id: csv.id, title: 'Web', view_type: 'webpage_view', page_url: 'http://x.org/page.html', extra_key: 'dropped' },
+    as(editor),
+  );
   assert.equal(v1.page_url, 'http://x.org/page.html');
   assert.equal(v1.extra_key, undefined);
-  const v2 = await t.ok('resource_view_create', { resource_id: csv.id, title: 'Vid', view_type: 'video_view', config: JSON.stringify({ video_url: 'http://x.org/v.mp4', custom: 1 }) }, as(editor));
+  const v2 = await t.ok(
+    'resource_view_create',
+    { resource_id: csv.id, title: 'Vid', view_type: 'video_view', config: JSON.stringify({ video_url: 'http://x.org/v.mp4', custom: 1 }) },
+    as(editor),
+  );
   assert.equal(v2.video_url, 'http://x.org/v.mp4');
   assert.equal(v2.custom, 1);
   assert.deepEqual(await t.ok('resource_view_show', { id: v1.id }), v1);
@@ -72,7 +122,10 @@ test('create, show, update, reorder, delete; options and config', async () => {
 
   const re = await t.ok('resource_view_reorder', { id: csv.id, order: [v2.id] }, as(editor));
   assert.deepEqual(re, { id: csv.id, order: [v2.id, ...before.filter((x: string) => x !== v2.id)] });
-  assert.deepEqual((await t.ok('resource_view_list', { id: csv.id })).map((v: any) => v.id), re.order);
+  assert.deepEqual(
+    (await t.ok('resource_view_list', { id: csv.id })).map((v: any) => v.id),
+    re.order,
+  );
 
   assert.deepEqual(await t.ok('resource_view_delete', { id: v2.id }, as(editor)), { resource_id: csv.id });
   const r = await t.call('resource_view_show', { id: v2.id });
@@ -87,7 +140,11 @@ test('bad input', async () => {
   assert.deepEqual(r.body.error!.title, ['Missing value']);
   r = await t.call('resource_view_create', { resource_id: 'nope', title: 'x', view_type: 'image_view' }, as(editor));
   assert.equal(r.status, 404);
-  r = await t.call('resource_view_create', { resource_id: csv.id, title: 'x', view_type: 'datatables_view', ellipsis_length: -3 }, as(editor));
+  r = await t.call(
+    'resource_view_create',
+    { resource_id: csv.id, title: 'x', view_type: 'datatables_view', ellipsis_length: -3 },
+    as(editor),
+  );
   assert.deepEqual(r.body.error!.ellipsis_length, ['Must be a natural number']);
   r = await t.call('resource_view_create', { resource_id: csv.id, title: 'x', view_type: 'image_view', config: '{not json' }, as(editor));
   assert.equal(r.status, 409);
@@ -97,7 +154,11 @@ test('bad input', async () => {
   assert.deepEqual(r.body.error!.order, ['No duplicates allowed in order']);
   r = await t.call('resource_view_reorder', { id: csv.id, order: ['nope'] }, as(editor));
   assert.deepEqual(r.body.error!.order, ['View nope does not exist']);
-  assert.deepEqual((await t.ok('resource_view_list', { id: csv.id })).map((v: any) => v.id), views, 'a failed reorder changes nothing');
+  assert.deepEqual(
+    (await t.ok('resource_view_list', { id: csv.id })).map((v: any) => v.id),
+    views,
+    'a failed reorder changes nothing',
+  );
   r = await t.call('resource_view_list', { id: 'nope' });
   assert.equal(r.status, 404);
 });
@@ -129,8 +190,16 @@ test('view plugins: off means no such view type; datatables_view needs the data 
   try {
     const ed = await t2.user('v2_editor');
     await t2.ok('organization_create', { name: 'v2-org', users: [{ name: ed.name, capacity: 'editor' }] }, { token: t2.sysadminToken });
-    const pkg = await t2.ok('package_create', { name: 'v2', owner_org: 'v2-org', resources: [{ url: 'http://x.org/a.txt', format: 'TXT' }] }, { token: ed.token });
-    const r = await t2.call('resource_view_create', { resource_id: pkg.resources[0].id, title: 'x', view_type: 'text_view' }, { token: ed.token });
+    const pkg = await t2.ok(
+      'package_create',
+      { name: 'v2', owner_org: 'v2-org', resources: [{ url: 'http://x.org/a.txt', format: 'TXT' }] },
+      { token: ed.token },
+    );
+    const r = await t2.call(
+      'resource_view_create',
+      { resource_id: pkg.resources[0].id, title: 'x', view_type: 'text_view' },
+      { token: ed.token },
+    );
     assert.deepEqual(r.body.error!.view_type, ['No plugin found for view_type text_view']);
   } finally {
     await t2.close();

@@ -19,13 +19,19 @@ before(async () => {
   outsider = await t.user('res_outsider');
   await makeOrg('res-org', [[editor.name, 'editor']]);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('an invalid inline resource stores nothing and reports its position', async () => {
   const resources = [
-    { url: 'http://a.org/1' }, { url: 'http://a.org/2' }, { name: 'no url' }, { url: 'http://a.org/4' }, { url: 'http://a.org/5' },
+    { url: 'http://a.org/1' },
+    { url: 'http://a.org/2' },
+    { name: 'no url' },
+    { url: 'http://a.org/4' },
+    { url: 'http://a.org/5' },
   ];
   const r = await t.call('package_create', { name: 'five', owner_org: 'res-org', resources }, { token: editor.token });
   assert.equal(r.status, 409);
@@ -33,7 +39,11 @@ test('an invalid inline resource stores nothing and reports its position', async
   assert.equal((await t.call('package_show', { id: 'five' }, { token: t.sysadminToken })).status, 404);
   const count = await t.services.db.query("SELECT count(*)::int AS n FROM resources WHERE url LIKE 'http://a.org/%'");
   assert.equal(count.rows[0].n, 0);
-  const bad = await t.call('package_create', { name: 'five', owner_org: 'res-org', resources: [{ url: 'http://a.org/1', size: 'big', created: 'yesterday' }] }, { token: editor.token });
+  const bad = await t.call(
+    'package_create',
+    { name: 'five', owner_org: 'res-org', resources: [{ url: 'http://a.org/1', size: 'big', created: 'yesterday' }] },
+    { token: editor.token },
+  );
   assert.deepEqual(bad.body.error!.resources, [{ size: ['Invalid integer'], created: ['Date format incorrect'] }]);
 });
 
@@ -48,10 +58,21 @@ test('resource_create, show, update, patch, delete', async () => {
   assert.equal(r.status, 403);
   assert.equal(r.body.error!.message, `Access denied: User res_outsider not authorized to create resources on dataset ${pkg.id}`);
   await sleep(5);
-  const res = await t.ok('resource_create', {
-    package_id: 'res-ds', url: 'https://data.example.org/files/table.xlsx?x=1', name: 'Table', description: 'desc', datastore_active: true,
-    size: '1234', created: '2020-01-02T03:04:05', language: ['en', 'fr'], custom: 'c',
-  }, { token: editor.token });
+  const res = await t.ok(
+    'resource_create',
+    {
+      package_id: 'res-ds',
+      url: 'https://data.example.org/files/table.xlsx?x=1',
+      name: 'Table',
+      description: 'desc',
+      datastore_active: true,
+      size: '1234',
+      created: '2020-01-02T03:04:05',
+      language: ['en', 'fr'],
+      custom: 'c',
+    },
+    { token: editor.token },
+  );
   assert.equal(res.format, 'XLSX');
   assert.equal(res.position, 0);
   assert.equal(res.size, 1234);
@@ -61,8 +82,28 @@ test('resource_create, show, update, patch, delete', async () => {
   assert.equal(res.custom, 'c');
   assert.equal(res.package_id, pkg.id);
   assert.equal(res.state, 'active');
-  for (const k of ['cache_last_updated', 'cache_url', 'created', 'datastore_active', 'description', 'format', 'hash', 'id', 'last_modified',
-    'metadata_modified', 'mimetype', 'mimetype_inner', 'name', 'package_id', 'position', 'resource_type', 'size', 'state', 'url', 'url_type']) {
+  for (const k of [
+    'cache_last_updated',
+    'cache_url',
+    'created',
+    'datastore_active',
+    'description',
+    'format',
+    'hash',
+    'id',
+    'last_modified',
+    'metadata_modified',
+    'mimetype',
+    'mimetype_inner',
+    'name',
+    'package_id',
+    'position',
+    'resource_type',
+    'size',
+    'state',
+    'url',
+    'url_type',
+  ]) {
     assert.ok(k in res, k);
   }
   const shown = await t.ok('resource_show', { id: res.id }, { method: 'GET' });
@@ -70,7 +111,11 @@ test('resource_create, show, update, patch, delete', async () => {
   const after1 = await t.ok('package_show', { id: 'res-ds' });
   assert.ok(after1.metadata_modified > pkg.metadata_modified);
   assert.deepEqual(after1.resources[0], res);
-  const second = await t.ok('resource_create', { package_id: pkg.id, url: 'example.org/data', format: 'text/csv' }, { token: editor.token });
+  const second = await t.ok(
+    'resource_create',
+    { package_id: pkg.id, url: 'example.org/data', format: 'text/csv' },
+    { token: editor.token },
+  );
   assert.equal(second.position, 1);
   assert.equal(second.format, 'CSV');
   assert.equal(second.url, 'http://example.org/data');
@@ -109,7 +154,11 @@ test('resource_create, show, update, patch, delete', async () => {
 
 test('resource ids and private datasets', async () => {
   const id = randomUUID();
-  await t.ok('package_create', { name: 'priv-res', owner_org: 'res-org', private: true, resources: [{ id, url: 'http://p.org/x' }] }, { token: editor.token });
+  await t.ok(
+    'package_create',
+    { name: 'priv-res', owner_org: 'res-org', private: true, resources: [{ id, url: 'http://p.org/x' }] },
+    { token: editor.token },
+  );
   const r = await t.call('resource_show', { id });
   assert.equal(r.status, 403);
   assert.equal(r.body.error!.message, `Access denied: User  not authorized to read resource ${id}`);
@@ -117,26 +166,50 @@ test('resource ids and private datasets', async () => {
   const dup = await t.call('resource_create', { package_id: 'res-ds', id, url: 'http://p.org/y' }, { token: editor.token });
   assert.equal(dup.status, 409);
   assert.deepEqual(dup.body.error!.id, ['Resource id already exists.']);
-  const dup2 = await t.call('package_create', { name: 'steal', owner_org: 'res-org', resources: [{ id, url: 'http://p.org/y' }] }, { token: editor.token });
+  const dup2 = await t.call(
+    'package_create',
+    { name: 'steal', owner_org: 'res-org', resources: [{ id, url: 'http://p.org/y' }] },
+    { token: editor.token },
+  );
   assert.deepEqual(dup2.body.error!.resources, [{ id: ['Resource id already exists.'] }]);
 });
 
 test('package_resource_reorder', async () => {
-  const pkg = await t.ok('package_create', {
-    name: 'order', owner_org: 'res-org', resources: [{ url: 'http://o/1', name: '1' }, { url: 'http://o/2', name: '2' }, { url: 'http://o/3', name: '3' }],
-  }, { token: editor.token });
+  const pkg = await t.ok(
+    'package_create',
+    {
+      name: 'order',
+      owner_org: 'res-org',
+      resources: [
+        { url: 'http://o/1', name: '1' },
+        { url: 'http://o/2', name: '2' },
+        { url: 'http://o/3', name: '3' },
+      ],
+    },
+    { token: editor.token },
+  );
   const [a, b, c] = pkg.resources.map((x: any) => x.id);
   const out = await t.ok('package_resource_reorder', { id: 'order', order: [c] }, { token: editor.token });
   assert.deepEqual(out, { id: 'order', order: [c, a, b] });
   const shown = await t.ok('package_show', { id: 'order' });
-  assert.deepEqual(shown.resources.map((x: any) => [x.id, x.position]), [[c, 0], [a, 1], [b, 2]]);
+  assert.deepEqual(
+    shown.resources.map((x: any) => [x.id, x.position]),
+    [
+      [c, 0],
+      [a, 1],
+      [b, 2],
+    ],
+  );
   const r = await t.call('package_resource_reorder', { id: 'order', order: ['zzz'] }, { token: editor.token });
   assert.equal(r.status, 409);
   assert.equal(r.body.error!.order, 'resource_id zzz can not be found');
   assert.equal((await t.call('package_resource_reorder', { id: 'order', order: [a] }, { token: outsider.token })).status, 403);
   // package_update keeps ids matched, reorders by list position, deletes the missing one
   const upd = await t.ok('package_update', { id: 'order', resources: [{ id: b, url: 'http://o/2' }, { id: c }] }, { token: editor.token });
-  assert.deepEqual(upd.resources.map((x: any) => x.id), [b, c]);
+  assert.deepEqual(
+    upd.resources.map((x: any) => x.id),
+    [b, c],
+  );
   assert.equal(upd.resources[1].url, '');
   assert.equal(upd.resources[1].name, '3');
 });

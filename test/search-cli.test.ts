@@ -19,7 +19,13 @@ let dropDb: (() => Promise<void>) | undefined;
 
 before(async () => {
   storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-search-cli-'));
-  env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' };
+  env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    SVC__STORAGE_PATH: storage,
+    SVC__PLUGINS: '',
+    SVC__LOG_LEVEL: 'warn',
+  };
   if (onPostgres) {
     const db = await freshPostgresDatabase();
     env.SVC__DATABASE_URL = db.url;
@@ -51,10 +57,20 @@ test('search-index rebuild restores missing rows, with a progress bar and a thro
     for (let i = 0; i < 7; i++) await call('package_create', { name: `ds-${i}`, owner_org: 'org1', tags: [{ name: 'cli' }] });
     await s.db.query("DELETE FROM package_search_index WHERE name IN ('ds-1', 'ds-4')");
   });
-  let r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--only-missing'], { env, cwd: storage, encoding: 'utf8', timeout: 120_000 });
+  let r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--only-missing'], {
+    env,
+    cwd: storage,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /indexed 2 datasets in [\d.]+ s \(\d+ datasets\/s\)/);
-  r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--batch-size', '3'], { env, cwd: storage, encoding: 'utf8', timeout: 120_000 });
+  r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--batch-size', '3'], {
+    env,
+    cwd: storage,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /indexed 7 datasets/);
   await withCatalog(async (s) => {

@@ -26,28 +26,63 @@ before(async () => {
   await t.ok('group_create', { name: 'geo', title: 'Geography' }, sys());
   const mk = (d: Record<string, unknown>, who = sys()) => t.ok('package_create', d, who);
   await mk({
-    name: 'river-levels', title: 'River water levels', owner_org: 'acme', notes: 'Daily measurements of river data',
-    tags: [{ name: 'water' }, { name: 'hydrology' }], extras: [{ key: 'region', value: 'north' }], groups: [{ name: 'geo' }],
+    name: 'river-levels',
+    title: 'River water levels',
+    owner_org: 'acme',
+    notes: 'Daily measurements of river data',
+    tags: [{ name: 'water' }, { name: 'hydrology' }],
+    extras: [{ key: 'region', value: 'north' }],
+    groups: [{ name: 'geo' }],
     resources: [{ url: 'http://x/levels.csv', format: 'CSV', name: 'Levels table', hash: 'abcdef123' }],
   });
   await mk({
-    name: 'air-quality', title: 'Air quality index', owner_org: 'beta', notes: 'Hourly pollution data', license_id: 'cc-by',
+    name: 'air-quality',
+    title: 'Air quality index',
+    owner_org: 'beta',
+    notes: 'Hourly pollution data',
+    license_id: 'cc-by',
     tags: [{ name: 'air' }, { name: 'health' }],
-    resources: [{ url: 'http://x/air.json', format: 'JSON', name: 'Air feed' }, { url: 'http://x/air.csv', format: 'CSV', name: 'Air table' }],
+    resources: [
+      { url: 'http://x/air.json', format: 'JSON', name: 'Air feed' },
+      { url: 'http://x/air.csv', format: 'CSV', name: 'Air table' },
+    ],
   });
-  await mk({ name: 'city-budget', title: 'City budget 2020', owner_org: 'acme', notes: 'The budget of the city', tags: [{ name: 'finance' }],
-    resources: [{ url: 'http://x/b.xlsx', format: 'XLSX' }] });
-  await mk({ name: 'old-rainfall', title: 'Rainfall records', owner_org: 'beta', notes: 'Historic rainfall data, rainfall per day',
-    tags: [{ name: 'water' }, { name: 'climate' }], extras: [{ key: 'region', value: 'south' }] });
+  await mk({
+    name: 'city-budget',
+    title: 'City budget 2020',
+    owner_org: 'acme',
+    notes: 'The budget of the city',
+    tags: [{ name: 'finance' }],
+    resources: [{ url: 'http://x/b.xlsx', format: 'XLSX' }],
+  });
+  await mk({
+    name: 'old-rainfall',
+    title: 'Rainfall records',
+    owner_org: 'beta',
+    notes: 'Historic rainfall data, rainfall per day',
+    tags: [{ name: 'water' }, { name: 'climate' }],
+    extras: [{ key: 'region', value: 'south' }],
+  });
   await mk({ name: 'weather', title: 'Weather stations', owner_org: 'beta', notes: 'Stations that measure rainfall' });
-  await mk({ name: 'secret-plans', title: 'Secret water plans', owner_org: 'acme', private: true,
-    tags: [{ name: 'water' }, { name: 'classified' }], resources: [{ url: 'http://x/s.geojson', format: 'GeoJSON' }] }, as(alice));
+  await mk(
+    {
+      name: 'secret-plans',
+      title: 'Secret water plans',
+      owner_org: 'acme',
+      private: true,
+      tags: [{ name: 'water' }, { name: 'classified' }],
+      resources: [{ url: 'http://x/s.geojson', format: 'GeoJSON' }],
+    },
+    as(alice),
+  );
   await mk({ name: 'draft-ds', title: 'Draft about water', owner_org: 'acme', state: 'draft', tags: [{ name: 'water' }] });
   // a draft of alice's own (sysadmins set state; alice creates one and the draft is kept by state patching through sysadmin)
   const own = await mk({ name: 'alice-draft', title: 'Alice water draft', owner_org: 'acme', tags: [{ name: 'water' }] }, as(alice));
   await t.ok('package_patch', { id: own.id, state: 'draft' }, sys());
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const PUBLIC = ['air-quality', 'city-budget', 'old-rainfall', 'river-levels', 'weather'];
 
@@ -57,7 +92,10 @@ describe('query language', () => {
     assert.equal(r.count, 5);
     assert.deepEqual(names(r), PUBLIC);
     const shown = await t.ok('package_show', { id: 'river-levels' });
-    assert.deepEqual(r.results.find((d: any) => d.name === 'river-levels'), shown);
+    assert.deepEqual(
+      r.results.find((d: any) => d.name === 'river-levels'),
+      shown,
+    );
     assert.deepEqual(r.search_facets, {});
     assert.deepEqual(r.facets, {});
     assert.equal(r.sort, 'score desc, metadata_modified desc');
@@ -68,7 +106,10 @@ describe('query language', () => {
   test('free text over text fields, name and title weighted higher', async () => {
     assert.deepEqual(names(await search({ q: 'water' })), ['old-rainfall', 'river-levels']);
     const r = await search({ q: 'rainfall' });
-    assert.deepEqual(r.results.map((d: any) => d.name), ['old-rainfall', 'weather']);
+    assert.deepEqual(
+      r.results.map((d: any) => d.name),
+      ['old-rainfall', 'weather'],
+    );
     assert.deepEqual(names(await search({ q: 'measurements' })), ['river-levels', 'weather']); // stemmed: measure
     assert.deepEqual(names(await search({ q: 'the budget' })), ['city-budget']); // stop word dropped
     assert.deepEqual(names(await search({ q: 'Acme' })), ['city-budget', 'river-levels']); // organization title
@@ -130,9 +171,25 @@ describe('query language', () => {
   });
 
   test('malformed queries are a Search Query Error naming the problem', async () => {
-    for (const q of ['(water', 'water AND', 'name:', '"unclosed', 'num_resources:[1 TO', 'num_resources:abc', 'metadata_modified:[bad TO *]',
-      'a)', 'title:[a TO b]', '^2', 'metadata_modified:[NOW-1FORTNIGHT TO *]', 'AND water', '()', 'tags:(a name:b)',
-      '('.repeat(5000) + 'x' + ')'.repeat(5000), '-'.repeat(5000) + 'x', 'foo\\']) {
+    for (const q of [
+      '(water',
+      'water AND',
+      'name:',
+      '"unclosed',
+      'num_resources:[1 TO',
+      'num_resources:abc',
+      'metadata_modified:[bad TO *]',
+      'a)',
+      'title:[a TO b]',
+      '^2',
+      'metadata_modified:[NOW-1FORTNIGHT TO *]',
+      'AND water',
+      '()',
+      'tags:(a name:b)',
+      '('.repeat(5000) + 'x' + ')'.repeat(5000),
+      '-'.repeat(5000) + 'x',
+      'foo\\',
+    ]) {
       const r = await t.call('package_search', { q });
       assert.equal(r.status, 400, q);
       assert.equal(r.body.error!.__type, 'Search Query Error', q);
@@ -147,16 +204,28 @@ describe('query language', () => {
   test('fq and fq_list filter without changing the score', async () => {
     assert.deepEqual(names(await search({ q: 'water', fq: 'organization:beta' })), ['old-rainfall']);
     assert.deepEqual(names(await search({ fq: 'tags:water', fq_list: ['organization:acme'] })), ['river-levels']);
-    assert.deepEqual(names(await search({ fq_list: ['organization:beta', '-tags:climate'] }, { method: 'GET' })), ['air-quality', 'weather']);
+    assert.deepEqual(names(await search({ fq_list: ['organization:beta', '-tags:climate'] }, { method: 'GET' })), [
+      'air-quality',
+      'weather',
+    ]);
     const r = await search({ q: 'rainfall', fq: 'rainfall' });
-    assert.deepEqual(r.results.map((d: any) => d.name), ['old-rainfall', 'weather']);
+    assert.deepEqual(
+      r.results.map((d: any) => d.name),
+      ['old-rainfall', 'weather'],
+    );
   });
 });
 
 describe('sorting and paging', () => {
   test('sort by name, title_string, metadata_modified; unknown fields and directions are errors', async () => {
-    assert.deepEqual((await search({ sort: 'name asc' })).results.map((d: any) => d.name), PUBLIC);
-    assert.deepEqual((await search({ sort: 'name desc' })).results.map((d: any) => d.name), [...PUBLIC].reverse());
+    assert.deepEqual(
+      (await search({ sort: 'name asc' })).results.map((d: any) => d.name),
+      PUBLIC,
+    );
+    assert.deepEqual(
+      (await search({ sort: 'name desc' })).results.map((d: any) => d.name),
+      [...PUBLIC].reverse(),
+    );
     const byModified = (await search({ sort: 'metadata_modified desc' })).results.map((d: any) => d.metadata_modified);
     assert.deepEqual(byModified, [...byModified].sort().reverse());
     assert.equal((await search({ sort: 'title_string asc' })).results[0].name, 'air-quality');
@@ -204,7 +273,10 @@ describe('sorting and paging', () => {
     try {
       const full = (await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 100 })).results.map((d: any) => d.name);
       const paged: string[] = [];
-      for (let start = 0; start < full.length; start++) paged.push(...(await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 1, start })).results.map((d: any) => d.name));
+      for (let start = 0; start < full.length; start++)
+        paged.push(
+          ...(await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 1, start })).results.map((d: any) => d.name),
+        );
       assert.deepEqual(paged, full);
       assert.equal(new Set(full).size, full.length);
       assert.equal(full.length, 5);
@@ -223,10 +295,13 @@ describe('facets', () => {
     assert.deepEqual(r.facets.extras_region, { north: 1, south: 1 });
     const org = r.search_facets.organization;
     assert.equal(org.title, 'organization');
-    assert.deepEqual(org.items, [
-      { count: 2, display_name: 'Acme Works', name: 'acme' },
-      { count: 3, display_name: 'Beta Institute', name: 'beta' },
-    ].sort((a, b) => (a.display_name < b.display_name ? 1 : -1)));
+    assert.deepEqual(
+      org.items,
+      [
+        { count: 2, display_name: 'Acme Works', name: 'acme' },
+        { count: 3, display_name: 'Beta Institute', name: 'beta' },
+      ].sort((a, b) => (a.display_name < b.display_name ? 1 : -1)),
+    );
     assert.deepEqual(r.search_facets.groups.items, [{ count: 1, display_name: 'Geography', name: 'geo' }]);
     assert.equal(r.search_facets.license_id.items[0].display_name, 'Creative Commons Attribution');
     // the facet counts follow q and fq
@@ -282,11 +357,20 @@ describe('permissions', () => {
     assert.equal((await search({ q: 'tags:classified', include_private: true }, as(eve))).count, 0);
   });
 
-  test('drafts: only the caller\'s own with include_drafts, all for sysadmins', async () => {
-    assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, as(alice))), ['alice-draft', 'old-rainfall', 'river-levels']);
+  test("drafts: only the caller's own with include_drafts, all for sysadmins", async () => {
+    assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, as(alice))), [
+      'alice-draft',
+      'old-rainfall',
+      'river-levels',
+    ]);
     assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, as(eve))), ['old-rainfall', 'river-levels']);
     assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true })), ['old-rainfall', 'river-levels']);
-    assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, sys())), ['alice-draft', 'draft-ds', 'old-rainfall', 'river-levels']);
+    assert.deepEqual(names(await search({ q: 'tags:water', include_drafts: true }, sys())), [
+      'alice-draft',
+      'draft-ds',
+      'old-rainfall',
+      'river-levels',
+    ]);
     const f = await search({ 'facet.field': ['tags'], include_drafts: true, include_private: true }, as(eve));
     assert.equal(f.facets.tags.water, 2);
     // a filter on state does not open other people's drafts
@@ -370,7 +454,11 @@ describe('index follows every write', () => {
     await t.services.db.query("SELECT nextval('package_search_generation')");
     await rebuildSearchIndex(t.services, { batchSize: 3 });
     assert.equal((await search()).count, 5);
-    assert.deepEqual(names(await search({ q: 'tags:water', include_private: true }, as(alice))), ['old-rainfall', 'river-levels', 'secret-plans']);
+    assert.deepEqual(names(await search({ q: 'tags:water', include_private: true }, as(alice))), [
+      'old-rainfall',
+      'river-levels',
+      'secret-plans',
+    ]);
   });
 });
 
@@ -379,7 +467,10 @@ describe('resource_search, tag_search, autocompletes', () => {
     let r = await t.ok('resource_search', { query: 'format:csv' });
     assert.equal(r.count, 2);
     r = await t.ok('resource_search', { query: ['format:csv', 'name:LEVELS'] });
-    assert.deepEqual(r.results.map((x: any) => x.name), ['Levels table']);
+    assert.deepEqual(
+      r.results.map((x: any) => x.name),
+      ['Levels table'],
+    );
     assert.equal((await t.ok('resource_search', { query: 'hash:abc' })).count, 1);
     assert.equal((await t.ok('resource_search', { query: 'hash:bcd' })).count, 0);
     assert.equal((await t.ok('resource_search', { query: 'format:geojson' }, sys())).count, 0); // private dataset
@@ -406,13 +497,19 @@ describe('resource_search, tag_search, autocompletes', () => {
 
   test('tag_search and tag_autocomplete: only tags of datasets the caller may read', async () => {
     let r = await t.ok('tag_search', { query: 'at' });
-    assert.deepEqual(r.results.map((x: any) => x.name), ['climate', 'water']);
+    assert.deepEqual(
+      r.results.map((x: any) => x.name),
+      ['climate', 'water'],
+    );
     assert.equal(r.count, 2);
     assert.deepEqual(Object.keys(r.results[0]).sort(), ['id', 'name', 'vocabulary_id']);
     assert.equal((await t.ok('tag_search', { query: 'classif' })).count, 0);
     assert.equal((await t.ok('tag_search', { query: 'classif' }, as(alice))).count, 1);
     r = await t.ok('tag_search', { query: 'at', limit: 1, offset: 1 });
-    assert.deepEqual(r.results.map((x: any) => x.name), ['water']);
+    assert.deepEqual(
+      r.results.map((x: any) => x.name),
+      ['water'],
+    );
     assert.equal(r.count, 2);
     assert.deepEqual(await t.ok('tag_autocomplete', { query: 'WAT' }), ['water']);
     assert.deepEqual(await t.ok('tag_autocomplete', { q: 'hydro' }, { method: 'GET' }), ['hydrology']);

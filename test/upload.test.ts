@@ -17,42 +17,64 @@ async function makeOrg(name: string, members: [string, string][] = []): Promise<
 }
 
 /** POSTs a multipart form (fields + one file in field `upload`). */
-async function multipart(action: string, fields: Record<string, string>, file: { name: string; content: Buffer | string; type?: string; field?: string } | undefined, token?: string) {
+async function multipart(
+  action: string,
+  fields: Record<string, string>,
+  file: { name: string; content: Buffer | string; type?: string; field?: string } | undefined,
+  token?: string,
+) {
   const boundary = '----svctest' + randomUUID();
   const parts: Buffer[] = [];
   for (const [k, v] of Object.entries(fields)) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   }
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'upload'}"; filename="${file.name}"\r\nContent-Type: ${file.type ?? 'application/octet-stream'}\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'upload'}"; filename="${file.name}"\r\nContent-Type: ${file.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+    );
     parts.push(Buffer.isBuffer(file.content) ? file.content : Buffer.from(file.content));
     parts.push(Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   const res = await t.app.inject({
-    method: 'POST', url: `/api/3/action/${action}`, payload: Buffer.concat(parts),
+    method: 'POST',
+    url: `/api/3/action/${action}`,
+    payload: Buffer.concat(parts),
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...(token ? { authorization: token } : {}) },
   });
   return { status: res.statusCode, body: res.json() };
 }
 
 const filePath = (id: string) => path.join(t.storagePath, 'resources', id.slice(0, 3), id.slice(3, 6), id.slice(6));
-const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: url.replace('http://test.local', ''), headers });
+const get = (url: string, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'GET', url: url.replace('http://test.local', ''), headers });
 
 before(async () => {
   t = await startApp({ plugins: [], config: { 'svc.max_resource_size': 1 } });
   editor = await t.user('up_editor');
   member = await t.user('up_member');
   outsider = await t.user('up_outsider');
-  await makeOrg('up-org', [[editor.name, 'editor'], [member.name, 'member']]);
+  await makeOrg('up-org', [
+    [editor.name, 'editor'],
+    [member.name, 'member'],
+  ]);
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 const CSV = 'a,b\n1,2\n3,4\n';
 
 test('upload a file with resource_create and download it', async () => {
   const pkg = await t.ok('package_create', { name: 'up-ds', owner_org: 'up-org' }, { token: editor.token });
-  const r = await multipart('resource_create', { package_id: 'up-ds', name: 'My data' }, { name: 'my data.csv', content: CSV, type: 'text/csv' }, editor.token);
+  const r = await multipart(
+    'resource_create',
+    { package_id: 'up-ds', name: 'My data' },
+    { name: 'my data.csv', content: CSV, type: 'text/csv' },
+    editor.token,
+  );
   assert.equal(r.status, 200, JSON.stringify(r.body));
   const res = r.body.result;
   assert.equal(res.url_type, 'upload');
@@ -62,7 +84,10 @@ test('upload a file with resource_create and download it', async () => {
   assert.equal(res.format, 'CSV');
   assert.equal(fs.readFileSync(filePath(res.id), 'utf8'), CSV);
   // no temporary files are left behind
-  assert.deepEqual(fs.readdirSync(path.dirname(filePath(res.id))).filter((f) => f.includes('.part-')), []);
+  assert.deepEqual(
+    fs.readdirSync(path.dirname(filePath(res.id))).filter((f) => f.includes('.part-')),
+    [],
+  );
 
   let d = await get(res.url);
   assert.equal(d.statusCode, 200);
@@ -113,7 +138,8 @@ test('downloads honour dataset privacy', async () => {
 
 test('replace, unlink and delete uploads remove old files', async () => {
   const pkg = await t.ok('package_create', { name: 'up-replace', owner_org: 'up-org' }, { token: editor.token });
-  const first = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v1.csv', content: 'one\n' }, editor.token)).body.result;
+  const first = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v1.csv', content: 'one\n' }, editor.token)).body
+    .result;
   const patched = await multipart('resource_patch', { id: first.id }, { name: 'v2.json', content: '{"v":2}' }, editor.token);
   assert.equal(patched.status, 200, JSON.stringify(patched.body));
   assert.equal(patched.body.result.url, `http://test.local/dataset/${pkg.id}/resource/${first.id}/download/v2.json`);
@@ -131,16 +157,19 @@ test('replace, unlink and delete uploads remove old files', async () => {
   assert.equal(link.url, 'http://elsewhere.org/x.csv');
   assert.ok(!fs.existsSync(filePath(first.id)));
   // resource_delete removes its file
-  const second = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v3.csv', content: 'three\n' }, editor.token)).body.result;
+  const second = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v3.csv', content: 'three\n' }, editor.token)).body
+    .result;
   assert.ok(fs.existsSync(filePath(second.id)));
   await t.ok('resource_delete', { id: second.id }, { token: editor.token });
   assert.ok(!fs.existsSync(filePath(second.id)));
   // package_update without the resource removes its file
-  const third = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v4.csv', content: 'four\n' }, editor.token)).body.result;
+  const third = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v4.csv', content: 'four\n' }, editor.token)).body
+    .result;
   await t.ok('package_update', { id: pkg.id, resources: [] }, { token: editor.token });
   assert.ok(!fs.existsSync(filePath(third.id)));
   // dataset_purge removes files
-  const fourth = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v5.csv', content: 'five\n' }, editor.token)).body.result;
+  const fourth = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v5.csv', content: 'five\n' }, editor.token)).body
+    .result;
   await t.ok('dataset_purge', { id: pkg.id }, { token: t.sysadminToken });
   assert.ok(!fs.existsSync(filePath(fourth.id)));
   assert.equal((await get(fourth.url)).statusCode, 404);
@@ -154,21 +183,33 @@ test('failed uploads store nothing', async () => {
   assert.deepEqual(bad.body.error.size, ['Invalid integer']);
   const denied = await multipart('resource_create', { package_id: 'up-fail' }, { name: 'f.csv', content: 'x\n' }, outsider.token);
   assert.equal(denied.status, 403);
-  const big = await multipart('resource_create', { package_id: 'up-fail' }, { name: 'big.bin', content: Buffer.alloc(1024 * 1024 + 10) }, editor.token);
+  const big = await multipart(
+    'resource_create',
+    { package_id: 'up-fail' },
+    { name: 'big.bin', content: Buffer.alloc(1024 * 1024 + 10) },
+    editor.token,
+  );
   assert.equal(big.status, 409);
   assert.ok(big.body.error.upload);
   const after = await t.services.db.query('SELECT count(*)::int AS n FROM resources');
   assert.equal(after.rows[0].n, before.rows[0].n);
   const dir = path.join(t.storagePath, 'resources');
   const files = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String) : [];
-  const tracked = (await t.services.db.query("SELECT id FROM resources WHERE url_type = 'upload' AND state = 'active'")).rows.map((r: any) => r.id.slice(6));
-  for (const f of files.filter((x) => fs.statSync(path.join(dir, x)).isFile())) assert.ok(tracked.includes(path.basename(f)), `stray file ${f}`);
+  const tracked = (await t.services.db.query("SELECT id FROM resources WHERE url_type = 'upload' AND state = 'active'")).rows.map(
+    (r: any) => r.id.slice(6),
+  );
+  for (const f of files.filter((x) => fs.statSync(path.join(dir, x)).isFile()))
+    assert.ok(tracked.includes(path.basename(f)), `stray file ${f}`);
 });
 
 test('package_revise attaches a file to a new resource', async () => {
   const pkg = await t.ok('package_create', { name: 'up-revise', owner_org: 'up-org' }, { token: editor.token });
-  const r = await multipart('package_revise', { match__name: 'up-revise', update__resources__extend: JSON.stringify([{ name: 'attached' }]) },
-    { name: 'rev.csv', content: 'r,e\nv,1\n', field: 'update__resources__-1__upload' }, editor.token);
+  const r = await multipart(
+    'package_revise',
+    { match__name: 'up-revise', update__resources__extend: JSON.stringify([{ name: 'attached' }]) },
+    { name: 'rev.csv', content: 'r,e\nv,1\n', field: 'update__resources__-1__upload' },
+    editor.token,
+  );
   assert.equal(r.status, 200, JSON.stringify(r.body));
   const res = r.body.result.package.resources[0];
   assert.equal(res.name, 'attached');
@@ -190,7 +231,9 @@ test('an interrupted multipart upload leaves no temp file behind', async () => {
     Buffer.alloc(64 * 1024, 'a'),
   ]);
   const res = await t.app.inject({
-    method: 'POST', url: '/api/3/action/resource_create', payload,
+    method: 'POST',
+    url: '/api/3/action/resource_create',
+    payload,
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: editor.token },
   });
   assert.notEqual(res.statusCode, 200);
@@ -237,8 +280,10 @@ test('a client that goes away mid-upload leaves no temp file behind', async () =
   const socket = net.connect(Number(port), '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   // Announces 900 KB, sends 256 KB, waits until the server has started the temp file, then vanishes.
-  socket.write(`POST /api/3/action/resource_create HTTP/1.1\r\nHost: x\r\nAuthorization: ${editor.token}\r\n` +
-    `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${900 * 1024}\r\n\r\n`);
+  socket.write(
+    `POST /api/3/action/resource_create HTTP/1.1\r\nHost: x\r\nAuthorization: ${editor.token}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${900 * 1024}\r\n\r\n`,
+  );
   socket.write(head);
   const deadline = Date.now() + 5000;
   while (leftovers().length === before.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -267,7 +312,10 @@ test('a request that fails after the handler leaves the stored file and the old 
   assert.equal(fs.readFileSync(filePath(id), 'utf8'), 'old,bytes\n');
   const res = await t.ok('resource_show', { id }, { token: editor.token });
   assert.match(res.url, /\/download\/a\.csv$/);
-  assert.deepEqual(fs.readdirSync(path.join(t.storagePath, 'tmp')).filter((f) => f.startsWith('upload-')), []);
+  assert.deepEqual(
+    fs.readdirSync(path.join(t.storagePath, 'tmp')).filter((f) => f.startsWith('upload-')),
+    [],
+  );
   // the same update without the failure goes through, file and all
   await multipart('resource_update', { id, name: 'fine' }, { name: 'b.csv', content: 'new,bytes\n' }, editor.token);
   assert.equal(fs.readFileSync(filePath(id), 'utf8'), 'new,bytes\n');

@@ -12,7 +12,9 @@ before(async () => {
   alice = await t.user('alice');
   bob = await t.user('bob');
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 describe('user_create', () => {
   test('only sysadmins, unless svc.auth.create_user_via_api', async () => {
@@ -41,7 +43,11 @@ describe('user_create', () => {
     assert.deepEqual(r.body.error!.email, ['Email not-an-email is not a valid format']);
     assert.deepEqual(r.body.error!.password, ['Your password must be 8 characters or longer']);
     assert.match(r.body.error!.message, /name/);
-    const taken = await t.call('user_create', { name: 'alice', email: 'alice@example.org', password: 'longenough' }, { token: t.sysadminToken });
+    const taken = await t.call(
+      'user_create',
+      { name: 'alice', email: 'alice@example.org', password: 'longenough' },
+      { token: t.sysadminToken },
+    );
     assert.deepEqual(taken.body.error!.name, ['That login name is not available.']);
     assert.deepEqual(taken.body.error!.email, ["The email address 'alice@example.org' belongs to a registered user."]);
     const missing = await t.call('user_create', {}, { token: t.sysadminToken });
@@ -53,7 +59,11 @@ describe('user_create', () => {
   });
 
   test('with_apitoken returns a working token; the password is never returned', async () => {
-    const u = await t.ok('user_create', { name: 'tokenuser', email: 'tu@example.org', password: 'longenough', with_apitoken: true }, { token: t.sysadminToken });
+    const u = await t.ok(
+      'user_create',
+      { name: 'tokenuser', email: 'tu@example.org', password: 'longenough', with_apitoken: true },
+      { token: t.sysadminToken },
+    );
     assert.ok(u.token);
     assert.equal(u.password, undefined);
     assert.equal(u.password_hash, undefined);
@@ -127,7 +137,9 @@ describe('user_show include_datasets', () => {
     await t.ok('package_create', { name: 'carl-private', owner_org: 'carl-org', private: true }, { token: carl.token });
     await t.ok('package_create', { name: 'carl-gone', owner_org: 'carl-left', private: true }, { token: carl.token });
     const names = async (token?: string) =>
-      ((await t.ok('user_show', { id: 'carl', include_datasets: true }, token ? { token } : {})).datasets as any[]).map((d) => d.name).sort();
+      ((await t.ok('user_show', { id: 'carl', include_datasets: true }, token ? { token } : {})).datasets as any[])
+        .map((d) => d.name)
+        .sort();
     assert.deepEqual(await names(carl.token), ['carl-gone', 'carl-private', 'carl-public']);
     await t.ok('organization_member_delete', { id: 'carl-left', username: 'carl' }, sys);
     assert.deepEqual(await names(carl.token), ['carl-private', 'carl-public'], 'not the private dataset of the organization carl left');
@@ -144,11 +156,17 @@ describe('user_list and user_autocomplete', () => {
     assert.ok(names.includes('alice') && names.includes('bob'));
     assert.ok(!names.includes('default'), 'the site user is not listed');
     const q = await t.ok('user_list', { q: 'ali' });
-    assert.deepEqual(q.map((u: { name: string }) => u.name), ['alice']);
+    assert.deepEqual(
+      q.map((u: { name: string }) => u.name),
+      ['alice'],
+    );
     assert.equal(q[0].email, undefined);
     assert.equal((await t.call('user_list', { email: 'alice@example.org' }, { token: bob.token })).status, 403);
     const byEmail = await t.ok('user_list', { email: 'alice@example.org' }, { token: t.sysadminToken });
-    assert.deepEqual(byEmail.map((u: { name: string }) => u.name), ['alice']);
+    assert.deepEqual(
+      byEmail.map((u: { name: string }) => u.name),
+      ['alice'],
+    );
   });
 
   test('order_by: each allowed value sorts as CKAN does; any other value is a Validation Error', async () => {
@@ -160,14 +178,25 @@ describe('user_list and user_autocomplete', () => {
     await t.ok('user_patch', { id: 'zq-b', about: 'a', sysadmin: true }, sys);
     await t.ok('user_patch', { id: 'zq-c', fullname: 'Bert' }, sys);
     await t.ok('user_patch', { id: 'zq-a', about: 'c' }, sys);
-    await t.ok('organization_create', { name: 'zq-org', users: ['zq-a', 'zq-c', 'zq-d'].map((name) => ({ name, capacity: 'editor' })) }, sys);
+    await t.ok(
+      'organization_create',
+      { name: 'zq-org', users: ['zq-a', 'zq-c', 'zq-d'].map((name) => ({ name, capacity: 'editor' })) },
+      sys,
+    );
     // public active datasets count: zq-a 2, zq-c 1, zq-d 0 (a private one does not count), zq-b 0
-    for (const [user, name, priv] of [['zq-a', 'zq-a1', false], ['zq-a', 'zq-a2', false], ['zq-c', 'zq-c1', false], ['zq-d', 'zq-d1', true]] as const) {
+    for (const [user, name, priv] of [
+      ['zq-a', 'zq-a1', false],
+      ['zq-a', 'zq-a2', false],
+      ['zq-c', 'zq-c1', false],
+      ['zq-d', 'zq-d1', true],
+    ] as const) {
       await t.ok('package_create', { name, owner_org: 'zq-org', private: priv }, { token: made[user].token });
     }
     const order = async (order_by: string, method: 'GET' | 'POST' = 'POST') =>
       (await t.ok('user_list', { q: 'zq-', order_by }, { method })).map((u: { name: string }) => u.name);
-    const ids = Object.entries(made).sort(([, a], [, b]) => (a.id < b.id ? -1 : 1)).map(([n]) => n);
+    const ids = Object.entries(made)
+      .sort(([, a], [, b]) => (a.id < b.id ? -1 : 1))
+      .map(([n]) => n);
     const expected: Record<string, string[]> = {
       id: ids,
       name: ['zq-a', 'zq-b', 'zq-c', 'zq-d'],
@@ -184,7 +213,10 @@ describe('user_list and user_autocomplete', () => {
     }
     assert.deepEqual(await order(''), expected.display_name, 'empty: the default');
     const counts = await t.ok('user_list', { q: 'zq-', order_by: 'number_created_packages' });
-    assert.deepEqual(counts.map((u: any) => u.number_created_packages), [0, 0, 1, 2]);
+    assert.deepEqual(
+      counts.map((u: any) => u.number_created_packages),
+      [0, 0, 1, 2],
+    );
     for (const order_by of ['edits', 'email', 'password_hash', 'state', 'last_active', 'name desc', 'NAME']) {
       const r = await t.call('user_list', { order_by });
       assert.equal(r.status, 409, order_by);
@@ -215,12 +247,20 @@ describe('user_update, user_patch, user_delete', () => {
     assert.equal((await t.ok('user_show', { id: 'carol' })).fullname, 'Carol C');
   });
 
-  test('changing one\'s own password needs the old one', async () => {
+  test("changing one's own password needs the old one", async () => {
     const dora = await t.user('dora');
-    const wrong = await t.call('user_update', { id: 'dora', email: 'dora@example.org', password: 'newpassword1', old_password: 'nope' }, { token: dora.token });
+    const wrong = await t.call(
+      'user_update',
+      { id: 'dora', email: 'dora@example.org', password: 'newpassword1', old_password: 'nope' },
+      { token: dora.token },
+    );
     assert.equal(wrong.status, 409);
     assert.ok(wrong.body.error!.old_password);
-    await t.ok('user_update', { id: 'dora', email: 'dora@example.org', password: 'newpassword1', old_password: 'correct horse battery' }, { token: dora.token });
+    await t.ok(
+      'user_update',
+      { id: 'dora', email: 'dora@example.org', password: 'newpassword1', old_password: 'correct horse battery' },
+      { token: dora.token },
+    );
   });
 
   test('user_patch keeps what is not sent', async () => {

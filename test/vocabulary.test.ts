@@ -11,15 +11,23 @@ before(async () => {
   editor = await t.user('voc_editor');
   await t.ok('organization_create', { name: 'voc-org', users: [{ name: editor.name, capacity: 'editor' }] }, sys());
 });
-after(async () => { await t?.close(); });
+after(async () => {
+  await t?.close();
+});
 
 test('vocabularies: create, show, list, update, delete, errors', async () => {
   const v = await t.ok('vocabulary_create', { name: 'genre', tags: [{ name: 'jazz' }, { name: 'rock' }] }, sys());
   assert.equal(v.name, 'genre');
-  assert.deepEqual(v.tags.map((x: any) => x.name), ['jazz', 'rock']);
+  assert.deepEqual(
+    v.tags.map((x: any) => x.name),
+    ['jazz', 'rock'],
+  );
   assert.equal(v.tags[0].vocabulary_id, v.id);
   assert.deepEqual((await t.ok('vocabulary_show', { id: 'genre' }, { method: 'GET' })).id, v.id);
-  assert.deepEqual((await t.ok('vocabulary_list')).map((x: any) => x.name), ['genre']);
+  assert.deepEqual(
+    (await t.ok('vocabulary_list')).map((x: any) => x.name),
+    ['genre'],
+  );
 
   let r = await t.call('vocabulary_create', { name: 'genre' }, sys());
   assert.equal(r.status, 409);
@@ -36,7 +44,10 @@ test('vocabularies: create, show, list, update, delete, errors', async () => {
 
   const u = await t.ok('vocabulary_update', { id: v.id, name: 'music', tags: [{ name: 'jazz' }, { name: 'blues' }] }, sys());
   assert.equal(u.name, 'music');
-  assert.deepEqual(u.tags.map((x: any) => x.name), ['blues', 'jazz']);
+  assert.deepEqual(
+    u.tags.map((x: any) => x.name),
+    ['blues', 'jazz'],
+  );
   r = await t.call('vocabulary_update', { id: 'nope', name: 'xx' }, sys());
   assert.equal(r.status, 404);
 
@@ -62,14 +73,30 @@ test('vocabularies: create, show, list, update, delete, errors', async () => {
 
 test('vocabulary tags on datasets; tag_show, tag_list, tag_delete', async () => {
   await t.ok('vocabulary_create', { name: 'country', tags: [{ name: 'France' }, { name: 'Peru' }] }, sys());
-  let r = await t.call('package_create', { name: 'voc-bad', owner_org: 'voc-org', tags: [{ name: 'Chile', vocabulary_id: 'country' }] }, { token: editor.token });
+  let r = await t.call(
+    'package_create',
+    { name: 'voc-bad', owner_org: 'voc-org', tags: [{ name: 'Chile', vocabulary_id: 'country' }] },
+    { token: editor.token },
+  );
   assert.equal(r.status, 409);
   assert.deepEqual(r.body.error!.tags, ['Tag Chile does not belong to vocabulary country']);
-  r = await t.call('package_create', { name: 'voc-bad', owner_org: 'voc-org', tags: [{ name: 'Peru', vocabulary_id: 'nope' }] }, { token: editor.token });
+  r = await t.call(
+    'package_create',
+    { name: 'voc-bad', owner_org: 'voc-org', tags: [{ name: 'Peru', vocabulary_id: 'nope' }] },
+    { token: editor.token },
+  );
   assert.equal(r.status, 409);
 
-  await t.ok('package_create', { name: 'voc-a', owner_org: 'voc-org', tags: [{ name: 'economy' }, { name: 'Peru', vocabulary_id: 'country' }] }, { token: editor.token });
-  await t.ok('package_create', { name: 'voc-private', private: true, owner_org: 'voc-org', tags: [{ name: 'secret-tag' }, { name: 'economy' }] }, { token: editor.token });
+  await t.ok(
+    'package_create',
+    { name: 'voc-a', owner_org: 'voc-org', tags: [{ name: 'economy' }, { name: 'Peru', vocabulary_id: 'country' }] },
+    { token: editor.token },
+  );
+  await t.ok(
+    'package_create',
+    { name: 'voc-private', private: true, owner_org: 'voc-org', tags: [{ name: 'secret-tag' }, { name: 'economy' }] },
+    { token: editor.token },
+  );
 
   // free tags only, and only of public datasets
   assert.deepEqual(await t.ok('tag_list'), ['economy']);
@@ -82,7 +109,11 @@ test('vocabulary tags on datasets; tag_show, tag_list, tag_delete', async () => 
   assert.equal(r.status, 404);
 
   const free = await t.ok('tag_show', { id: 'economy', include_datasets: true });
-  assert.deepEqual(free.packages.map((x: any) => x.name), ['voc-a'], 'private datasets are not listed');
+  assert.deepEqual(
+    free.packages.map((x: any) => x.name),
+    ['voc-a'],
+    'private datasets are not listed',
+  );
   const peru = await t.ok('tag_show', { id: 'Peru', vocabulary_id: 'country' });
   assert.equal(peru.name, 'Peru');
   assert.equal(peru.packages, undefined);

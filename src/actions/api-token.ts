@@ -10,26 +10,40 @@ import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts
 import { deleteToken, findToken, insertToken, listTokens } from '../model/api-tokens.ts';
 import { findUser, type UserRow } from '../model/users.ts';
 
-export async function issueToken(ctx: ActionContext, user: UserRow, name: string, expiresAt?: Date | null): Promise<{ token: string; id: string }> {
+export async function issueToken(
+  ctx: ActionContext,
+  user: UserRow,
+  name: string,
+  expiresAt?: Date | null,
+): Promise<{ token: string; id: string }> {
   const id = newTokenId();
   await insertToken(ctx.db, { id, userId: user.id, name, expiresAt });
   return { token: await signToken(await tokenSecret(ctx.db, ctx.config), id, expiresAt), id };
 }
 
-function tokenDict(t: { id: string; name: string; user_id: string; created_at: string; last_access: string | null; expires_at: string | null }) {
+function tokenDict(t: {
+  id: string;
+  name: string;
+  user_id: string;
+  created_at: string;
+  last_access: string | null;
+  expires_at: string | null;
+}) {
   const out: Record<string, unknown> = { id: t.id, name: t.name, user_id: t.user_id, created_at: t.created_at, last_access: t.last_access };
   if (t.expires_at) out.expires_at = t.expires_at;
   return out;
 }
 
 /** The caller acts on their own tokens; sysadmins on anyone's. */
-const ownTokens = (action: string): AuthFunction => async (ctx, params) => {
-  if (!ctx.identity.user) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
-  const target = params.user ?? params.user_id;
-  if (target === undefined) return;
-  const user = await findUser(ctx.db, String(target));
-  if (!user || user.id !== ctx.identity.user.id) throw denied(ctx, `manage the API tokens of user ${target}`);
-};
+const ownTokens =
+  (action: string): AuthFunction =>
+  async (ctx, params) => {
+    if (!ctx.identity.user) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
+    const target = params.user ?? params.user_id;
+    if (target === undefined) return;
+    const user = await findUser(ctx.db, String(target));
+    if (!user || user.id !== ctx.identity.user.id) throw denied(ctx, `manage the API tokens of user ${target}`);
+  };
 
 async function targetUser(ctx: ActionContext, idOrName: string | undefined): Promise<UserRow> {
   if (idOrName === undefined) {

@@ -135,7 +135,9 @@ export function databaseErrorAsValidation(e: unknown, input: Record<string, unkn
   if (code === '23505' || code === '23503') {
     const key = /^Key \(([^)]*)\)/.exec(err.detail ?? '')?.[1];
     const field = key && /^\w+$/.test(key) ? key : 'input';
-    return new ValidationError({ [field]: [code === '23505' ? 'That value is already in use.' : 'Refers to something that does not exist.'] });
+    return new ValidationError({
+      [field]: [code === '23505' ? 'That value is already in use.' : 'Refers to something that does not exist.'],
+    });
   }
   if (code.startsWith('23')) {
     // Other integrity constraints (not null, check): the input broke a rule the schema holds.

@@ -27,22 +27,30 @@ async function packageOr404(ctx: ActionContext, id: string): Promise<PackageRow>
   return pkg;
 }
 
-const manageAuth = (action: string, what: string): AuthFunction => async (ctx, p) => {
-  requireEnabled(ctx);
-  if (action === 'package_collaborator_create') checkCapacity(ctx, p.capacity);
-  const pkg = await packageOr404(ctx, p.id);
-  requireUser(ctx, action);
-  if (!(await canManageCollaborators(ctx, pkg))) throw notAuthorized(ctx, what);
-};
+const manageAuth =
+  (action: string, what: string): AuthFunction =>
+  async (ctx, p) => {
+    requireEnabled(ctx);
+    if (action === 'package_collaborator_create') checkCapacity(ctx, p.capacity);
+    const pkg = await packageOr404(ctx, p.id);
+    requireUser(ctx, action);
+    if (!(await canManageCollaborators(ctx, pkg))) throw notAuthorized(ctx, what);
+  };
 
 const iso = (t: string) => String(t).replace(' ', 'T');
 const spaced = (t: string) => String(t).replace('T', ' ');
 
-const collaboratorSchema = Type.Object({
-  package_id: Type.String(), user_id: Type.String(), capacity: Type.String(), modified: Type.String(),
-}, { additionalProperties: true, title: 'Collaborator' });
+const collaboratorSchema = Type.Object(
+  {
+    package_id: Type.String(),
+    user_id: Type.String(),
+    capacity: Type.String(),
+    modified: Type.String(),
+  },
+  { additionalProperties: true, title: 'Collaborator' },
+);
 
-const datasetId = p.string('the dataset\'s id or name').required();
+const datasetId = p.string("the dataset's id or name").required();
 // The capacities allowed depend on the configuration (admin only with allow_admin_collaborators):
 // checked by checkCapacity with CKAN's message.
 const capacity = (description: string) => p.string(description);
@@ -56,10 +64,11 @@ export const collaboratorActions: ActionDefinition<any, any>[] = [
     name: 'package_collaborator_create',
     sideEffectFree: false,
     auth: manageAuth('package_collaborator_create', 'add collaborators to this dataset'),
-    description: 'Make a user a collaborator on a dataset, or change their capacity. Needs svc.auth.allow_dataset_collaborators. Admins of the dataset\'s organization, and admin collaborators (svc.auth.allow_admin_collaborators).',
+    description:
+      "Make a user a collaborator on a dataset, or change their capacity. Needs svc.auth.allow_dataset_collaborators. Admins of the dataset's organization, and admin collaborators (svc.auth.allow_admin_collaborators).",
     params: {
       id: datasetId,
-      user_id: p.string('the user\'s id or name').required(),
+      user_id: p.string("the user's id or name").required(),
       capacity: capacity('member (read), editor (edit and delete) or, when allowed, admin (also manage collaborators)').required(),
     },
     returns: { description: '{package_id, user_id, capacity, modified}', rtype: 'dictionary', schema: collaboratorSchema },
@@ -79,14 +88,15 @@ export const collaboratorActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: manageAuth('package_collaborator_delete', 'remove collaborators from this dataset'),
     description: 'Remove a collaborator from a dataset. Same rules as package_collaborator_create.',
-    params: { id: datasetId, user_id: p.string('the user\'s id or name').required() },
+    params: { id: datasetId, user_id: p.string("the user's id or name").required() },
     returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
       requireEnabled(ctx);
       const pkg = await packageOr404(ctx, p.id);
       const user = await findUser(ctx.db, p.user_id);
       if (!user) throw new NotFoundError('User not found');
-      if (!(await removeCollaborator(ctx.db, pkg.id, user.id))) throw new NotFoundError(`User ${p.user_id} is not a collaborator on this dataset`);
+      if (!(await removeCollaborator(ctx.db, pkg.id, user.id)))
+        throw new NotFoundError(`User ${p.user_id} is not a collaborator on this dataset`);
       await touchAndNotify(ctx, [pkg.id]);
       return null;
     },
@@ -116,18 +126,24 @@ export const collaboratorActions: ActionDefinition<any, any>[] = [
       if (target.id !== ctx.identity.user!.id) throw notAuthorized(ctx, `list the collaborations of user ${p.id}`);
     },
     description: 'Return the datasets a user collaborates on. Yourself or sysadmins. Needs svc.auth.allow_dataset_collaborators.',
-    params: { id: p.string('the user\'s id or name').required(), capacity: capacity('only this capacity') },
+    params: { id: p.string("the user's id or name").required(), capacity: capacity('only this capacity') },
     returns: {
       description: 'list of {package_id, capacity, modified}',
       rtype: 'list',
-      schema: listOf(Type.Object({ package_id: Type.String(), capacity: Type.String(), modified: Type.String() }, { additionalProperties: true })),
+      schema: listOf(
+        Type.Object({ package_id: Type.String(), capacity: Type.String(), modified: Type.String() }, { additionalProperties: true }),
+      ),
     },
     handler: async (ctx, p) => {
       requireEnabled(ctx);
       checkCapacity(ctx, p.capacity);
       const user = await findUser(ctx.db, p.id);
       if (!user) throw new NotFoundError('User not found');
-      return (await collaborationsOf(ctx.db, user.id, p.capacity)).map((c) => ({ capacity: c.capacity, modified: iso(c.modified), package_id: c.package_id }));
+      return (await collaborationsOf(ctx.db, user.id, p.capacity)).map((c) => ({
+        capacity: c.capacity,
+        modified: iso(c.modified),
+        package_id: c.package_id,
+      }));
     },
   }),
 ];

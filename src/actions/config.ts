@@ -23,7 +23,13 @@ const ACCEPTED: Record<OptionType, (v: unknown) => boolean> = {
   bool: (v) => typeof v === 'string' || typeof v === 'boolean',
   list: (v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')),
 };
-const TYPE_NAMES: Record<OptionType, string> = { string: 'a string', int: 'an integer', float: 'a number', bool: 'a boolean', list: 'a list of strings' };
+const TYPE_NAMES: Record<OptionType, string> = {
+  string: 'a string',
+  int: 'an integer',
+  float: 'a number',
+  bool: 'a boolean',
+  list: 'a list of strings',
+};
 
 /** Checks and converts with the option's declaration (type and validate), reporting problems as field errors. */
 const declared: Validator = (v, f) => {
@@ -49,8 +55,18 @@ export function removeEditableOption(key: string): void {
   editable.delete(key);
 }
 
-for (const key of ['svc.site_custom_css', 'svc.main_css', 'svc.site_title', 'svc.site_about', 'svc.site_url', 'svc.site_logo',
-  'svc.site_description', 'svc.site_intro_text', 'svc.homepage_style', 'svc.hola']) {
+for (const key of [
+  'svc.site_custom_css',
+  'svc.main_css',
+  'svc.site_title',
+  'svc.site_about',
+  'svc.site_url',
+  'svc.site_logo',
+  'svc.site_description',
+  'svc.site_intro_text',
+  'svc.homepage_style',
+  'svc.hola',
+]) {
   addEditableOption(key, [ignoreMissing, declared]);
 }
 
@@ -78,8 +94,10 @@ export async function loadPersistedOptions(services: Services): Promise<void> {
 
 function notEditable(keys: string[]): ValidationError {
   const list = keys.map((k) => `'${k}'`).join(', ');
-  return new ValidationError(Object.fromEntries(keys.map((k) => [k, [`Configuration option(s) ${list} can not be updated`]])),
-    `Configuration option(s) ${list} can not be updated`);
+  return new ValidationError(
+    Object.fromEntries(keys.map((k) => [k, [`Configuration option(s) ${list} can not be updated`]])),
+    `Configuration option(s) ${list} can not be updated`,
+  );
 }
 
 export const configActions: ActionDefinition<any, any>[] = [
@@ -107,7 +125,8 @@ export const configActions: ActionDefinition<any, any>[] = [
     name: 'config_option_update',
     sideEffectFree: false,
     auth: sysadminOnly,
-    description: 'Change runtime-editable configuration options. Send an object mapping option keys to values; the values are validated, saved in the database and take effect at once. Sysadmin only.',
+    description:
+      'Change runtime-editable configuration options. Send an object mapping option keys to values; the values are validated, saved in the database and take effect at once. Sysadmin only.',
     // The editable keys change at run time (plugins add and remove them): their chains run in the handler.
     params: {},
     extras: 'keep',

@@ -9,7 +9,15 @@ import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { canReadPackage, visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, ValidationError } from '../errors.ts';
 import {
-  follow, followedGroupIds, followedPackageIds, followedUserIds, followerCount, followerIds, isFollowing, unfollow, type FollowType,
+  follow,
+  followedGroupIds,
+  followedPackageIds,
+  followedUserIds,
+  followerCount,
+  followerIds,
+  isFollowing,
+  unfollow,
+  type FollowType,
 } from '../model/follows.ts';
 import { findGroup, findPackage } from '../model/packages.ts';
 import { findUser } from '../model/users.ts';
@@ -25,10 +33,14 @@ const LABEL: Record<Kind, string> = { user: 'User', dataset: 'Dataset', group: '
 const PLURAL: Record<Kind, string> = { user: 'users', dataset: 'datasets', group: 'groups', organization: 'organizations' };
 
 const followSchema = Type.Object({ follower_id: Type.String(), object_id: Type.String(), datetime: Type.String() }, { title: 'Follower' });
-const followeeSchema = Type.Object({
-  type: Type.String({ description: "'user', 'dataset', 'group' or 'organization'" }), display_name: Type.String(),
-  dict: Type.Record(Type.String(), Type.Unknown(), { description: 'what the show action of the object returns' }),
-}, { title: 'Followee' });
+const followeeSchema = Type.Object(
+  {
+    type: Type.String({ description: "'user', 'dataset', 'group' or 'organization'" }),
+    display_name: Type.String(),
+    dict: Type.Record(Type.String(), Type.Unknown(), { description: 'what the show action of the object returns' }),
+  },
+  { title: 'Followee' },
+);
 
 /** The id of the followed object; an unknown (or, for datasets, unreadable) one is a validation error on id. */
 async function objectId(ctx: ActionContext, kind: Kind, ref: string): Promise<string> {
@@ -42,17 +54,22 @@ async function objectId(ctx: ActionContext, kind: Kind, ref: string): Promise<st
   return id;
 }
 
-const loginTo = (what: string): AuthFunction => (ctx) => {
-  if (!ctx.identity.user) throw new AuthorizationError(`You must be logged in to ${what}`);
-};
+const loginTo =
+  (what: string): AuthFunction =>
+  (ctx) => {
+    if (!ctx.identity.user) throw new AuthorizationError(`You must be logged in to ${what}`);
+  };
 
 /** The user named by id, for self-or-sysadmin lists. */
-const selfOrSysadmin = (action: string): AuthFunction => async (ctx, prm) => {
-  const me = ctx.identity.user;
-  if (!me) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
-  const target = typeof prm.id === 'string' ? await findUser(ctx.db, prm.id) : undefined;
-  if (target && target.id !== me.id) throw new AuthorizationError(`User ${me.name} not authorized to see the followees of user ${prm.id}`);
-};
+const selfOrSysadmin =
+  (action: string): AuthFunction =>
+  async (ctx, prm) => {
+    const me = ctx.identity.user;
+    if (!me) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
+    const target = typeof prm.id === 'string' ? await findUser(ctx.db, prm.id) : undefined;
+    if (target && target.id !== me.id)
+      throw new AuthorizationError(`User ${me.name} not authorized to see the followees of user ${prm.id}`);
+  };
 
 async function userOrInvalid(ctx: ActionContext, ref: string) {
   const user = await findUser(ctx.db, ref);
@@ -105,7 +122,8 @@ function kindActions(kind: Kind): ActionDefinition<any, any>[] {
       returns: { description: 'user dicts', rtype: 'list', schema: listOf(userSchema) },
       handler: async (ctx, prm) => {
         const out: Record<string, unknown>[] = [];
-        for (const id of await followerIds(ctx.db, table, await objectId(ctx, kind, prm.id))) out.push(await userDict(ctx, (await findUser(ctx.db, id))!));
+        for (const id of await followerIds(ctx.db, table, await objectId(ctx, kind, prm.id)))
+          out.push(await userDict(ctx, (await findUser(ctx.db, id))!));
         return out;
       },
     }),
@@ -116,22 +134,25 @@ function kindActions(kind: Kind): ActionDefinition<any, any>[] {
       description: `Return the ${PLURAL[kind]} a user follows (only to that user and sysadmins).`,
       params: idParam('the id or name of the user'),
       returns: {
-        description: `${kind} dicts`, rtype: 'list',
+        description: `${kind} dicts`,
+        rtype: 'list',
         schema: listOf(kind === 'user' ? userSchema : kind === 'dataset' ? datasetSchema : groupSchema),
       },
       handler: async (ctx, prm) => followeeDicts(ctx, (await userOrInvalid(ctx, prm.id)).id, kind),
     }),
   ];
   if (kind !== 'user') {
-    defs.push(defineAction({
-      name: `${kind}_followee_count`,
-      sideEffectFree: true,
-      auth: anyone,
-      description: `Return the number of ${PLURAL[kind]} a user follows.`,
-      params: idParam('the id or name of the user'),
-      returns: { description: 'a count', rtype: 'int', schema: Type.Integer() },
-      handler: async (ctx, prm) => (await followeeIds(ctx, (await userOrInvalid(ctx, prm.id)).id, kind)).length,
-    }));
+    defs.push(
+      defineAction({
+        name: `${kind}_followee_count`,
+        sideEffectFree: true,
+        auth: anyone,
+        description: `Return the number of ${PLURAL[kind]} a user follows.`,
+        params: idParam('the id or name of the user'),
+        returns: { description: 'a count', rtype: 'int', schema: Type.Integer() },
+        handler: async (ctx, prm) => (await followeeIds(ctx, (await userOrInvalid(ctx, prm.id)).id, kind)).length,
+      }),
+    );
   }
   if (kind === 'organization') return defs;
   defs.push(
@@ -145,7 +166,8 @@ function kindActions(kind: Kind): ActionDefinition<any, any>[] {
       handler: async (ctx, prm) => {
         const me = ctx.identity.user!;
         const id = await objectId(ctx, kind, prm.id);
-        if (kind === 'user' && id === me.id) throw new ValidationError({ id: ['You cannot follow yourself'] }, 'You cannot follow yourself');
+        if (kind === 'user' && id === me.id)
+          throw new ValidationError({ id: ['You cannot follow yourself'] }, 'You cannot follow yourself');
         return follow(ctx.db, me.id, table, id);
       },
     }),
@@ -172,15 +194,17 @@ function kindActions(kind: Kind): ActionDefinition<any, any>[] {
     }),
   );
   if (kind === 'user') {
-    defs.push(defineAction({
-      name: 'user_followee_count',
-      sideEffectFree: true,
-      auth: anyone,
-      description: 'Return the number of users a user follows.',
-      params: idParam('the id or name of the user'),
-      returns: { description: 'a count', rtype: 'int', schema: Type.Integer() },
-      handler: async (ctx, prm) => (await followeeIds(ctx, (await userOrInvalid(ctx, prm.id)).id, 'user')).length,
-    }));
+    defs.push(
+      defineAction({
+        name: 'user_followee_count',
+        sideEffectFree: true,
+        auth: anyone,
+        description: 'Return the number of users a user follows.',
+        params: idParam('the id or name of the user'),
+        returns: { description: 'a count', rtype: 'int', schema: Type.Integer() },
+        handler: async (ctx, prm) => (await followeeIds(ctx, (await userOrInvalid(ctx, prm.id)).id, 'user')).length,
+      }),
+    );
   }
   return defs;
 }

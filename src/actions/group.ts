@@ -8,15 +8,46 @@ import { compileParams, p, type ParamValues } from './params.ts';
 import { datasetSchema, groupSchema, groupSummarySchema, listOf, organizationSummarySchema } from './result-schemas.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import {
-  callerCapacities, canCreateGroup, canDeleteGroup, canEditGroup, canReadGroup, canReadPackage, capacityAllows, forgetCapacities,
-  hasGroupPermission, notAuthorized, requireUser, userCapacities, visiblePackagesCondition, type Capacity,
+  callerCapacities,
+  canCreateGroup,
+  canDeleteGroup,
+  canEditGroup,
+  canReadGroup,
+  canReadPackage,
+  capacityAllows,
+  forgetCapacities,
+  hasGroupPermission,
+  notAuthorized,
+  requireUser,
+  userCapacities,
+  visiblePackagesCondition,
+  type Capacity,
 } from '../auth/authz.ts';
 import { sysadminOnly, anyone } from '../auth/rules.ts';
 import {
-  autocompleteGroups, countOrganizationDatasets, deleteGroup, disownDatasets, extrasOfGroups, findGroup, groupNameHolder, insertGroup,
-  listGroups, purgeGroup, saveGroupExtras, updateGroup, type GroupRow,
+  autocompleteGroups,
+  countOrganizationDatasets,
+  deleteGroup,
+  disownDatasets,
+  extrasOfGroups,
+  findGroup,
+  groupNameHolder,
+  insertGroup,
+  listGroups,
+  purgeGroup,
+  saveGroupExtras,
+  updateGroup,
+  type GroupRow,
 } from '../model/groups.ts';
-import { countUserMembers, lockHierarchy, parentGroups, replaceMembers, upsertMember, userMembers, wouldCreateLoop } from '../model/members.ts';
+import {
+  countUserMembers,
+  lockHierarchy,
+  parentGroups,
+  replaceMembers,
+  upsertMember,
+  userMembers,
+  wouldCreateLoop,
+} from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, touchAndNotify, type PackageRow } from '../model/packages.ts';
 import { reindexGroupDatasets } from '../search/service.ts';
@@ -106,9 +137,18 @@ async function groupPackageIds(ctx: ActionContext, group: GroupRow, limit: numbe
 /** The fields every group dict starts with (list_for_user / list_authz items, unvalidated). */
 function baseDict(ctx: ActionContext, g: GroupRow): Record<string, unknown> {
   return {
-    id: g.id, name: g.name, title: g.title, type: g.type, description: g.description, image_url: g.image_url, created: g.created,
-    is_organization: g.is_organization, approval_status: g.approval_status, state: g.state,
-    display_name: g.title || g.name, image_display_url: groupImageDisplayUrl(ctx, g.image_url),
+    id: g.id,
+    name: g.name,
+    title: g.title,
+    type: g.type,
+    description: g.description,
+    image_url: g.image_url,
+    created: g.created,
+    is_organization: g.is_organization,
+    approval_status: g.approval_status,
+    state: g.state,
+    display_name: g.title || g.name,
+    image_display_url: groupImageDisplayUrl(ctx, g.image_url),
   };
 }
 
@@ -130,10 +170,18 @@ export interface ShowOptions {
 export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     ...baseDict(ctx, g),
-    title: g.title ?? '', description: g.description ?? '', image_url: g.image_url ?? '',
+    title: g.title ?? '',
+    description: g.description ?? '',
+    image_url: g.image_url ?? '',
   };
   if (o.includeExtras) {
-    out.extras = (await extrasOfGroups(ctx.db, [g.id])).map((e) => ({ id: e.id, group_id: e.group_id, key: e.key, value: e.value, state: e.state }));
+    out.extras = (await extrasOfGroups(ctx.db, [g.id])).map((e) => ({
+      id: e.id,
+      group_id: e.group_id,
+      key: e.key,
+      value: e.value,
+      state: e.state,
+    }));
   }
   if (o.includeDatasets || o.includeDatasetCount) {
     out.package_count = o.packageCount ?? (await packageCounts(ctx, [g.id])).get(g.id) ?? 0;
@@ -201,9 +249,15 @@ const groupFields = {
   type: p.string('the type'),
   state: p.enum(['active', 'deleted', 'draft'], 'the state (honoured for sysadmins on create, for editors of the group on update)'),
   approval_status: p.string('the approval status'),
-  extras: p.listOf({ key: p.string('the key').required(), value: p.any('the value'), deleted: p.any('ignored') }, 'custom fields: list of {key, value}'),
+  extras: p.listOf(
+    { key: p.string('the key').required(), value: p.any('the value'), deleted: p.any('ignored') },
+    'custom fields: list of {key, value}',
+  ),
   users: p.listOf(memberItem('member', ['admin', 'editor', 'member']), 'members: list of {name or id, capacity (admin, editor or member)}'),
-  groups: p.listOf(memberItem('parent'), "the parents: list of {name or id, capacity (default 'parent')}; admins of a parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)"),
+  groups: p.listOf(
+    memberItem('parent'),
+    "the parents: list of {name or id, capacity (default 'parent')}; admins of a parent are admins here too (svc.auth.roles_that_cascade_to_sub_groups)",
+  ),
   packages: p.listOf({ id: p.string('id'), name: p.string('name') }, 'datasets of a group: list of {id} or {name}'),
   tags: p.any('accepted, not stored').hidden(),
 };
@@ -259,7 +313,12 @@ async function saveParents(ctx: ActionContext, group: GroupRow, groups: Ref[]): 
     const row = ref ? await findGroup(ctx.db, ref) : undefined;
     const key = g.id ? 'id' : 'name';
     if (!row || row.state === 'deleted') errors.push({ [key]: [`${titleKind(group.is_organization)} not found: ${ref ?? ''}`] });
-    else if (row.is_organization !== group.is_organization) errors.push({ [key]: [`The parent of ${kind === 'organization' ? 'an organization' : 'a group'} must be ${kind === 'organization' ? 'an organization' : 'a group'}`] });
+    else if (row.is_organization !== group.is_organization)
+      errors.push({
+        [key]: [
+          `The parent of ${kind === 'organization' ? 'an organization' : 'a group'} must be ${kind === 'organization' ? 'an organization' : 'a group'}`,
+        ],
+      });
     else if (await wouldCreateLoop(ctx.db, group.id, row.id)) errors.push({ [key]: ['This parent would create a loop in the hierarchy'] });
     else {
       errors.push({});
@@ -300,7 +359,12 @@ async function savePackages(ctx: ActionContext, group: GroupRow, packages: { id?
 // --- handlers ---------------------------------------------------------------------------------
 
 const SHOW_ALL: ShowOptions = {
-  includeDatasetCount: true, includeExtras: true, includeUsers: true, includeGroups: true, includeTags: true, includeFollowers: true,
+  includeDatasetCount: true,
+  includeExtras: true,
+  includeUsers: true,
+  includeGroups: true,
+  includeTags: true,
+  includeFollowers: true,
 };
 
 /** What create/update/patch return: the show dict with everything but the datasets (users included). */
@@ -314,7 +378,13 @@ async function createGroup(ctx: ActionContext, p: ParamValues<typeof createParam
   const type = p.type ?? kindOf(isOrg);
   if (!isOrg && type === 'organization') throw new ValidationError({ type: ['Trying to create an organization as a group'] });
   const group = await insertGroup(ctx.db, {
-    id: p.id, name: p.name, title: p.title, type, description: p.description, image_url: p.image_url, is_organization: isOrg,
+    id: p.id,
+    name: p.name,
+    title: p.title,
+    type,
+    description: p.description,
+    image_url: p.image_url,
+    is_organization: isOrg,
     approval_status: p.approval_status,
     state: ctx.identity.sysadmin || ctx.ignoreAuth ? p.state : undefined,
   });
@@ -341,7 +411,8 @@ async function updateGroupFromDict(ctx: ActionContext, p: UpdateParams, isOrg: b
   if (p.approval_status !== undefined) changes.approval_status = p.approval_status;
   if (p.state !== undefined && (ctx.ignoreAuth || (await canEditGroup(ctx, group.id)))) changes.state = p.state;
   await updateGroup(ctx.db, group.id, changes as any);
-  if ((changes.name ?? group.name) !== group.name || (changes.title !== undefined && changes.title !== group.title)) await reindexGroupDatasets(ctx.services, ctx.db, group.id, (fn) => afterCommit(ctx, fn));
+  if ((changes.name ?? group.name) !== group.name || (changes.title !== undefined && changes.title !== group.title))
+    await reindexGroupDatasets(ctx.services, ctx.db, group.id, (fn) => afterCommit(ctx, fn));
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users !== undefined || !partial) await saveUsers(ctx, group, p.users ?? []);
   if (p.groups !== undefined || !partial) await saveParents(ctx, group, p.groups ?? []);
@@ -354,7 +425,8 @@ async function deleteGroupAction(ctx: ActionContext, p: { id: string }, isOrg: b
   const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
   const changed: string[] = [];
   if (isOrg && (await countOrganizationDatasets(ctx.db, group.id)) > 0) {
-    if (!ctx.config.bool('svc.auth.create_unowned_dataset')) throw validationMessage('Organization cannot be deleted while it still has datasets');
+    if (!ctx.config.bool('svc.auth.create_unowned_dataset'))
+      throw validationMessage('Organization cannot be deleted while it still has datasets');
     changed.push(...(await disownDatasets(ctx.db, group.id, purge)));
   }
   changed.push(...(purge ? await purgeGroup(ctx.db, group.id) : await deleteGroup(ctx.db, group.id)));
@@ -371,7 +443,10 @@ const SORT_FIELDS = ['name', 'packages', 'package_count', 'title'];
 export function parseGroupSort(sort: string): { field: string; dir: 'asc' | 'desc' } {
   let s = sort.trim();
   if (s === 'packages' || s === 'package_count') s = 'package_count desc';
-  const parts = s.split(',').map((x) => x.trim()).filter(Boolean);
+  const parts = s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const out: { field: string; dir: 'asc' | 'desc' }[] = [];
   for (const part of parts) {
     const [field, order = 'asc'] = part.split(/\s+/);
@@ -392,54 +467,87 @@ async function listGroupsAction(ctx: ActionContext, p: ParamValues<ListParams>, 
   const countExpr = sort.field === 'package_count' ? await packageCountSql(ctx, params) : undefined;
   const names = p[isOrg ? 'organizations' : 'groups'];
   const rows = await listGroups(ctx.db, {
-    isOrganization: isOrg, type: p.type ?? kindOf(isOrg), q: p.q, names, sort, limit, offset: p.offset ?? 0, countExpr, params,
+    isOrganization: isOrg,
+    type: p.type ?? kindOf(isOrg),
+    q: p.q,
+    names,
+    sort,
+    limit,
+    offset: p.offset ?? 0,
+    countExpr,
+    params,
   });
   if (!p.all_fields) return rows.map((r) => r.name);
-  const counts = p.include_dataset_count ? await packageCounts(ctx, rows.map((r) => r.id)) : new Map<string, number>();
+  const counts = p.include_dataset_count
+    ? await packageCounts(
+        ctx,
+        rows.map((r) => r.id),
+      )
+    : new Map<string, number>();
   const out = [];
   for (const g of rows) {
-    out.push(await groupDict(ctx, g, {
-      includeDatasetCount: p.include_dataset_count, packageCount: counts.get(g.id), includeExtras: p.include_extras, includeTags: p.include_tags,
-      includeGroups: p.include_groups, includeUsers: p.include_users, includeFollowers: p.include_followers, includeMemberCount: p.include_member_count,
-      followersOnlyWhenAsked: true,
-    }));
+    out.push(
+      await groupDict(ctx, g, {
+        includeDatasetCount: p.include_dataset_count,
+        packageCount: counts.get(g.id),
+        includeExtras: p.include_extras,
+        includeTags: p.include_tags,
+        includeGroups: p.include_groups,
+        includeUsers: p.include_users,
+        includeFollowers: p.include_followers,
+        includeMemberCount: p.include_member_count,
+        followersOnlyWhenAsked: true,
+      }),
+    );
   }
   return out;
 }
 
 // --- auth rules -------------------------------------------------------------------------------
 
-const createAuth = (isOrg: boolean): AuthFunction => (ctx) => {
-  requireUser(ctx, `${kindOf(isOrg)}_create`);
-  if (!canCreateGroup(ctx, isOrg)) throw notAuthorized(ctx, `create ${kindOf(isOrg)}s`);
-};
+const createAuth =
+  (isOrg: boolean): AuthFunction =>
+  (ctx) => {
+    requireUser(ctx, `${kindOf(isOrg)}_create`);
+    if (!canCreateGroup(ctx, isOrg)) throw notAuthorized(ctx, `create ${kindOf(isOrg)}s`);
+  };
 
-const updateAuth = (isOrg: boolean, action: string): AuthFunction => async (ctx, p) => {
-  const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
-  requireUser(ctx, action);
-  if (!(await canEditGroup(ctx, group.id))) throw notAuthorized(ctx, `edit ${kindOf(isOrg)} ${group.id}`);
-};
+const updateAuth =
+  (isOrg: boolean, action: string): AuthFunction =>
+  async (ctx, p) => {
+    const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
+    requireUser(ctx, action);
+    if (!(await canEditGroup(ctx, group.id))) throw notAuthorized(ctx, `edit ${kindOf(isOrg)} ${group.id}`);
+  };
 
-const deleteAuth = (isOrg: boolean): AuthFunction => async (ctx, p) => {
-  const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
-  requireUser(ctx, `${kindOf(isOrg)}_delete`);
-  if (!ctx.config.bool(isOrg ? 'svc.auth.user_delete_organizations' : 'svc.auth.user_delete_groups')) throw notAuthorized(ctx, `delete ${kindOf(isOrg)}s`);
-  if (!(await canDeleteGroup(ctx, group.id, isOrg))) throw notAuthorized(ctx, `delete ${kindOf(isOrg)} ${group.id}`);
-};
+const deleteAuth =
+  (isOrg: boolean): AuthFunction =>
+  async (ctx, p) => {
+    const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
+    requireUser(ctx, `${kindOf(isOrg)}_delete`);
+    if (!ctx.config.bool(isOrg ? 'svc.auth.user_delete_organizations' : 'svc.auth.user_delete_groups'))
+      throw notAuthorized(ctx, `delete ${kindOf(isOrg)}s`);
+    if (!(await canDeleteGroup(ctx, group.id, isOrg))) throw notAuthorized(ctx, `delete ${kindOf(isOrg)} ${group.id}`);
+  };
 
-const purgeAuth = (isOrg: boolean): AuthFunction => async (ctx, p) => {
-  await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
-  requireUser(ctx, `${kindOf(isOrg)}_purge`);
-  sysadminOnly(ctx, p);
-};
+const purgeAuth =
+  (isOrg: boolean): AuthFunction =>
+  async (ctx, p) => {
+    await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
+    requireUser(ctx, `${kindOf(isOrg)}_purge`);
+    sysadminOnly(ctx, p);
+  };
 
 /** group_show / organization_show (also member_list, group_package_show): users need public_user_details or membership. */
-export const showAuth = (isOrg: boolean | undefined, mode: 'show' | 'members' | 'packages' = 'show'): AuthFunction => async (ctx, p) => {
-  const group = await findGroup(ctx.db, String(p.id ?? ''));
-  if (!group || (isOrg !== undefined && group.is_organization !== isOrg)) throw new NotFoundError();
-  const users = mode === 'show' ? !!p.include_users : mode === 'members' ? p.object_type === undefined || p.object_type === 'user' : false;
-  if (!(await canReadGroup(ctx, group, { users }))) throw notAuthorized(ctx, `read ${kindOf(group.is_organization)} ${group.id}`);
-};
+export const showAuth =
+  (isOrg: boolean | undefined, mode: 'show' | 'members' | 'packages' = 'show'): AuthFunction =>
+  async (ctx, p) => {
+    const group = await findGroup(ctx.db, String(p.id ?? ''));
+    if (!group || (isOrg !== undefined && group.is_organization !== isOrg)) throw new NotFoundError();
+    const users =
+      mode === 'show' ? !!p.include_users : mode === 'members' ? p.object_type === undefined || p.object_type === 'user' : false;
+    if (!(await canReadGroup(ctx, group, { users }))) throw notAuthorized(ctx, `read ${kindOf(group.is_organization)} ${group.id}`);
+  };
 
 // --- definitions ------------------------------------------------------------------------------
 
@@ -449,7 +557,12 @@ const showParams = {
   include_dataset_count: p.boolean('package_count (private datasets count only for members)').default(true),
   include_extras: p.boolean('include the extras').default(true),
   // Missing or null: the configuration decides (svc.auth.public_user_details); "" is true.
-  include_users: p.custom<boolean>('include the users (default svc.auth.public_user_details)', [defaultValue(true), booleanValidator], Type.Boolean(), 'bool'),
+  include_users: p.custom<boolean>(
+    'include the users (default svc.auth.public_user_details)',
+    [defaultValue(true), booleanValidator],
+    Type.Boolean(),
+    'bool',
+  ),
   include_groups: p.boolean('include the parent groups (groups)').default(true),
   include_tags: p.boolean('include the tags').default(true),
   include_followers: p.boolean('include num_followers').default(true),
@@ -459,9 +572,11 @@ const showParams = {
 const namesParam = p.stringList('only these names (a list, or one comma-separated string)', { split: true });
 const listCommon = {
   type: p.string('the type (default: group or organization)'),
-  sort: p.string('name, title or package_count, with asc/desc (default \'title asc\'; \'packages\' = package_count desc)'),
+  sort: p.string("name, title or package_count, with asc/desc (default 'title asc'; 'packages' = package_count desc)"),
   order_by: p.string('deprecated, use sort'),
-  limit: p.natural('at most this many (default and maximum svc.group_and_organization_list_max, or svc.group_and_organization_list_all_fields_max with all_fields)'),
+  limit: p.natural(
+    'at most this many (default and maximum svc.group_and_organization_list_max, or svc.group_and_organization_list_all_fields_max with all_fields)',
+  ),
   offset: p.natural('skip this many (default 0)'),
   q: p.string('only those whose name, title or description contains q'),
   all_fields: p.boolean('return dicts instead of names').default(false),
@@ -505,8 +620,14 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
         const g = await groupOr404(ctx, p.id, isOrg);
         const includeUsers = p.include_users ?? ctx.config.bool('svc.auth.public_user_details');
         return groupDict(ctx, g, {
-          includeDatasets: p.include_datasets, includeDatasetCount: p.include_dataset_count, includeExtras: p.include_extras, includeUsers,
-          includeGroups: p.include_groups, includeTags: p.include_tags, includeFollowers: p.include_followers, includeMemberCount: p.include_member_count,
+          includeDatasets: p.include_datasets,
+          includeDatasetCount: p.include_dataset_count,
+          includeExtras: p.include_extras,
+          includeUsers,
+          includeGroups: p.include_groups,
+          includeTags: p.include_tags,
+          includeFollowers: p.include_followers,
+          includeMemberCount: p.include_member_count,
         });
       },
     }),
@@ -558,7 +679,11 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       auth: anyone,
       description: `Return the active ${ks}: names, or dicts with all_fields.`,
       params: listParams(isOrg),
-      returns: { description: `names, or ${k} dicts with all_fields`, rtype: 'list', schema: Type.Union([listOf(Type.String()), listOf(groupSchema)]) },
+      returns: {
+        description: `names, or ${k} dicts with all_fields`,
+        rtype: 'list',
+        schema: Type.Union([listOf(Type.String()), listOf(groupSchema)]),
+      },
       handler: (ctx, p) => listGroupsAction(ctx, p, isOrg),
     }),
     defineAction({
@@ -596,9 +721,13 @@ const byDisplayName = (a: GroupRow, b: GroupRow) => {
 };
 
 async function activeGroups(ctx: ActionContext, isOrg: boolean, ids: string[] | 'all'): Promise<GroupRow[]> {
-  const r = ids === 'all'
-    ? await ctx.db.query<GroupRow>("SELECT * FROM groups WHERE is_organization = $1 AND state = 'active'", [isOrg])
-    : await ctx.db.query<GroupRow>("SELECT * FROM groups WHERE is_organization = $1 AND state = 'active' AND id = ANY($2::text[])", [isOrg, ids]);
+  const r =
+    ids === 'all'
+      ? await ctx.db.query<GroupRow>("SELECT * FROM groups WHERE is_organization = $1 AND state = 'active'", [isOrg])
+      : await ctx.db.query<GroupRow>("SELECT * FROM groups WHERE is_organization = $1 AND state = 'active' AND id = ANY($2::text[])", [
+          isOrg,
+          ids,
+        ]);
   return r.rows.sort(byDisplayName);
 }
 
@@ -607,7 +736,8 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
     name: 'group_list_authz',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Return the groups (not organizations) you may add datasets to: those where you are a member in any capacity (sysadmins: all groups). Anonymous callers get [].',
+    description:
+      'Return the groups (not organizations) you may add datasets to: those where you are a member in any capacity (sysadmins: all groups). Anonymous callers get [].',
     params: {
       available_only: p.boolean('with package_id, leave out groups the dataset is already in').default(false),
       am_member: p.boolean('only groups you are a member of, also for sysadmins').default(false),
@@ -624,26 +754,43 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
       if (p.available_only && p.package_id) {
         const pkg = await findPackage(ctx.db, p.package_id);
         if (pkg) {
-          const r = await ctx.db.query<{ group_id: string }>("SELECT group_id FROM members WHERE table_name = 'package' AND table_id = $1 AND state = 'active'", [pkg.id]);
+          const r = await ctx.db.query<{ group_id: string }>(
+            "SELECT group_id FROM members WHERE table_name = 'package' AND table_id = $1 AND state = 'active'",
+            [pkg.id],
+          );
           const inGroups = new Set(r.rows.map((x) => x.group_id));
           groups = groups.filter((g) => !inGroups.has(g.id));
         }
       }
-      const counts = p.include_dataset_count ? await packageCounts(ctx, groups.map((g) => g.id)) : undefined;
-      return groups.map((g) => listItem(ctx, g, counts ? counts.get(g.id) ?? 0 : undefined));
+      const counts = p.include_dataset_count
+        ? await packageCounts(
+            ctx,
+            groups.map((g) => g.id),
+          )
+        : undefined;
+      return groups.map((g) => listItem(ctx, g, counts ? (counts.get(g.id) ?? 0) : undefined));
     },
   }),
   defineAction({
     name: 'organization_list_for_user',
     sideEffectFree: true,
     auth: anyone,
-    description: "Return the organizations a user holds a permission in, each with the user's capacity (sysadmins: every organization, as admin). Capacities inherited down the organization hierarchy count (svc.auth.roles_that_cascade_to_sub_groups).",
+    description:
+      "Return the organizations a user holds a permission in, each with the user's capacity (sysadmins: every organization, as admin). Capacities inherited down the organization hierarchy count (svc.auth.roles_that_cascade_to_sub_groups).",
     params: {
-      id: p.string('the user\'s id or name (default: you; anonymous callers get [])'),
-      permission: p.string('read, manage_group, create_dataset, update_dataset, delete_dataset, admin... (manage_group: every organization the user belongs to)').default('manage_group'),
+      id: p.string("the user's id or name (default: you; anonymous callers get [])"),
+      permission: p
+        .string(
+          'read, manage_group, create_dataset, update_dataset, delete_dataset, admin... (manage_group: every organization the user belongs to)',
+        )
+        .default('manage_group'),
       include_dataset_count: p.boolean('add package_count').default(false),
     },
-    returns: { description: 'the organizations, each with capacity', rtype: 'list of dictionaries', schema: listOf(organizationSummarySchema) },
+    returns: {
+      description: 'the organizations, each with capacity',
+      rtype: 'list of dictionaries',
+      schema: listOf(organizationSummarySchema),
+    },
     handler: async (ctx, p) => {
       let user = ctx.identity.user;
       if (p.id) {
@@ -659,8 +806,13 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
         const ids = [...caps.entries()].filter(([, c]) => capacityAllows(c, p.permission)).map(([id]) => id);
         pairs = (await activeGroups(ctx, true, ids)).map((g) => [g, caps.get(g.id) as Capacity]);
       }
-      const counts = p.include_dataset_count ? await packageCounts(ctx, pairs.map(([g]) => g.id)) : undefined;
-      return pairs.map(([g, c]) => listItem(ctx, g, counts ? counts.get(g.id) ?? 0 : undefined, c));
+      const counts = p.include_dataset_count
+        ? await packageCounts(
+            ctx,
+            pairs.map(([g]) => g.id),
+          )
+        : undefined;
+      return pairs.map(([g, c]) => listItem(ctx, g, counts ? (counts.get(g.id) ?? 0) : undefined, c));
     },
   }),
   defineAction({
@@ -669,7 +821,7 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
     auth: showAuth(undefined, 'packages'),
     description: 'Return the active public datasets of a group or organization, newest first.',
     params: {
-      id: p.string('the group\'s id or name').required(),
+      id: p.string("the group's id or name").required(),
       limit: p.natural('at most this many').default(10).max(1000),
     },
     returns: { description: 'the datasets', rtype: 'list of dictionaries', schema: listOf(datasetSchema) },
@@ -680,4 +832,3 @@ export const groupExtraActions: ActionDefinition<any, any>[] = [
     },
   }),
 ];
-

@@ -22,7 +22,8 @@ export const hierarchyActions: ActionDefinition<any, any>[] = [
     name: 'group_tree',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Return the hierarchy of the active groups (or organizations) of a type: the top-level ones (without a parent), each with its sub-groups nested in `children`, all by title.',
+    description:
+      'Return the hierarchy of the active groups (or organizations) of a type: the top-level ones (without a parent), each with its sub-groups nested in `children`, all by title.',
     params: {
       type: p.string("group type: 'group' or 'organization'").default('group'),
     },
@@ -33,12 +34,17 @@ export const hierarchyActions: ActionDefinition<any, any>[] = [
     name: 'group_tree_section',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Return the part of the hierarchy that holds a group: from its top-level ancestor down, the group itself marked `highlighted`.',
+    description:
+      'Return the part of the hierarchy that holds a group: from its top-level ancestor down, the group itself marked `highlighted`.',
     params: {
       id: p.string("the group's id or name").required(),
       type: p.string("group type: 'group' (when not given) or 'organization'; it must be the group's type"),
       include_parents: p.boolean('start at the top-level ancestor (true) or at the group (false)').default(true),
-      include_siblings: p.boolean("with include_parents, the whole tree under the top-level ancestor (true), or only the line of ancestors down to the group and the group's own sub-groups (false)").default(true),
+      include_siblings: p
+        .boolean(
+          "with include_parents, the whole tree under the top-level ancestor (true), or only the line of ancestors down to the group and the group's own sub-groups (false)",
+        )
+        .default(true),
     },
     returns: { description: 'the top node {id, name, title, highlighted, children}', rtype: 'dictionary', schema: treeNode },
     handler: async (ctx, params) => {
@@ -46,7 +52,9 @@ export const hierarchyActions: ActionDefinition<any, any>[] = [
       if (!group || group.state !== 'active') throw new NotFoundError('Group was not found.');
       const type = params.type ?? 'group';
       if (group.type !== type) {
-        throw validationMessage(`Group type is "${group.type}" not "${type}" that ${params.type === undefined ? 'is filtered by default' : 'was specified'}`);
+        throw validationMessage(
+          `Group type is "${group.type}" not "${type}" that ${params.type === undefined ? 'is filtered by default' : 'was specified'}`,
+        );
       }
       const tree = await Hierarchy.load(ctx.db, type);
       const ancestors = params.include_parents ? tree.ancestors(group.id) : [];

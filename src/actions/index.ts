@@ -22,8 +22,24 @@ import { searchActions } from './search.ts';
 import { hierarchyActions } from './hierarchy.ts';
 import { jobActions } from './job.ts';
 import { taskStatusActions } from './task-status.ts';
-export const coreActions: ActionDefinition<any, any>[] = [...siteActions, ...configActions, ...userActions, ...apiTokenActions,
-  ...packageActions, ...resourceActions, ...relationshipActions, ...licenseActions, ...tagActions,
-  ...groupActions(false), ...organizationActions, ...groupExtraActions, ...memberActions, ...collaboratorActions,
-  ...searchActions, ...hierarchyActions, ...jobActions, ...taskStatusActions];
+export const coreActions: ActionDefinition<any, any>[] = [
+  ...siteActions,
+  ...configActions,
+  ...userActions,
+  ...apiTokenActions,
+  ...packageActions,
+  ...resourceActions,
+  ...relationshipActions,
+  ...licenseActions,
+  ...tagActions,
+  ...groupActions(false),
+  ...organizationActions,
+  ...groupExtraActions,
+  ...memberActions,
+  ...collaboratorActions,
+  ...searchActions,
+  ...hierarchyActions,
+  ...jobActions,
+  ...taskStatusActions,
+];
 coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);

@@ -12,7 +12,10 @@ export const jobActions: ActionDefinition<any, any>[] = [
     auth: sysadminOnly,
     params: { queues: p.stringList('only jobs of these queues (default all)', { split: true }) },
     description: 'List the queued and running background jobs, oldest first.',
-    returns: { description: 'job dicts (id, title, created, queue, type, status, data, result, error, attempts, started, ended)', rtype: 'list' },
+    returns: {
+      description: 'job dicts (id, title, created, queue, type, status, data, result, error, attempts, started, ended)',
+      rtype: 'list',
+    },
     handler: async (ctx, q) => (await listJobs(ctx.db, q.queues)).map(jobDict),
   }),
   defineAction({

@@ -7,11 +7,26 @@ import { p } from './params.ts';
 import { listOf } from './result-schemas.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import {
-  canEditGroup, canManageMembers, canReadPackage, CAPACITIES, forgetCapacities, notAuthorized, requireUser, visiblePackagesCondition,
+  canEditGroup,
+  canManageMembers,
+  canReadPackage,
+  CAPACITIES,
+  forgetCapacities,
+  notAuthorized,
+  requireUser,
+  visiblePackagesCondition,
 } from '../auth/authz.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup, type GroupRow } from '../model/groups.ts';
-import { listMembers, lockHierarchy, wouldCreateLoop, removeMember, upsertMember, type MemberRow, type MemberTable } from '../model/members.ts';
+import {
+  listMembers,
+  lockHierarchy,
+  wouldCreateLoop,
+  removeMember,
+  upsertMember,
+  type MemberRow,
+  type MemberTable,
+} from '../model/members.ts';
 import { findUser } from '../model/users.ts';
 import { findPackage, lockPackages, touchAndNotify } from '../model/packages.ts';
 import { unicodeString } from '../validation/validators.ts';
@@ -30,10 +45,22 @@ const roleExists: Validator = (v) => {
 const roleParam = (description: string) =>
   p.custom<string>(description, [unicodeString, roleExists], Type.Union(CAPACITIES.map((c) => Type.Literal(c))));
 
-const memberSchema = Type.Object({
-  id: Type.String(), table_name: Type.String(), table_id: Type.String(), capacity: Type.String(), group_id: Type.String(), state: Type.String(),
-}, { additionalProperties: true, title: 'Member' });
-const memberReturns = { description: 'the member {id, table_name, table_id, capacity, group_id, state}', rtype: 'dictionary', schema: memberSchema };
+const memberSchema = Type.Object(
+  {
+    id: Type.String(),
+    table_name: Type.String(),
+    table_id: Type.String(),
+    capacity: Type.String(),
+    group_id: Type.String(),
+    state: Type.String(),
+  },
+  { additionalProperties: true, title: 'Member' },
+);
+const memberReturns = {
+  description: 'the member {id, table_name, table_id, capacity, group_id, state}',
+  rtype: 'dictionary',
+  schema: memberSchema,
+};
 const nullReturns = { description: 'null', schema: Type.Null() };
 
 function memberDict(m: MemberRow): Record<string, unknown> {
@@ -62,27 +89,44 @@ async function objectId(ctx: ActionContext, type: MemberTable, ref: string): Pro
   return id;
 }
 
-const memberAuth = (action: string): AuthFunction => async (ctx, p) => {
-  const group = await groupOrNotFound(ctx, p.id);
-  await objectId(ctx, p.object_type, p.object);
-  requireUser(ctx, action);
-  if (!(await canManageMembers(ctx, group, p.object_type))) throw notAuthorized(ctx, `edit ${kindOf(group.is_organization)} ${group.id}`);
-};
+const memberAuth =
+  (action: string): AuthFunction =>
+  async (ctx, p) => {
+    const group = await groupOrNotFound(ctx, p.id);
+    await objectId(ctx, p.object_type, p.object);
+    requireUser(ctx, action);
+    if (!(await canManageMembers(ctx, group, p.object_type))) throw notAuthorized(ctx, `edit ${kindOf(group.is_organization)} ${group.id}`);
+  };
 
 /** Adds (or changes) a membership; shared by member_create and group_/organization_member_create. */
-async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTable, ref: string, capacity: string): Promise<Record<string, unknown>> {
+async function createMember(
+  ctx: ActionContext,
+  group: GroupRow,
+  type: MemberTable,
+  ref: string,
+  capacity: string,
+): Promise<Record<string, unknown>> {
   const id = await objectId(ctx, type, ref);
-  if (type === 'user' && !(CAPACITIES as readonly string[]).includes(capacity)) throw new ValidationError({ capacity: ['role does not exist.'] });
+  if (type === 'user' && !(CAPACITIES as readonly string[]).includes(capacity))
+    throw new ValidationError({ capacity: ['role does not exist.'] });
   if (type === 'package' && group.is_organization) {
-    throw new ValidationError({ object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'] });
+    throw new ValidationError({
+      object_type: ['Datasets belong to an organization through their owner_org (package_create/package_update)'],
+    });
   }
   if (type === 'group') {
     // The group (id) goes under the object (its parent); only the group's admins may (memberAuth).
     const parent = await groupOrNotFound(ctx, id);
-    if (parent.is_organization !== group.is_organization) throw new ValidationError({ object: [`The parent of ${group.is_organization ? 'an organization' : 'a group'} must be ${group.is_organization ? 'an organization' : 'a group'}`] });
+    if (parent.is_organization !== group.is_organization)
+      throw new ValidationError({
+        object: [
+          `The parent of ${group.is_organization ? 'an organization' : 'a group'} must be ${group.is_organization ? 'an organization' : 'a group'}`,
+        ],
+      });
     if (parent.state === 'deleted') throw new NotFoundError('Group was not found.');
     await lockHierarchy(ctx.db);
-    if (await wouldCreateLoop(ctx.db, group.id, id)) throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
+    if (await wouldCreateLoop(ctx.db, group.id, id))
+      throw new ValidationError({ object: ['This parent would create a loop in the hierarchy'] });
   }
   if (type === 'package') await lockPackages(ctx.db, [id]);
   const { member, changed } = await upsertMember(ctx.db, group.id, type, id, capacity);
@@ -91,7 +135,12 @@ async function createMember(ctx: ActionContext, group: GroupRow, type: MemberTab
   return memberDict(member);
 }
 
-async function memberRows(ctx: ActionContext, group: GroupRow, objectType?: string, capacity?: string): Promise<[string, string, string][]> {
+async function memberRows(
+  ctx: ActionContext,
+  group: GroupRow,
+  objectType?: string,
+  capacity?: string,
+): Promise<[string, string, string][]> {
   const out: [string, string, string][] = [];
   const rows = await listMembers(ctx.db, group.id, { objectType, capacity });
   const pkgIds = rows.filter((r) => r.table_name === 'package').map((r) => r.table_id);
@@ -99,7 +148,10 @@ async function memberRows(ctx: ActionContext, group: GroupRow, objectType?: stri
   if (pkgIds.length) {
     const params: unknown[] = [pkgIds];
     const cond = await visiblePackagesCondition(ctx, params, 'p');
-    const r = await ctx.db.query<{ id: string }>(`SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND p.state <> 'deleted' AND ${cond}`, params);
+    const r = await ctx.db.query<{ id: string }>(
+      `SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND p.state <> 'deleted' AND ${cond}`,
+      params,
+    );
     visible = new Set(r.rows.map((x) => x.id));
   }
   for (const m of rows) {
@@ -123,14 +175,16 @@ async function memberRows(ctx: ActionContext, group: GroupRow, objectType?: stri
   return out;
 }
 
-const groupMemberAuth = (isOrg: boolean, verb: 'create' | 'delete'): AuthFunction => async (ctx, p) => {
-  const group = await groupOrNotFound(ctx, p.id, `${isOrg ? 'Organization' : 'Group'} not found`);
-  if (group.is_organization !== isOrg) throw new NotFoundError(`${isOrg ? 'Organization' : 'Group'} not found`);
-  requireUser(ctx, `${kindOf(isOrg)}_member_${verb}`);
-  if (!(await canEditGroup(ctx, group.id))) {
-    throw notAuthorized(ctx, verb === 'create' ? 'add members' : `delete ${kindOf(isOrg)} ${group.id} members`);
-  }
-};
+const groupMemberAuth =
+  (isOrg: boolean, verb: 'create' | 'delete'): AuthFunction =>
+  async (ctx, p) => {
+    const group = await groupOrNotFound(ctx, p.id, `${isOrg ? 'Organization' : 'Group'} not found`);
+    if (group.is_organization !== isOrg) throw new NotFoundError(`${isOrg ? 'Organization' : 'Group'} not found`);
+    requireUser(ctx, `${kindOf(isOrg)}_member_${verb}`);
+    if (!(await canEditGroup(ctx, group.id))) {
+      throw notAuthorized(ctx, verb === 'create' ? 'add members' : `delete ${kindOf(isOrg)} ${group.id} members`);
+    }
+  };
 
 function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
   const k = kindOf(isOrg);
@@ -142,7 +196,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       description: `Make a user a member of ${isOrg ? 'an organization' : 'a group'}, or change their role. Admins of the ${k}.`,
       params: {
         id: p.string(`the ${k}'s id or name`).required(),
-        username: p.string('the user\'s name or id').required(),
+        username: p.string("the user's name or id").required(),
         role: roleParam('admin, editor or member').required(),
       },
       returns: memberReturns,
@@ -160,7 +214,7 @@ function groupMemberActions(isOrg: boolean): ActionDefinition<any, any>[] {
       description: `Remove a user from ${isOrg ? 'an organization' : 'a group'}. Admins of the ${k}.`,
       params: {
         id: p.string(`the ${k}'s id or name`).required(),
-        username: p.string('the user\'s name or id (this or user_id)'),
+        username: p.string("the user's name or id (this or user_id)"),
         user_id: p.string('another name of username'),
       },
       returns: nullReturns,
@@ -183,9 +237,10 @@ export const memberActions: ActionDefinition<any, any>[] = [
     name: 'member_create',
     sideEffectFree: false,
     auth: memberAuth('member_create'),
-    description: 'Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity \'parent\'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.',
+    description:
+      "Add an object to a group or organization, or change its capacity. Users (capacity admin, editor or member): admins of the group. object_type group puts the group (id) under the object, its parent (capacity 'parent'): admins of the group (id). Datasets (capacity public) into a group: any member of the group.",
     params: {
-      id: p.string('the group\'s id or name').required(),
+      id: p.string("the group's id or name").required(),
       object: p.string('the id or name of the user, dataset or group').required(),
       object_type: p.enum(OBJECT_TYPES, 'user, package or group').required(),
       // Which capacities are allowed depends on object_type: createMember checks.
@@ -200,7 +255,7 @@ export const memberActions: ActionDefinition<any, any>[] = [
     auth: memberAuth('member_delete'),
     description: 'Remove an object from a group or organization (no error when it is not a member). Same rules as member_create.',
     params: {
-      id: p.string('the group\'s id or name').required(),
+      id: p.string("the group's id or name").required(),
       object: p.string('the id or name of the user, dataset or group').required(),
       object_type: p.enum(OBJECT_TYPES, 'user, package or group').required(),
     },
@@ -219,13 +274,18 @@ export const memberActions: ActionDefinition<any, any>[] = [
     name: 'member_list',
     sideEffectFree: true,
     auth: showAuth(undefined, 'members'),
-    description: "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).",
+    description:
+      "Return the members of a group or organization as [id, type, capacity] lists. User capacities are shown as 'Admin', 'Editor', 'Member'; datasets of a group as 'public', of an organization as 'organization' (only datasets you may see). Same access as group_show (users need svc.auth.public_user_details or membership).",
     params: {
-      id: p.string('the group\'s id or name').required(),
+      id: p.string("the group's id or name").required(),
       object_type: p.enum(OBJECT_TYPES, 'only user, package or group members'),
       capacity: p.string('only this capacity (admin, editor, member, public, organization)'),
     },
-    returns: { description: '[id, type, capacity] lists', rtype: 'list', schema: listOf(Type.Tuple([Type.String(), Type.String(), Type.String()])) },
+    returns: {
+      description: '[id, type, capacity] lists',
+      rtype: 'list',
+      schema: listOf(Type.Tuple([Type.String(), Type.String(), Type.String()])),
+    },
     handler: async (ctx, p) => memberRows(ctx, await groupOrNotFound(ctx, p.id), p.object_type, p.capacity),
   }),
   defineAction({
@@ -234,9 +294,17 @@ export const memberActions: ActionDefinition<any, any>[] = [
     auth: anyone,
     description: 'Return the roles a user can have: Admin, Editor and Member for organizations; Admin and Member for groups.',
     params: { group_type: p.string('organization or group').default('organization') },
-    returns: { description: 'list of {text, value}', rtype: 'list', schema: listOf(Type.Object({ text: Type.String(), value: Type.String() })) },
+    returns: {
+      description: 'list of {text, value}',
+      rtype: 'list',
+      schema: listOf(Type.Object({ text: Type.String(), value: Type.String() })),
+    },
     handler: (_ctx, p) => {
-      const roles = [{ text: 'Admin', value: 'admin' }, { text: 'Editor', value: 'editor' }, { text: 'Member', value: 'member' }];
+      const roles = [
+        { text: 'Admin', value: 'admin' },
+        { text: 'Editor', value: 'editor' },
+        { text: 'Member', value: 'member' },
+      ];
       return p.group_type === 'group' ? roles.filter((r) => r.value !== 'editor') : roles;
     },
   }),

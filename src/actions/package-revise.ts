@@ -67,7 +67,8 @@ function resolveStringKey(data: Json, key: string): [Json, (string | number)[]] 
       continue;
     }
     let index = /^-?\d+$/.test(k) ? Number(k) : NaN;
-    if (Number.isNaN(index) || index < -current.length || index >= current.length) throw new DataError(`Unmatched key ${joinPath([...path, k])}`);
+    if (Number.isNaN(index) || index < -current.length || index >= current.length)
+      throw new DataError(`Unmatched key ${joinPath([...path, k])}`);
     if (index < 0) index += current.length;
     path.push(index);
     current = current[index];
@@ -83,7 +84,10 @@ function checkStringKey(data: Json, key: string, value: Json): (string | number)
 }
 
 function filterGlobMatch(data: Json, globs: string[]): void {
-  filterGlob(data, globs.map((p) => [p.startsWith('+'), p.replace(/^[-+]+/, '').split('__')] as [boolean, string[]]));
+  filterGlob(
+    data,
+    globs.map((p) => [p.startsWith('+'), p.replace(/^[-+]+/, '').split('__')] as [boolean, string[]]),
+  );
 }
 
 function filterGlob(data: Json, globs: [boolean, string[]][]): void {
@@ -179,7 +183,11 @@ function listOrString(v: unknown): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   const parsed = parseJsonOrString(v);
   if (Array.isArray(parsed)) return parsed.map(String);
-  if (typeof parsed === 'string') return parsed.split(',').map((s) => s.trim()).filter(Boolean);
+  if (typeof parsed === 'string')
+    return parsed
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return [String(parsed)];
 }
 
@@ -203,7 +211,10 @@ const dictParam = (description: string) =>
 /** Flat keys (match__path, update__path, update__path__extend) are kept as sent. */
 export const reviseParams = {
   match: dictParam('a dict with the id or name of the dataset; every value given must equal the current one (also match__path=value)'),
-  filter: p.any('patterns of fields to remove (-path) or protect (+path); * matches everything at a level; __ nests; list items by index or id prefix (at least 5 characters)', Type.Union([Type.String(), Type.Array(Type.String())])),
+  filter: p.any(
+    'patterns of fields to remove (-path) or protect (+path); * matches everything at a level; __ nests; list items by index or id prefix (at least 5 characters)',
+    Type.Union([Type.String(), Type.Array(Type.String())]),
+  ),
   update: dictParam('a dict merged into the dataset (also update__path=value and update__resources__extend=[...])'),
   include: p.any('patterns filtering the response', Type.Union([Type.String(), Type.Array(Type.String())])),
 };
@@ -218,7 +229,9 @@ export async function packageRevise(ctx: ActionContext, p: ParamValues<typeof re
   const orig = await showPackage(ctx, pkg);
   const unmatched: (string | number)[][] = [];
   if (match) unmatched.push(...checkDict(orig, match as Record<string, Json>));
-  const flatMatch = Object.keys(p).filter((k) => k.startsWith('match__')).sort();
+  const flatMatch = Object.keys(p)
+    .filter((k) => k.startsWith('match__'))
+    .sort();
   for (const k of flatMatch) {
     try {
       unmatched.push(...checkStringKey(orig, k.slice(7), parseJsonOrString(p[k])));
@@ -242,7 +255,8 @@ export async function packageRevise(ctx: ActionContext, p: ParamValues<typeof re
       throw e;
     }
   }
-  const updateKeys = Object.keys(p).filter((k) => k.startsWith('update__'))
+  const updateKeys = Object.keys(p)
+    .filter((k) => k.startsWith('update__'))
     .sort((a, b) => {
       const ka = a.endsWith('extend') ? a.slice(0, -6) : a;
       const kb = b.endsWith('extend') ? b.slice(0, -6) : b;

@@ -8,27 +8,58 @@ import { denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile, storeResourceFile, mungeFilename } from '../files/storage.ts';
 import {
-  addPackageToGroup, findGroup, findPackage, freeDeletedName, insertPackage, lockPackages, packageGroups, PACKAGE_TEXT_FIELDS, notifyPackageChange, removePackageFromGroup, setExtras, updatePackage, type PackageRow,
+  addPackageToGroup,
+  findGroup,
+  findPackage,
+  freeDeletedName,
+  insertPackage,
+  lockPackages,
+  packageGroups,
+  PACKAGE_TEXT_FIELDS,
+  notifyPackageChange,
+  removePackageFromGroup,
+  setExtras,
+  updatePackage,
+  type PackageRow,
 } from '../model/packages.ts';
 import { buildPackageDicts } from '../model/package-dict.ts';
 import { findRelationship, relationshipsOf, saveRelationship, deleteRelationship } from '../model/relationships.ts';
 import {
-  findResource, guessFormat, guessMimetype, insertResource, markResourceDeleted, resourcesOf, setPositions, updateResource, RESOURCE_FIELDS,
-  type ResourceRow, type ResourceWrite,
+  findResource,
+  guessFormat,
+  guessMimetype,
+  insertResource,
+  markResourceDeleted,
+  resourcesOf,
+  setPositions,
+  updateResource,
+  RESOURCE_FIELDS,
+  type ResourceRow,
+  type ResourceWrite,
 } from '../model/resources.ts';
 import { findVocabulary, setPackageTags } from '../model/tags.ts';
 import { findTag } from '../model/vocabularies.ts';
 import { validate } from '../validation/validate.ts';
 import {
-  COMPUTED_PACKAGE_KEYS, PACKAGE_SCHEMA_KEYS, packageSchema, RESOURCE_SERVICE_KEYS, resourceSchema, tagNameErrors, type PackageValidationContext,
+  COMPUTED_PACKAGE_KEYS,
+  PACKAGE_SCHEMA_KEYS,
+  packageSchema,
+  RESOURCE_SERVICE_KEYS,
+  resourceSchema,
+  tagNameErrors,
+  type PackageValidationContext,
 } from '../validation/package-schema.ts';
 import type { UploadedFile } from './context.ts';
 
 /** File work of an action, done once its transaction has committed (a failed write never touches files). */
 export class FileOps {
   private readonly ops: (() => void)[] = [];
-  store(resourceId: string, file: UploadedFile) { this.ops.push(() => storeResourceFile(this.ctx.config, resourceId, file)); }
-  remove(resourceId: string) { this.ops.push(() => removeResourceFile(this.ctx.config, resourceId)); }
+  store(resourceId: string, file: UploadedFile) {
+    this.ops.push(() => storeResourceFile(this.ctx.config, resourceId, file));
+  }
+  remove(resourceId: string) {
+    this.ops.push(() => removeResourceFile(this.ctx.config, resourceId));
+  }
   constructor(private readonly ctx: ActionContext) {}
   run() {
     const ops = this.ops.splice(0);
@@ -43,7 +74,11 @@ export async function packageOr404(ctx: ActionContext, idOrName: unknown, messag
   return pkg;
 }
 
-export async function showPackage(ctx: ActionContext, pkg: PackageRow, opts: { includeTracking?: boolean; includePluginData?: boolean } = {}) {
+export async function showPackage(
+  ctx: ActionContext,
+  pkg: PackageRow,
+  opts: { includeTracking?: boolean; includePluginData?: boolean } = {},
+) {
   return (await buildPackageDicts(ctx, [pkg], opts))[0];
 }
 
@@ -75,7 +110,10 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
   // tags: free tags from tag_string too; their errors are flat strings
   if (errors.tags) errors.tags = flattenTagErrors(errors.tags);
   if (typeof data.tag_string === 'string') {
-    const names = data.tag_string.split(',').map((s: string) => s.trim()).filter(Boolean);
+    const names = data.tag_string
+      .split(',')
+      .map((s: string) => s.trim())
+      .filter(Boolean);
     const tagErrs = names.flatMap(tagNameErrors);
     if (tagErrs.length) errors.tag_string = tagErrs;
     data.tags = [...((data.tags as Record<string, unknown>[] | undefined) ?? []), ...names.map((name: string) => ({ name }))];
@@ -94,7 +132,9 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
 
   // extras: unique keys, not a schema field
   if (Array.isArray(data.extras)) {
-    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.extras) ? (errors.extras as Record<string, unknown>[]) : data.extras.map(() => ({}));
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.extras)
+      ? (errors.extras as Record<string, unknown>[])
+      : data.extras.map(() => ({}));
     const seen = new Map<string, number>();
     data.extras.forEach((e: Record<string, unknown>, i: number) => {
       if (typeof e.key !== 'string') return;
@@ -111,7 +151,9 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
 
   // resources: an id of another dataset's resource cannot be taken
   if (Array.isArray(data.resources)) {
-    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.resources) ? (errors.resources as Record<string, unknown>[]) : data.resources.map(() => ({}));
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors.resources)
+      ? (errors.resources as Record<string, unknown>[])
+      : data.resources.map(() => ({}));
     for (const [i, r] of (data.resources as Record<string, unknown>[]).entries()) {
       if (typeof r.id !== 'string') continue;
       const other = await findResource(ctx.db, r.id);
@@ -133,13 +175,19 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
   }
 
   // relationships: the other dataset must exist
-  for (const [key, other] of [['relationships_as_subject', 'object'], ['relationships_as_object', 'subject']] as const) {
+  for (const [key, other] of [
+    ['relationships_as_subject', 'object'],
+    ['relationships_as_object', 'subject'],
+  ] as const) {
     if (!Array.isArray(data[key])) continue;
-    const itemErrors: Record<string, unknown>[] = Array.isArray(errors[key]) ? (errors[key] as Record<string, unknown>[]) : data[key].map(() => ({}));
+    const itemErrors: Record<string, unknown>[] = Array.isArray(errors[key])
+      ? (errors[key] as Record<string, unknown>[])
+      : data[key].map(() => ({}));
     for (const [i, r] of (data[key] as Record<string, any>[]).entries()) {
       const ref = r[other] ?? r[`${other}_package_id`] ?? r.__extras?.[`${other}_package_id`];
       const found = typeof ref === 'string' ? await findPackage(ctx.db, ref) : undefined;
-      if (!found) (itemErrors[i] as Record<string, string[]>)[other] = [typeof ref === 'string' ? `Dataset ${ref} was not found` : 'Missing value'];
+      if (!found)
+        (itemErrors[i] as Record<string, string[]>)[other] = [typeof ref === 'string' ? `Dataset ${ref} was not found` : 'Missing value'];
       else r._other = found.id;
     }
     if (itemErrors.some((e) => Object.keys(e).length)) errors[key] = itemErrors;
@@ -186,7 +234,14 @@ function lastSegment(url: string): string {
  * Creates a resource from a validated dict (appended at position). An uploaded file makes it an
  * upload; the file is stored by fileOps after the writes.
  */
-export async function createResource(ctx: ActionContext, packageId: string, r: Record<string, any>, position: number, fileOps: FileOps, file?: UploadedFile): Promise<ResourceRow> {
+export async function createResource(
+  ctx: ActionContext,
+  packageId: string,
+  r: Record<string, any>,
+  position: number,
+  fileOps: FileOps,
+  file?: UploadedFile,
+): Promise<ResourceRow> {
   const { cols, extras } = resourceParts(r);
   const w: ResourceWrite & { id?: string } = { ...cols, extras, position };
   if (!internal(ctx)) delete w.datastore_active;
@@ -194,7 +249,10 @@ export async function createResource(ctx: ActionContext, packageId: string, r: R
     w.url_type = 'upload';
     w.url = mungeFilename(file.filename);
     w.size = file.size;
-    w.mimetype = cols.mimetype ?? guessMimetype(file.filename) ?? (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    w.mimetype =
+      cols.mimetype ??
+      guessMimetype(file.filename) ??
+      (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
     w.last_modified = utcNow();
   }
   if (!w.format) w.format = guessFormat(file ? file.filename : String(w.url ?? '')) || (w.format ?? '');
@@ -204,7 +262,14 @@ export async function createResource(ctx: ActionContext, packageId: string, r: R
 }
 
 /** Updates a resource with package_update's replace semantics: fields not sent are cleared, resources not sent are deleted. */
-export async function replaceResource(ctx: ActionContext, old: ResourceRow, r: Record<string, any>, position: number | undefined, fileOps: FileOps, file?: UploadedFile): Promise<ResourceRow> {
+export async function replaceResource(
+  ctx: ActionContext,
+  old: ResourceRow,
+  r: Record<string, any>,
+  position: number | undefined,
+  fileOps: FileOps,
+  file?: UploadedFile,
+): Promise<ResourceRow> {
   const { cols, extras, sent } = resourceParts(r);
   const w: ResourceWrite = { state: 'active', extras };
   // cleared when not sent
@@ -224,7 +289,10 @@ export async function replaceResource(ctx: ActionContext, old: ResourceRow, r: R
     w.url_type = 'upload';
     w.url = mungeFilename(file.filename);
     w.size = file.size;
-    w.mimetype = cols.mimetype ?? guessMimetype(file.filename) ?? (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    w.mimetype =
+      cols.mimetype ??
+      guessMimetype(file.filename) ??
+      (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
     if (!sent.has('format') || !cols.format) w.format = guessFormat(file.filename) || (cols.format ?? old.format);
     w.last_modified = utcNow();
     fileOps.store(old.id, file);
@@ -280,7 +348,7 @@ export async function namedGroupIds(ctx: ActionContext, groups: unknown): Promis
   const out: string[] = [];
   if (!Array.isArray(groups)) return out;
   for (const g of groups) {
-    const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
+    const ref = g && typeof g === 'object' ? (g as any).id || (g as any).name : typeof g === 'string' ? g : undefined;
     if (!ref || typeof ref !== 'string') continue;
     const group = await findGroup(ctx.db, ref);
     if (group && !group.is_organization && group.state !== 'deleted' && !out.includes(group.id)) out.push(group.id);
@@ -295,7 +363,8 @@ async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, is
   for (const id of current) {
     if (wanted.includes(id)) continue;
     // only memberships of groups the caller can read are removed
-    if (internal(ctx) || ctx.identity.sysadmin || (await hasGroupPermission(ctx, id, 'read'))) await removePackageFromGroup(ctx.db, pkgId, id);
+    if (internal(ctx) || ctx.identity.sysadmin || (await hasGroupPermission(ctx, id, 'read')))
+      await removePackageFromGroup(ctx.db, pkgId, id);
   }
 }
 
@@ -303,14 +372,21 @@ async function saveGroups(ctx: ActionContext, pkgId: string, groups: unknown, is
 
 /** The other datasets of the relationships a validated dict sends. */
 function relationshipOthers(data: Record<string, any>): string[] {
-  return ['relationships_as_subject', 'relationships_as_object'].flatMap((k) => (Array.isArray(data[k]) ? data[k].map((r: any) => r._other as string) : []));
+  return ['relationships_as_subject', 'relationships_as_object'].flatMap((k) =>
+    Array.isArray(data[k]) ? data[k].map((r: any) => r._other as string) : [],
+  );
 }
 
 async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
-  for (const [key, asSubject] of [['relationships_as_subject', true], ['relationships_as_object', false]] as const) {
+  for (const [key, asSubject] of [
+    ['relationships_as_subject', true],
+    ['relationships_as_object', false],
+  ] as const) {
     const list = data[key];
     if (!Array.isArray(list)) continue;
-    const existing = (await relationshipsOf(ctx.db, [pkgId])).filter((r) => (asSubject ? r.subject_package_id === pkgId : r.object_package_id === pkgId));
+    const existing = (await relationshipsOf(ctx.db, [pkgId])).filter((r) =>
+      asSubject ? r.subject_package_id === pkgId : r.object_package_id === pkgId,
+    );
     const keep = new Set<string>();
     for (const r of list) {
       const [subjectId, objectId] = asSubject ? [pkgId, r._other] : [r._other, pkgId];
@@ -349,28 +425,32 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
   const customFields = Object.keys(custom).length ? custom : null;
   const row = pkg
     ? await updatePackage(ctx.db, pkg.id, {
-      ...coreColumns(data),
-      name: data.name,
-      state: data.state ?? pkg.state,
-      owner_org: 'owner_org' in data ? data.owner_org : pkg.owner_org,
-      private: data.private ?? pkg.private,
-      plugin_data: data.plugin_data ?? pkg.plugin_data,
-      custom_fields: customFields,
-    })
+        ...coreColumns(data),
+        name: data.name,
+        state: data.state ?? pkg.state,
+        owner_org: 'owner_org' in data ? data.owner_org : pkg.owner_org,
+        private: data.private ?? pkg.private,
+        plugin_data: data.plugin_data ?? pkg.plugin_data,
+        custom_fields: customFields,
+      })
     : await insertPackage(ctx.db, {
-      ...coreColumns(data),
-      id: data.id,
-      name: data.name,
-      state: data.state ?? 'active',
-      type: data.type || 'dataset',
-      owner_org: data.owner_org ?? null,
-      private: data.private ?? false,
-      creator_user_id: ctx.identity.user?.id ?? null,
-      plugin_data: data.plugin_data ?? null,
-      custom_fields: customFields,
-    });
+        ...coreColumns(data),
+        id: data.id,
+        name: data.name,
+        state: data.state ?? 'active',
+        type: data.type || 'dataset',
+        owner_org: data.owner_org ?? null,
+        private: data.private ?? false,
+        creator_user_id: ctx.identity.user?.id ?? null,
+        plugin_data: data.plugin_data ?? null,
+        custom_fields: customFields,
+      });
   const id = pkg?.id ?? row.id;
-  await setExtras(ctx.db, id, (data.extras ?? []).filter((e: any) => !e.deleted).map((e: any) => ({ key: e.key, value: e.value })));
+  await setExtras(
+    ctx.db,
+    id,
+    (data.extras ?? []).filter((e: any) => !e.deleted).map((e: any) => ({ key: e.key, value: e.value })),
+  );
   await setPackageTags(ctx.db, id, data.tags ?? []);
   await saveGroups(ctx, id, data.groups, !pkg);
   await saveResources(ctx, id, data.resources, fileOps);

@@ -10,7 +10,15 @@ import { removeResourceFile } from '../files/storage.ts';
 import { Invalid, MISSING, type Validator } from '../validation/validate.ts';
 import { notEmpty, unicodeString } from '../validation/validators.ts';
 import {
-  activePublicNames, findGroup, findPackage, lockPackages, packageGroups, purgePackage, notifyPackageChange, removeMembershipsAndCollaborators, updatePackage,
+  activePublicNames,
+  findGroup,
+  findPackage,
+  lockPackages,
+  packageGroups,
+  purgePackage,
+  notifyPackageChange,
+  removeMembershipsAndCollaborators,
+  updatePackage,
   type PackageRow,
 } from '../model/packages.ts';
 import { buildPackageDicts } from '../model/package-dict.ts';
@@ -29,7 +37,7 @@ async function checkGroupAuth(ctx: ActionContext, groups: unknown, pkg?: Package
   if (!Array.isArray(groups) || !groups.length) return;
   const current = pkg ? (await packageGroups(ctx.db, [pkg.id])).map((g) => g.id) : [];
   for (const g of groups) {
-    const ref = g && typeof g === 'object' ? ((g as any).id || (g as any).name) : typeof g === 'string' ? g : undefined;
+    const ref = g && typeof g === 'object' ? (g as any).id || (g as any).name : typeof g === 'string' ? g : undefined;
     if (!ref || typeof ref !== 'string') continue;
     const group = await findGroup(ctx.db, ref);
     // (a group that does not exist is the validation's error)
@@ -88,9 +96,13 @@ async function bulkUpdate(ctx: ActionContext, p: { datasets: string[]; org_id: s
   const org = await findGroup(ctx.db, p.org_id);
   if (!org) throw new NotFoundError('Organization was not found.');
   const r = await ctx.db.query<{ id: string }>(
-    "SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted' ORDER BY id", [p.datasets, org.id],
+    "SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted' ORDER BY id",
+    [p.datasets, org.id],
   );
-  await lockPackages(ctx.db, r.rows.map((x) => x.id));
+  await lockPackages(
+    ctx.db,
+    r.rows.map((x) => x.id),
+  );
   for (const row of r.rows) {
     await updatePackage(ctx.db, row.id, changes);
     if (changes.state === 'deleted') await removeMembershipsAndCollaborators(ctx.db, row.id);
@@ -114,7 +126,7 @@ const limitOffset = {
 };
 
 /** package_show's name_or_id falls back to id. */
-const orId: Validator = (v, f) => (v === MISSING || v === null || v === undefined || v === '' ? f.data.id ?? v : v);
+const orId: Validator = (v, f) => (v === MISSING || v === null || v === undefined || v === '' ? (f.data.id ?? v) : v);
 
 /** bulk updates: a list of ids or names, or one; anything else is missing. */
 const datasetList: Validator = (v) => {
@@ -127,7 +139,9 @@ const text: Validator = (v) => {
   return v;
 };
 const bulkParams = {
-  datasets: p.custom<string[]>('ids or names of datasets of the organization', [datasetList], Type.Array(Type.String()), 'list of strings').required(),
+  datasets: p
+    .custom<string[]>('ids or names of datasets of the organization', [datasetList], Type.Array(Type.String()), 'list of strings')
+    .required(),
   org_id: p.custom<string>('id or name of the organization', [text], Type.String()).required(),
 };
 
@@ -140,7 +154,8 @@ export const packageActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: packageCreateAuth,
     authBeforeValidation: true,
-    description: 'Create a new dataset (package). You must be authorized to create new datasets. If you specify any groups for the new dataset, you must also be authorized to edit these groups. Other keys are kept as custom fields and returned as sent.',
+    description:
+      'Create a new dataset (package). You must be authorized to create new datasets. If you specify any groups for the new dataset, you must also be authorized to edit these groups. Other keys are kept as custom fields and returned as sent.',
     params: packageParams({ create: true }),
     extras: 'keep',
     validatedBy: 'handler',
@@ -170,7 +185,8 @@ export const packageActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: packageUpdateAuth,
     authBeforeValidation: true,
-    description: 'Update a dataset (package). This replaces the dataset: resources, tags, extras and groups not sent are removed, and text fields not sent are cleared; name, owner_org, private, state and relationships not sent stay. Use package_patch to change some fields only.',
+    description:
+      'Update a dataset (package). This replaces the dataset: resources, tags, extras and groups not sent are removed, and text fields not sent are cleared; name, owner_org, private, state and relationships not sent stay. Use package_patch to change some fields only.',
     params: packageParams({ create: false }),
     extras: 'keep',
     validatedBy: 'handler',
@@ -185,7 +201,8 @@ export const packageActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: packageUpdateAuth,
     authBeforeValidation: true,
-    description: 'Patch a dataset: the fields sent (those of package_update) replace those of the dataset, the others stay (lists sent replace the whole list).',
+    description:
+      'Patch a dataset: the fields sent (those of package_update) replace those of the dataset, the others stay (lists sent replace the whole list).',
     params: datasetRef,
     extras: 'keep',
     // The merged dict is validated by package_update.
@@ -234,14 +251,17 @@ export const packageActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: sysadminOnly,
     authBeforeValidation: true,
-    description: 'Purge a dataset: removes it for good with its resources, their uploaded files, memberships, relationships, extras and tags no longer used. Sysadmins only.',
+    description:
+      'Purge a dataset: removes it for good with its resources, their uploaded files, memberships, relationships, extras and tags no longer used. Sysadmins only.',
     params: datasetRef,
     returns: nullReturns,
     handler: async (ctx, p) => {
       const pkg = await targetPackage(ctx, p);
       await lockPackages(ctx.db, [pkg.id]);
       const resources = await allResourcesOf(ctx.db, pkg.id);
-      const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map((r) => r.tag_id);
+      const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map(
+        (r) => r.tag_id,
+      );
       // Listeners run before the rows go, so they can still see what belonged to the dataset.
       await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
@@ -254,10 +274,10 @@ export const packageActions: ActionDefinition<any, any>[] = [
     name: 'package_list',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Return the names of the site\'s active public datasets, by name.',
+    description: "Return the names of the site's active public datasets, by name.",
     params: { limit: limitOffset.limit, offset: p.natural('skip this many (used with limit)') },
     returns: { description: 'the names', rtype: 'list of strings', schema: listOf(Type.String()) },
-    handler: (ctx, p) => activePublicNames(ctx.db, p.limit || undefined, p.limit ? p.offset ?? 0 : 0),
+    handler: (ctx, p) => activePublicNames(ctx.db, p.limit || undefined, p.limit ? (p.offset ?? 0) : 0),
   }),
   defineAction({
     name: 'current_package_list_with_resources',
@@ -279,9 +299,12 @@ export const packageActions: ActionDefinition<any, any>[] = [
         offset = p.limit ? (p.page - 1) * limit : 0;
       }
       const privateCond = ctx.identity.sysadmin ? '' : ' AND NOT private';
-      const rows = (await ctx.db.query<PackageRow>(
-        `SELECT * FROM packages WHERE state = 'active'${privateCond} ORDER BY metadata_modified DESC, id LIMIT $1 OFFSET $2`, [limit, offset],
-      )).rows;
+      const rows = (
+        await ctx.db.query<PackageRow>(
+          `SELECT * FROM packages WHERE state = 'active'${privateCond} ORDER BY metadata_modified DESC, id LIMIT $1 OFFSET $2`,
+          [limit, offset],
+        )
+      ).rows;
       return buildPackageDicts(ctx, rows);
     },
   }),
@@ -297,21 +320,30 @@ export const packageActions: ActionDefinition<any, any>[] = [
     returns: {
       description: 'list of {name, title, match_field, match_displayed}',
       rtype: 'list',
-      schema: listOf(Type.Object({
-        name: Type.String(), title: Type.Union([Type.String(), Type.Null()]), match_field: Type.String(), match_displayed: Type.String(),
-      })),
+      schema: listOf(
+        Type.Object({
+          name: Type.String(),
+          title: Type.Union([Type.String(), Type.Null()]),
+          match_field: Type.String(),
+          match_displayed: Type.String(),
+        }),
+      ),
     },
     handler: async (ctx, p) => {
       const like = `%${p.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-      const rows = (await ctx.db.query<{ name: string; title: string | null }>(
-        `SELECT name, title FROM packages WHERE state = 'active' AND NOT private AND (name ILIKE $1 OR title ILIKE $1)
+      const rows = (
+        await ctx.db.query<{ name: string; title: string | null }>(
+          `SELECT name, title FROM packages WHERE state = 'active' AND NOT private AND (name ILIKE $1 OR title ILIKE $1)
          ORDER BY (name ILIKE $1) DESC, name LIMIT $2`,
-        [like, Math.max(0, p.limit)],
-      )).rows;
+          [like, Math.max(0, p.limit)],
+        )
+      ).rows;
       const q = p.q.toLowerCase();
-      return rows.map((r) => (r.name.includes(q)
-        ? { name: r.name, title: r.title, match_field: 'name', match_displayed: r.name }
-        : { name: r.name, title: r.title, match_field: 'title', match_displayed: `${r.title} (${r.name})` }));
+      return rows.map((r) =>
+        r.name.includes(q)
+          ? { name: r.name, title: r.title, match_field: 'name', match_displayed: r.name }
+          : { name: r.name, title: r.title, match_field: 'title', match_displayed: `${r.title} (${r.name})` },
+      );
     },
   }),
   defineAction({

@@ -14,9 +14,28 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from '../validation/validate.ts';
 import {
-  booleanValidator, defaultValue, emailValidator, ignoreEmpty, nullIfEmpty, ignoreMissing, intValidator, isoDate,
-  jsonObject, jsonValue, maxLength, nameValidator, naturalNumber, notEmpty, notMissing, oneOf, positiveInteger,
-  stringList, unicodeString, uuidValidator, clampTo, numberValidator,
+  booleanValidator,
+  defaultValue,
+  emailValidator,
+  ignoreEmpty,
+  nullIfEmpty,
+  ignoreMissing,
+  intValidator,
+  isoDate,
+  jsonObject,
+  jsonValue,
+  maxLength,
+  nameValidator,
+  naturalNumber,
+  notEmpty,
+  notMissing,
+  oneOf,
+  positiveInteger,
+  stringList,
+  unicodeString,
+  uuidValidator,
+  clampTo,
+  numberValidator,
 } from '../validation/validators.ts';
 
 /** How a missing value is treated. */
@@ -144,13 +163,20 @@ export class Param<T = unknown, R extends boolean = false> {
 
 function presenceValidators(pr: Presence): Validator[] {
   switch (pr.mode) {
-    case 'optional': return [ignoreMissing];
-    case 'optional-nonempty': return [ignoreEmpty];
-    case 'required': return [notEmpty];
-    case 'required-key': return [notMissing];
-    case 'nullable': return [nullIfEmpty];
-    case 'default': return [defaultValue(pr.value)];
-    case 'own': return [];
+    case 'optional':
+      return [ignoreMissing];
+    case 'optional-nonempty':
+      return [ignoreEmpty];
+    case 'required':
+      return [notEmpty];
+    case 'required-key':
+      return [notMissing];
+    case 'nullable':
+      return [nullIfEmpty];
+    case 'default':
+      return [defaultValue(pr.value)];
+    case 'own':
+      return [];
   }
 }
 
@@ -161,9 +187,7 @@ type Optional<P> = Exclude<keyof P, Present<P>>;
 type ValueOf<X> = X extends Param<infer T, boolean> ? T : never;
 
 /** The validated parameters a handler receives. */
-export type ParamValues<P extends Params> =
-  & { [K in Present<P>]: ValueOf<P[K]> }
-  & { [K in Optional<P>]?: ValueOf<P[K]> };
+export type ParamValues<P extends Params> = { [K in Present<P>]: ValueOf<P[K]> } & { [K in Optional<P>]?: ValueOf<P[K]> };
 
 const make = <T>(typeName: string, schema: TSchema, typeChain: Validator[], description: string): Param<T, false> =>
   new Param<T, false>({ typeName, schema, typeChain, extra: [], presence: { mode: 'optional' }, description });
@@ -185,7 +209,8 @@ export const p = {
   uuid: (description: string) => make<string>('string', Type.String({ format: 'uuid' }), [uuidValidator], description),
   /** A CKAN name: 2-100 characters of lowercase a-z, 0-9, - and _. */
   name: (description: string) => make<string>('string', Type.String({ pattern: '^[a-z0-9_-]{2,100}$' }), [nameValidator], description),
-  email: (description: string) => make<string>('string', Type.String({ format: 'email' }), [unicodeString, (v: string) => v.trim(), emailValidator], description),
+  email: (description: string) =>
+    make<string>('string', Type.String({ format: 'email' }), [unicodeString, (v: string) => v.trim(), emailValidator], description),
   url: (description: string) => make<string>('string', Type.String({ format: 'uri-reference' }), [unicodeString], description),
   /** ISO 8601 date or date-time, normalised to YYYY-MM-DDTHH:MM:SS[.ffffff] (UTC). */
   datetime: (description: string) => make<string>('string', Type.String({ format: 'date-time' }), [isoDate], description),
@@ -196,7 +221,12 @@ export const p = {
     make<string[]>('list of strings', Type.Array(Type.String()), [stringList(opts.split ?? false)], description),
   /** A JSON object (also given as JSON text in GET and form requests). */
   object: (description: string, properties?: Record<string, TSchema>) =>
-    make<Record<string, any>>('dictionary', properties ? Type.Object(properties, { additionalProperties: true }) : Type.Record(Type.String(), Type.Unknown()), [jsonObject], description),
+    make<Record<string, any>>(
+      'dictionary',
+      properties ? Type.Object(properties, { additionalProperties: true }) : Type.Record(Type.String(), Type.Unknown()),
+      [jsonObject],
+      description,
+    ),
   /** Any JSON value (also given as JSON text). */
   json: (description: string, schema: TSchema = Type.Unknown()) => make<any>('JSON value', schema, [jsonValue], description),
   /**
@@ -237,7 +267,10 @@ export function compileParams(params: Params, extras: ExtrasPolicy = 'drop'): Sc
   for (const [name, param] of Object.entries(params)) {
     const st = param.state;
     schema[name] = st.listOf
-      ? { listOf: compileParams(st.listOf, st.listExtras ?? 'drop'), before: [...presenceValidators(st.presence), ...st.extra] } satisfies ListOf
+      ? ({
+          listOf: compileParams(st.listOf, st.listExtras ?? 'drop'),
+          before: [...presenceValidators(st.presence), ...st.extra],
+        } satisfies ListOf)
       : param.chain();
   }
   return schema;

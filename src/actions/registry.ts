@@ -182,7 +182,12 @@ export async function callAction(services: Services, name: string, input: Record
   for (let attempt = 1; ; attempt++) {
     const committed: AfterCommit[] = [];
     const base = {
-      services, config: services.config, identity: opts.identity, files: opts.files, request: opts.request, ignoreAuth: false,
+      services,
+      config: services.config,
+      identity: opts.identity,
+      files: opts.files,
+      request: opts.request,
+      ignoreAuth: false,
       afterCommit: (fn: AfterCommit) => committed.push(fn),
     };
     let result: unknown;

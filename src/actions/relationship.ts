@@ -28,9 +28,15 @@ const params = {
 };
 type RelationshipParams = ParamValues<typeof params>;
 
-const relationshipSchema = Type.Object({
-  subject: Type.String(), type: Type.String(), object: Type.String(), comment: Type.String(),
-}, { additionalProperties: true, title: 'Relationship' });
+const relationshipSchema = Type.Object(
+  {
+    subject: Type.String(),
+    type: Type.String(),
+    object: Type.String(),
+    comment: Type.String(),
+  },
+  { additionalProperties: true, title: 'Relationship' },
+);
 
 async function both(ctx: ActionContext, p: { subject?: unknown; object?: unknown }): Promise<[PackageRow, PackageRow]> {
   const s = await findPackage(ctx.db, String(p.subject ?? ''));
@@ -88,7 +94,8 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
     name: 'package_relationship_create',
     sideEffectFree: false,
     auth: editBoth,
-    description: 'Create a relationship between two datasets (an existing one gets the new comment). You must be authorized to edit both datasets.',
+    description:
+      'Create a relationship between two datasets (an existing one gets the new comment). You must be authorized to edit both datasets.',
     params,
     returns: { description: '{subject, type, object, comment}', rtype: 'dictionary', schema: relationshipSchema },
     handler: saveRelationshipAction(false),
@@ -137,7 +144,14 @@ export const relationshipActions: ActionDefinition<any, any>[] = [
       if (p.id2 && !other) throw new NotFoundError('Second package not found');
       const rels = await relationshipsFrom(ctx.db, pkg.id, other?.id, p.rel);
       // relationships with datasets the caller may not see are left out
-      const others = new Map((await packagesByIds(ctx.db, rels.map((r) => r.other))).map((x) => [x.id, x]));
+      const others = new Map(
+        (
+          await packagesByIds(
+            ctx.db,
+            rels.map((r) => r.other),
+          )
+        ).map((x) => [x.id, x]),
+      );
       const out = [];
       for (const r of rels) {
         const o = others.get(r.other);

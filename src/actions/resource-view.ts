@@ -13,12 +13,25 @@ import { declareOption } from '../config/options.ts';
 import type { Queryable } from '../db/database.ts';
 import { findPackage, onPackageChange } from '../model/packages.ts';
 import { findResource, resourcesOf, type ResourceRow } from '../model/resources.ts';
-import { clearViews, deleteView, findView, insertView, setViewOrder, updateView, viewsOf, type ResourceViewRow } from '../model/resource-views.ts';
+import {
+  clearViews,
+  deleteView,
+  findView,
+  insertView,
+  setViewOrder,
+  updateView,
+  viewsOf,
+  type ResourceViewRow,
+} from '../model/resource-views.ts';
 import { validateOrThrow } from '../validation/validate.ts';
 import { listOf } from './result-schemas.ts';
 
-declareOption({ name: 'svc.views.default_views', type: 'list', default: ['image_view', 'datatables_view'],
-  description: 'View types created by default for new and updated resources that they can show (their view plugins must be on)' });
+declareOption({
+  name: 'svc.views.default_views',
+  type: 'list',
+  default: ['image_view', 'datatables_view'],
+  description: 'View types created by default for new and updated resources that they can show (their view plugins must be on)',
+});
 
 export interface ViewType {
   name: string;
@@ -50,22 +63,47 @@ export function registerViewType(services: Services, type: ViewType): void {
 
 const typesOf = (services: Services) => viewTypes.get(services) ?? new Map<string, ViewType>();
 
-const viewSchema = Type.Object({
-  id: Type.String(), resource_id: Type.String(), package_id: Type.String(), title: Type.Union([Type.String(), Type.Null()]),
-  description: Type.Union([Type.String(), Type.Null()]), view_type: Type.String(),
-}, { additionalProperties: true, title: 'ResourceView', description: 'with the options of its view type as more keys' });
+const viewSchema = Type.Object(
+  {
+    id: Type.String(),
+    resource_id: Type.String(),
+    package_id: Type.String(),
+    title: Type.Union([Type.String(), Type.Null()]),
+    description: Type.Union([Type.String(), Type.Null()]),
+    view_type: Type.String(),
+  },
+  { additionalProperties: true, title: 'ResourceView', description: 'with the options of its view type as more keys' },
+);
 
 function viewDict(v: ResourceViewRow): Record<string, unknown> {
-  return { ...v.config, description: v.description, id: v.id, package_id: v.package_id, resource_id: v.resource_id, title: v.title, view_type: v.view_type };
+  return {
+    ...v.config,
+    description: v.description,
+    id: v.id,
+    package_id: v.package_id,
+    resource_id: v.resource_id,
+    title: v.title,
+    view_type: v.view_type,
+  };
 }
 
 /** Creates the default views a resource lacks; returns them. */
-async function createDefaultViews(services: Services, db: Queryable, resources: ResourceRow[], datastoreViews: boolean): Promise<Record<string, unknown>[]> {
+async function createDefaultViews(
+  services: Services,
+  db: Queryable,
+  resources: ResourceRow[],
+  datastoreViews: boolean,
+): Promise<Record<string, unknown>[]> {
   const types = typesOf(services);
-  const wanted = services.config.list('svc.views.default_views')
-    .map((n) => types.get(n)).filter((t): t is ViewType => !!t && !!t.requiresDatastore === datastoreViews);
+  const wanted = services.config
+    .list('svc.views.default_views')
+    .map((n) => types.get(n))
+    .filter((t): t is ViewType => !!t && !!t.requiresDatastore === datastoreViews);
   if (!wanted.length || !resources.length) return [];
-  const existing = await viewsOf(db, resources.map((r) => r.id));
+  const existing = await viewsOf(
+    db,
+    resources.map((r) => r.id),
+  );
   const created: Record<string, unknown>[] = [];
   for (const r of resources) {
     for (const t of wanted) {
@@ -92,16 +130,20 @@ async function viewOr404(ctx: ActionContext, id: string): Promise<ResourceViewRo
 }
 
 /** The resource's dataset must be editable (package_update) or readable (package_show); unknown ones are left to the handler's 404. */
-const onDataset = (edit: boolean, resourceIdOf: (ctx: ActionContext, prm: Record<string, any>) => Promise<string | undefined>): AuthFunction =>
+const onDataset =
+  (edit: boolean, resourceIdOf: (ctx: ActionContext, prm: Record<string, any>) => Promise<string | undefined>): AuthFunction =>
   async (ctx, prm) => {
     const rid = await resourceIdOf(ctx, prm);
     const resource = rid ? await findResource(ctx.db, rid) : undefined;
     const pkg = resource ? await findPackage(ctx.db, resource.package_id) : undefined;
     if (!pkg) return;
-    if (edit ? !(await canEditPackage(ctx, pkg)) : !(await canReadPackage(ctx, pkg))) throw notAuthorized(ctx, `${edit ? 'edit' : 'read'} package ${pkg.id}`);
+    if (edit ? !(await canEditPackage(ctx, pkg)) : !(await canReadPackage(ctx, pkg)))
+      throw notAuthorized(ctx, `${edit ? 'edit' : 'read'} package ${pkg.id}`);
   };
-const byResourceId = (key: string) => async (_ctx: ActionContext, prm: Record<string, any>) => (typeof prm[key] === 'string' ? prm[key] : undefined);
-const byViewId = async (ctx: ActionContext, prm: Record<string, any>) => (typeof prm.id === 'string' ? (await findView(ctx.db, prm.id))?.resource_id : undefined);
+const byResourceId = (key: string) => async (_ctx: ActionContext, prm: Record<string, any>) =>
+  typeof prm[key] === 'string' ? prm[key] : undefined;
+const byViewId = async (ctx: ActionContext, prm: Record<string, any>) =>
+  typeof prm.id === 'string' ? (await findView(ctx.db, prm.id))?.resource_id : undefined;
 
 /** The view's config: the `config` object (or JSON text) and the view type's options sent as top-level keys. */
 async function viewConfig(ctx: ActionContext, type: ViewType, prm: Record<string, any>): Promise<Record<string, unknown>> {
@@ -124,7 +166,9 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
     description: 'Create a view of a resource (editors of its dataset).',
     params: {
       resource_id: p.string('the id of the resource').required(),
-      view_type: p.string('the view type (a loaded view plugin: image_view, text_view, webpage_view, datatables_view, video_view, audio_view)').required(),
+      view_type: p
+        .string('the view type (a loaded view plugin: image_view, text_view, webpage_view, datatables_view, video_view, audio_view)')
+        .required(),
       ...common,
     },
     extras: 'keep',
@@ -197,7 +241,11 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
       id: p.string('the id of the resource').required(),
       order: p.stringList('view ids').required(),
     },
-    returns: { description: 'id and the new order', rtype: 'dictionary', schema: Type.Object({ id: Type.String(), order: Type.Array(Type.String()) }) },
+    returns: {
+      description: 'id and the new order',
+      rtype: 'dictionary',
+      schema: Type.Object({ id: Type.String(), order: Type.Array(Type.String()) }),
+    },
     handler: async (ctx, prm) => {
       if (new Set(prm.order).size !== prm.order.length) throw new ValidationError({ order: ['No duplicates allowed in order'] });
       const { resource } = await resourceAndPackage(ctx, prm.id);
@@ -228,7 +276,8 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
     name: 'resource_create_default_resource_views',
     sideEffectFree: false,
     auth: onDataset(true, async (_ctx, prm) => (typeof prm.resource?.id === 'string' ? prm.resource.id : undefined)),
-    description: 'Create the default views (svc.views.default_views) of a resource that it lacks and that can show it. Without create_datastore_views only views that do not need the data store; with it only those that do.',
+    description:
+      'Create the default views (svc.views.default_views) of a resource that it lacks and that can show it. Without create_datastore_views only views that do not need the data store; with it only those that do.',
     params: {
       resource: p.object('the resource dict (its id is used)').required(),
       package: p.object('the dataset dict (optional; looked up when absent)'),
@@ -248,7 +297,8 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
       const pkg = typeof prm.package?.id === 'string' ? await findPackage(ctx.db, prm.package.id) : undefined;
       if (pkg && !(await canEditPackage(ctx, pkg))) throw notAuthorized(ctx, `edit package ${pkg.id}`);
     },
-    description: 'Create the default views of every resource of a dataset (see resource_create_default_resource_views). Called with create_datastore_views=false on every dataset create and update.',
+    description:
+      'Create the default views of every resource of a dataset (see resource_create_default_resource_views). Called with create_datastore_views=false on every dataset create and update.',
     params: {
       package: p.object('the dataset dict (its id or name is used)').required(),
       create_datastore_views: p.boolean('create the views that need the data store instead').default(false),

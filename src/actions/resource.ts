@@ -129,7 +129,8 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: resourceUpdateAuth,
     authBeforeValidation: true,
-    description: 'Update a resource. This replaces the resource: description, resource_type, mimetype and mimetype_inner not sent are cleared, url not sent becomes "", extra fields not sent are removed; name, format, hash, size and dates not sent stay. A file in upload replaces the uploaded file.',
+    description:
+      'Update a resource. This replaces the resource: description, resource_type, mimetype and mimetype_inner not sent are cleared, url not sent becomes "", extra fields not sent are removed; name, format, hash, size and dates not sent stay. A file in upload replaces the uploaded file.',
     params: { ...resourceParams, id: resourceId },
     extras: 'keep',
     validatedBy: 'handler',
@@ -141,7 +142,8 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: resourceUpdateAuth,
     authBeforeValidation: true,
-    description: 'Patch a resource: the fields sent (those of resource_update) replace those of the resource, the others stay. A file in upload replaces the uploaded file.',
+    description:
+      'Patch a resource: the fields sent (those of resource_update) replace those of the resource, the others stay. A file in upload replaces the uploaded file.',
     params: { id: resourceId },
     extras: 'keep',
     // The merged dict is validated by resource_update.
@@ -165,7 +167,10 @@ export const resourceActions: ActionDefinition<any, any>[] = [
       const { res, pkg } = await resourceOr404(ctx, p.id);
       await lockPackages(ctx.db, [pkg.id]);
       await markResourceDeleted(ctx.db, res.id);
-      await setPositions(ctx.db, (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id));
+      await setPositions(
+        ctx.db,
+        (await resourcesOf(ctx.db, [pkg.id])).map((r) => r.id),
+      );
       await touchPackage(ctx.db, pkg.id);
       await notifyPackageChange(ctx, pkg.id);
       if (res.url_type === 'upload') await afterCommit(ctx, () => removeResourceFile(ctx.config, res.id));
@@ -224,4 +229,3 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     },
   }),
 ];
-

@@ -37,7 +37,8 @@ export function parseSort(sort: string): SortKey[] {
 
 function facetFieldList(v: unknown): string[] {
   if (v === undefined || v === null || v === '') return [];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new ValidationError({ 'facet.field': ['Must be a list of strings'] });
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+    throw new ValidationError({ 'facet.field': ['Must be a list of strings'] });
   return v;
 }
 
@@ -65,7 +66,9 @@ function pick(dict: Record<string, unknown>, fl: string[]): Record<string, unkno
 async function displayNames(ctx: ActionContext, field: string, names: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if ((field === 'groups' || field === 'organization') && names.length) {
-    const r = await ctx.db.query<{ name: string; title: string | null }>('SELECT name, title FROM groups WHERE name = ANY($1::text[])', [names]);
+    const r = await ctx.db.query<{ name: string; title: string | null }>('SELECT name, title FROM groups WHERE name = ANY($1::text[])', [
+      names,
+    ]);
     for (const g of r.rows) out.set(g.name, g.title || g.name);
   } else if (field === 'license_id') {
     for (const n of names) {
@@ -76,26 +79,41 @@ async function displayNames(ctx: ActionContext, field: string, names: string[]):
   return out;
 }
 
-const searchFacetsSchema = Type.Record(Type.String(), Type.Object({
-  title: Type.String(),
-  items: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), count: Type.Integer() })),
-}));
+const searchFacetsSchema = Type.Record(
+  Type.String(),
+  Type.Object({
+    title: Type.String(),
+    items: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), count: Type.Integer() })),
+  }),
+);
 
 export const searchActions: ActionDefinition<any, any>[] = [
   defineAction({
     name: 'package_search',
     sideEffectFree: true,
     auth: anyone,
-    description: 'Search datasets with the Solr query language (q, fq, fq_list), with facets, sorting and paging. Only datasets the caller may read are counted, returned and faceted.',
+    description:
+      'Search datasets with the Solr query language (q, fq, fq_list), with facets, sorting and paging. Only datasets the caller may read are counted, returned and faceted.',
     params: {
-      q: p.text('the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*').default('*:*'),
+      q: p
+        .text(
+          'the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*',
+        )
+        .default('*:*'),
       fq: p.text('a filter query in the same language: restricts the results, does not score').ignoreEmpty(),
       fq_list: p.stringList('more filter queries'),
-      sort: p.string(`comma-separated "field asc|desc" (fields: score, name, title_string, metadata_modified, metadata_created, num_resources, num_tags, id, license_id, organization, extras_*)`).default(DEFAULT_SORT),
+      sort: p
+        .string(
+          `comma-separated "field asc|desc" (fields: score, name, title_string, metadata_modified, metadata_created, num_resources, num_tags, id, license_id, organization, extras_*)`,
+        )
+        .default(DEFAULT_SORT),
       rows: p.natural('at most this many results (clamped to svc.search.rows_max, default 1000)').default(10),
       start: p.natural('offset of the first result').default(0),
       facet: p.boolean('return facets of facet.field').default(true),
-      'facet.field': p.json('JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*...)', Type.Array(Type.String())),
+      'facet.field': p.json(
+        'JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*...)',
+        Type.Array(Type.String()),
+      ),
       'facet.limit': p.integer('at most this many values per facet (default search.facets.limit = 50; negative: all)'),
       'facet.mincount': p.natural('only values found at least this many times').default(1),
       include_private: p.boolean('also private datasets the caller may read').default(false),
@@ -109,18 +127,26 @@ export const searchActions: ActionDefinition<any, any>[] = [
     returns: {
       description: 'count (total found), results (datasets as package_show returns them), search_facets, facets (deprecated) and sort',
       rtype: 'dictionary',
-      schema: Type.Object({
-        count: Type.Integer(), results: Type.Array(datasetSchema), sort: Type.String(),
-        search_facets: searchFacetsSchema, facets: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer())),
-      }, { additionalProperties: true }),
+      schema: Type.Object(
+        {
+          count: Type.Integer(),
+          results: Type.Array(datasetSchema),
+          sort: Type.String(),
+          search_facets: searchFacetsSchema,
+          facets: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer())),
+        },
+        { additionalProperties: true },
+      ),
     },
     handler: async (ctx, prm) => {
       const all = prm as Record<string, unknown>;
       const declared = new Set(Object.keys(searchActions[0].params ?? {}));
       const unknown = Object.keys(all).filter((k) => !declared.has(k) && !k.startsWith('ext_'));
       if (unknown.length) {
-        throw new ValidationError(Object.fromEntries(unknown.map((k) => [k, [`The input field ${k} was not expected.`]])),
-          `Invalid search parameters: [${unknown.map((k) => `'${k}'`).join(', ')}]`);
+        throw new ValidationError(
+          Object.fromEntries(unknown.map((k) => [k, [`The input field ${k} was not expected.`]])),
+          `Invalid search parameters: [${unknown.map((k) => `'${k}'`).join(', ')}]`,
+        );
       }
       const facetFields = prm.facet ? facetFieldList(prm['facet.field']) : [];
       const fl = fieldList(prm.fl);
@@ -145,18 +171,31 @@ export const searchActions: ActionDefinition<any, any>[] = [
         },
       });
       const byId = new Map((await packagesByIds(ctx.db, found.ids)).map((r) => [r.id, r]));
-      const dicts = await buildPackageDicts(ctx, found.ids.map((id) => byId.get(id)).filter((r) => !!r));
+      const dicts = await buildPackageDicts(
+        ctx,
+        found.ids.map((id) => byId.get(id)).filter((r) => !!r),
+      );
       const facets: Record<string, Record<string, number>> = {};
       const searchFacets: Record<string, { title: string; items: { count: number; display_name: string; name: string }[] }> = {};
       for (const field of facetFields) {
         const values = found.facets[field] ?? [];
-        const titles = await displayNames(ctx, field, values.map((v) => v.name));
+        const titles = await displayNames(
+          ctx,
+          field,
+          values.map((v) => v.name),
+        );
         facets[field] = Object.fromEntries(values.map((v) => [v.name, v.count]));
         const items = values.map((v) => ({ count: v.count, display_name: titles.get(v.name) ?? v.name, name: v.name }));
         items.sort((a, b) => (a.display_name < b.display_name ? 1 : a.display_name > b.display_name ? -1 : 0));
         searchFacets[field] = { title: field, items };
       }
-      return { count: found.count, facets, results: fl ? dicts.map((d) => pick(d, fl)) : dicts, sort: sortText, search_facets: searchFacets };
+      return {
+        count: found.count,
+        facets,
+        results: fl ? dicts.map((d) => pick(d, fl)) : dicts,
+        sort: sortText,
+        search_facets: searchFacets,
+      };
     },
   }),
   defineAction({
@@ -177,7 +216,8 @@ export const searchActions: ActionDefinition<any, any>[] = [
     },
     handler: async (ctx, prm) => {
       const list = typeof prm.query === 'string' ? [prm.query] : prm.query;
-      if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw new ValidationError({ query: ['Must be <field>:<value> pair(s)'] });
+      if (!Array.isArray(list) || !list.every((x) => typeof x === 'string'))
+        throw new ValidationError({ query: ['Must be <field>:<value> pair(s)'] });
       const extraFields = new Set(ctx.config.list('svc.extra_resource_fields'));
       const known = (f: string) => (RESOURCE_SEARCH_COLUMNS as readonly string[]).includes(f);
       const criteria: ResourceCriterion[] = list.map((item) => {
@@ -193,43 +233,62 @@ export const searchActions: ActionDefinition<any, any>[] = [
         throw new ValidationError({ order_by: [`Field "${prm.order_by}" not recognised in resource_search.`] });
       }
       const { count, rows } = await searchResources(ctx.db, criteria, {
-        orderBy: prm.order_by, extraOrder: !!prm.order_by && !known(prm.order_by), offset: prm.offset, limit: prm.limit,
+        orderBy: prm.order_by,
+        extraOrder: !!prm.order_by && !known(prm.order_by),
+        offset: prm.offset,
+        limit: prm.limit,
       });
       return { count, results: rows.map((r) => resourceDict(ctx.config, r)) };
     },
   }),
-  ...(['tag_search', 'tag_autocomplete'] as const).map((name) => defineAction({
-    name,
-    sideEffectFree: true,
-    auth: anyone,
-    description: name === 'tag_search'
-      ? 'Tags whose names contain every query term (case-insensitive), used by datasets the caller may read; free tags unless vocabulary_id is given.'
-      : 'Names of tags containing the query (case-insensitive), used by datasets the caller may read.',
-    params: {
-      query: p.stringList('the text (or texts) the tag name must contain'),
-      q: p.stringList('same as query').hidden(),
-      vocabulary_id: p.string('id or name of a vocabulary (default: free tags)').ignoreEmpty(),
-      fields: p.any('deprecated, ignored').hidden(),
-      limit: p.natural('at most this many tags').default(10),
-      offset: p.natural('skip this many tags').default(0),
-    },
-    returns: name === 'tag_search'
-      ? { description: 'count and results ({id, name, vocabulary_id})', rtype: 'dictionary', schema: Type.Object({ count: Type.Integer(), results: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), vocabulary_id: Type.Union([Type.String(), Type.Null()]) })) }) }
-      : { description: 'tag names', rtype: 'list of strings', schema: Type.Array(Type.String()) },
-    handler: async (ctx: ActionContext, prm: { query?: string[]; q?: string[]; vocabulary_id?: string; limit: number; offset: number }) => {
-      const terms = (prm.query ?? prm.q ?? []).filter((t) => t !== '');
-      if (!terms.length) return name === 'tag_search' ? { count: 0, results: [] } : [];
-      let vocabularyId: string | null = null;
-      if (prm.vocabulary_id) {
-        const v = await findVocabulary(ctx.db, prm.vocabulary_id);
-        if (!v) throw new NotFoundError(`Could not find vocabulary "${prm.vocabulary_id}"`);
-        vocabularyId = v.id;
-      }
-      const params: unknown[] = [];
-      const visible = `p.state = 'active' AND ${await visiblePackagesCondition(ctx, params, 'p')}`;
-      const { count, rows } = await searchTags(ctx.db, terms, vocabularyId, visible, params, prm.limit, prm.offset);
-      if (name === 'tag_autocomplete') return rows.map((r) => r.name);
-      return { count, results: rows.map((r) => ({ id: r.id, name: r.name, vocabulary_id: r.vocabulary_id })) };
-    },
-  })),
+  ...(['tag_search', 'tag_autocomplete'] as const).map((name) =>
+    defineAction({
+      name,
+      sideEffectFree: true,
+      auth: anyone,
+      description:
+        name === 'tag_search'
+          ? 'Tags whose names contain every query term (case-insensitive), used by datasets the caller may read; free tags unless vocabulary_id is given.'
+          : 'Names of tags containing the query (case-insensitive), used by datasets the caller may read.',
+      params: {
+        query: p.stringList('the text (or texts) the tag name must contain'),
+        q: p.stringList('same as query').hidden(),
+        vocabulary_id: p.string('id or name of a vocabulary (default: free tags)').ignoreEmpty(),
+        fields: p.any('deprecated, ignored').hidden(),
+        limit: p.natural('at most this many tags').default(10),
+        offset: p.natural('skip this many tags').default(0),
+      },
+      returns:
+        name === 'tag_search'
+          ? {
+              description: 'count and results ({id, name, vocabulary_id})',
+              rtype: 'dictionary',
+              schema: Type.Object({
+                count: Type.Integer(),
+                results: Type.Array(
+                  Type.Object({ id: Type.String(), name: Type.String(), vocabulary_id: Type.Union([Type.String(), Type.Null()]) }),
+                ),
+              }),
+            }
+          : { description: 'tag names', rtype: 'list of strings', schema: Type.Array(Type.String()) },
+      handler: async (
+        ctx: ActionContext,
+        prm: { query?: string[]; q?: string[]; vocabulary_id?: string; limit: number; offset: number },
+      ) => {
+        const terms = (prm.query ?? prm.q ?? []).filter((t) => t !== '');
+        if (!terms.length) return name === 'tag_search' ? { count: 0, results: [] } : [];
+        let vocabularyId: string | null = null;
+        if (prm.vocabulary_id) {
+          const v = await findVocabulary(ctx.db, prm.vocabulary_id);
+          if (!v) throw new NotFoundError(`Could not find vocabulary "${prm.vocabulary_id}"`);
+          vocabularyId = v.id;
+        }
+        const params: unknown[] = [];
+        const visible = `p.state = 'active' AND ${await visiblePackagesCondition(ctx, params, 'p')}`;
+        const { count, rows } = await searchTags(ctx.db, terms, vocabularyId, visible, params, prm.limit, prm.offset);
+        if (name === 'tag_autocomplete') return rows.map((r) => r.name);
+        return { count, results: rows.map((r) => ({ id: r.id, name: r.name, vocabulary_id: r.vocabulary_id })) };
+      },
+    }),
+  ),
 ];

@@ -27,12 +27,17 @@ export const siteActions: ActionDefinition<any, any>[] = [
     auth: anyone,
     description: "Return information about the site's configuration.",
     returns: {
-      description: 'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true)',
+      description:
+        'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true)',
       rtype: 'dictionary',
       schema: Type.Object({
-        site_title: Type.String(), site_description: Type.String(), site_url: Type.String(),
-        error_emails_to: Type.Union([Type.String(), Type.Null()]), locale_default: Type.String(),
-        extensions: Type.Array(Type.String()), ckan_version: Type.Optional(Type.String()),
+        site_title: Type.String(),
+        site_description: Type.String(),
+        site_url: Type.String(),
+        error_emails_to: Type.Union([Type.String(), Type.Null()]),
+        locale_default: Type.String(),
+        extensions: Type.Array(Type.String()),
+        ckan_version: Type.Optional(Type.String()),
       }),
     },
     handler: (ctx) => {

@@ -7,7 +7,15 @@ import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError } from '../errors.ts';
 import { listTags } from '../model/tags.ts';
-import { deleteTag, findTag, findVocabularyRow, insertTag, publicPackagesWithTag, tagDict, type VocabularyRow } from '../model/vocabularies.ts';
+import {
+  deleteTag,
+  findTag,
+  findVocabularyRow,
+  insertTag,
+  publicPackagesWithTag,
+  tagDict,
+  type VocabularyRow,
+} from '../model/vocabularies.ts';
 import { packageDicts } from '../model/package-dict.ts';
 import { notifyPackageChange } from '../model/packages.ts';
 import { tagNameErrors } from '../validation/package-schema.ts';
@@ -74,7 +82,11 @@ export const tagActions: ActionDefinition<any, any>[] = [
       vocabulary_id: p.string('the id or name of the vocabulary the tag belongs to (without it a free tag is looked for)'),
       include_datasets: p.boolean(`include up to ${TAG_SHOW_DATASETS} active public datasets with this tag`).default(false),
     },
-    returns: { description: 'the tag (id, name, display_name, vocabulary_id, packages)', rtype: 'dictionary', schema: Type.Intersect([tagSchema, Type.Object({ packages: Type.Optional(listOf(datasetSchema)) })]) },
+    returns: {
+      description: 'the tag (id, name, display_name, vocabulary_id, packages)',
+      rtype: 'dictionary',
+      schema: Type.Intersect([tagSchema, Type.Object({ packages: Type.Optional(listOf(datasetSchema)) })]),
+    },
     handler: async (ctx, prm) => {
       const tag = await tagOr404(ctx, prm.id, prm.vocabulary_id);
       const out = tagDict(tag);

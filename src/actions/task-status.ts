@@ -35,7 +35,10 @@ export const taskStatusActions: ActionDefinition<any, any>[] = [
     auth: sysadminOnly,
     params: taskStatusParams,
     description: 'Create or update a task status: the record of (entity_id, task_type, key), or the one with that id.',
-    returns: { description: 'the task status (id, entity_id, entity_type, task_type, key, value, state, error, last_updated)', rtype: 'dictionary' },
+    returns: {
+      description: 'the task status (id, entity_id, entity_type, task_type, key, value, state, error, last_updated)',
+      rtype: 'dictionary',
+    },
     handler: (ctx, q) => update(ctx, q as TaskStatusWrite),
   }),
   defineAction({

@@ -7,7 +7,10 @@ import { ValidationError } from '../errors.ts';
 import { findTermTranslations, saveTermTranslation } from '../model/term-translations.ts';
 import { listOf } from './result-schemas.ts';
 
-const translationSchema = Type.Object({ term: Type.String(), term_translation: Type.String(), lang_code: Type.String() }, { title: 'TermTranslation' });
+const translationSchema = Type.Object(
+  { term: Type.String(), term_translation: Type.String(), lang_code: Type.String() },
+  { title: 'TermTranslation' },
+);
 
 const translationParams = {
   term: p.text('the term to translate').required(),
@@ -37,7 +40,8 @@ export const termTranslationActions: ActionDefinition<any, any>[] = [
     params: { data: p.listOf(translationParams, 'the translations, each with term, term_translation and lang_code') },
     returns: { description: '{"success": "N rows updated"}', rtype: 'dictionary', schema: Type.Object({ success: Type.String() }) },
     handler: async (ctx, prm) => {
-      if (!prm.data?.length) throw new ValidationError({ data: ['term_translation_update_many needs to have a list of dicts in field data'] });
+      if (!prm.data?.length)
+        throw new ValidationError({ data: ['term_translation_update_many needs to have a list of dicts in field data'] });
       for (const t of prm.data) await saveTermTranslation(ctx.db, t);
       return { success: `${prm.data.length} rows updated` };
     },

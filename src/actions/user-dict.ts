@@ -13,7 +13,9 @@ export interface UserDictOptions {
 }
 
 export function emailHash(email: string | null): string {
-  return createHash('md5').update((email ?? '').trim().toLowerCase()).digest('hex');
+  return createHash('md5')
+    .update((email ?? '').trim().toLowerCase())
+    .digest('hex');
 }
 
 export function canSeePrivateUserFields(ctx: ActionContext, user: { id: string }): boolean {

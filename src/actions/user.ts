@@ -6,7 +6,15 @@ import { denied, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
 import {
-  findUser, findUserByEmail, insertUser, lockEmail, listUsers, removeUserMemberships, updateUser, USER_ORDER_BY, type UserRow,
+  findUser,
+  findUserByEmail,
+  insertUser,
+  lockEmail,
+  listUsers,
+  removeUserMemberships,
+  updateUser,
+  USER_ORDER_BY,
+  type UserRow,
 } from '../model/users.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { Type } from '@sinclair/typebox';
@@ -18,7 +26,8 @@ import { issueToken } from './api-token.ts';
 // --- auth rules -----------------------------------------------------------------------------
 
 const userListAuth: AuthFunction = (ctx) => {
-  if (!ctx.config.bool('svc.auth.public_user_details') && !ctx.identity.user) throw new AuthorizationError('Action user_list requires an authenticated user');
+  if (!ctx.config.bool('svc.auth.public_user_details') && !ctx.identity.user)
+    throw new AuthorizationError('Action user_list requires an authenticated user');
 };
 
 const userCreateAuth: AuthFunction = (ctx) => {
@@ -26,13 +35,15 @@ const userCreateAuth: AuthFunction = (ctx) => {
 };
 
 /** Self or sysadmin (the target is given as id/name in params). */
-const selfOnly = (action: string): AuthFunction => async (ctx, params) => {
-  if (!ctx.identity.user) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
-  const target = params.id ?? params.user_id ?? params.user;
-  if (target === undefined) return;
-  const user = await findUser(ctx.db, String(target));
-  if (!user || user.id !== ctx.identity.user.id) throw denied(ctx, `edit user ${target}`);
-};
+const selfOnly =
+  (action: string): AuthFunction =>
+  async (ctx, params) => {
+    if (!ctx.identity.user) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
+    const target = params.id ?? params.user_id ?? params.user;
+    if (target === undefined) return;
+    const user = await findUser(ctx.db, String(target));
+    if (!user || user.id !== ctx.identity.user.id) throw denied(ctx, `edit user ${target}`);
+  };
 
 // --- validators -----------------------------------------------------------------------------
 
@@ -64,7 +75,7 @@ const sysadminField: Validator = (v, f) => {
 const profileFields = {
   fullname: p.string('the full name'),
   about: p.string('a description of the user'),
-  image_url: p.string('URL of the user\'s picture'),
+  image_url: p.string("URL of the user's picture"),
   activity_streams_email_notifications: p.boolean('email notifications of activity'),
   sysadmin: p.boolean('whether the user is a sysadmin (sysadmins only)').first(sysadminField),
   state: p.enum(['active', 'pending', 'deleted'], 'the account state (sysadmins only)').first(sysadminField),
@@ -94,7 +105,7 @@ const updateParams = {
   name: p.name('a new login name (sysadmins only)').use(nameAvailable),
   email: p.email('the email address').required().use(emailAvailable),
   password: password('a new password (8 characters or more)').ignoreEmpty(),
-  old_password: p.string('the current password (needed to change one\'s own password)'),
+  old_password: p.string("the current password (needed to change one's own password)"),
   ...profileFields,
 };
 
@@ -137,7 +148,8 @@ async function userUpdate(ctx: ActionContext, p: ParamValues<typeof updateParams
     image_url: p.image_url ?? null,
   };
   if (p.name !== undefined) changes.name = p.name;
-  for (const k of ['sysadmin', 'state', 'plugin_extras', 'activity_streams_email_notifications'] as const) if (p[k] !== undefined) changes[k] = p[k];
+  for (const k of ['sysadmin', 'state', 'plugin_extras', 'activity_streams_email_notifications'] as const)
+    if (p[k] !== undefined) changes[k] = p[k];
   if (p.password !== undefined) {
     // Changing one's own password needs the old one, so a stolen token cannot take over the account.
     if (!ctx.identity.sysadmin && !(await verifyPassword(p.old_password ?? '', user.password_hash))) {
@@ -171,7 +183,9 @@ export const userActions: ActionDefinition<any, any>[] = [
     description: 'Return a user account. Email and apikey are shown to the user and sysadmins only.',
     params: {
       id: p.string('the id or name of the user (default: the calling user)'),
-      include_datasets: p.boolean('include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins)').default(false),
+      include_datasets: p
+        .boolean('include up to 50 datasets created by the user (drafts and private ones only for the user and sysadmins)')
+        .default(false),
       include_num_followers: p.boolean('include the number of followers').default(false),
       include_password_hash: p.boolean('include the password hash (sysadmins only; ignored for others)').default(false),
       include_plugin_extras: p.boolean('include plugin_extras (sysadmins only; ignored for others)').default(false),
@@ -197,18 +211,32 @@ export const userActions: ActionDefinition<any, any>[] = [
     params: {
       q: p.string('only users whose name, full name or email contains q'),
       email: p.string('only the user with this email (sysadmins only)'),
-      order_by: p.enum(USER_LIST_ORDER, 'the sort order, ascending: id, name, fullname, display_name (full name, else name), created, about, sysadmin or number_created_packages (public active datasets created)').default('display_name'),
+      order_by: p
+        .enum(
+          USER_LIST_ORDER,
+          'the sort order, ascending: id, name, fullname, display_name (full name, else name), created, about, sysadmin or number_created_packages (public active datasets created)',
+        )
+        .default('display_name'),
       all_fields: p.boolean('user dicts (true) or names (false)').default(true),
       include_site_user: p.boolean('include the site user').default(false),
       limit: p.natural('at most this many users'),
       offset: p.natural('skip this many users'),
     },
-    returns: { description: 'user dicts, or names when all_fields is false', rtype: 'list', schema: Type.Union([listOf(userSchema), listOf(Type.String())]) },
+    returns: {
+      description: 'user dicts, or names when all_fields is false',
+      rtype: 'list',
+      schema: Type.Union([listOf(userSchema), listOf(Type.String())]),
+    },
     handler: async (ctx, p) => {
       if (p.email && !ctx.identity.sysadmin) throw new AuthorizationError('only sysadmins may filter users by email');
       const rows = await listUsers(ctx.db, {
-        q: p.q, email: p.email, orderBy: p.order_by, limit: p.limit, offset: p.offset,
-        includeSiteUser: p.include_site_user || ctx.identity.sysadmin, siteUserName: ctx.config.str('svc.site_id'),
+        q: p.q,
+        email: p.email,
+        orderBy: p.order_by,
+        limit: p.limit,
+        offset: p.offset,
+        includeSiteUser: p.include_site_user || ctx.identity.sysadmin,
+        siteUserName: ctx.config.str('svc.site_id'),
       });
       if (!p.all_fields) return rows.map((r) => r.name);
       const dicts = [];
@@ -221,7 +249,8 @@ export const userActions: ActionDefinition<any, any>[] = [
     name: 'user_update',
     sideEffectFree: false,
     auth: selfOnly('user_update'),
-    description: 'Update a user account. This replaces the profile: fields not sent are cleared. The email is required; only sysadmins may rename users; changing your own password needs old_password.',
+    description:
+      'Update a user account. This replaces the profile: fields not sent are cleared. The email is required; only sysadmins may rename users; changing your own password needs old_password.',
     params: updateParams,
     returns: { description: 'the updated user', rtype: 'dictionary', schema: userSchema },
     handler: userUpdate,
@@ -237,7 +266,11 @@ export const userActions: ActionDefinition<any, any>[] = [
     handler: async (ctx, p) => {
       const user = await userOr404(ctx, p.id);
       const merged: Record<string, unknown> = {
-        name: user.name, email: user.email, fullname: user.fullname, about: user.about, image_url: user.image_url,
+        name: user.name,
+        email: user.email,
+        fullname: user.fullname,
+        about: user.about,
+        image_url: user.image_url,
         ...p,
         id: user.id,
       };
@@ -248,7 +281,8 @@ export const userActions: ActionDefinition<any, any>[] = [
     name: 'user_delete',
     sideEffectFree: false,
     auth: sysadminOnly,
-    description: 'Delete a user (state deleted). Their memberships and collaborations are removed and their tokens stop working. Sysadmin only.',
+    description:
+      'Delete a user (state deleted). Their memberships and collaborations are removed and their tokens stop working. Sysadmin only.',
     params: { id: p.string('the id or name of the user').required() },
     returns: { description: 'null', schema: Type.Null() },
     handler: async (ctx, p) => {
@@ -275,7 +309,11 @@ export const userActions: ActionDefinition<any, any>[] = [
       schema: listOf(Type.Object({ id: Type.String(), name: Type.String(), fullname: Type.Union([Type.String(), Type.Null()]) })),
     },
     handler: async (ctx, p) => {
-      const params: unknown[] = [`%${String(p.q).replace(/[\\%_]/g, (c) => '\\' + c)}%`, Math.max(0, p.limit), ctx.config.str('svc.site_id')];
+      const params: unknown[] = [
+        `%${String(p.q).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+        Math.max(0, p.limit),
+        ctx.config.str('svc.site_id'),
+      ];
       let extra = '';
       if (p.ignore_self && ctx.identity.user) {
         params.push(ctx.identity.user.id);
@@ -309,4 +347,3 @@ async function createdDatasets(ctx: ActionContext, user: UserRow): Promise<unkno
   for (const row of r.rows) out.push(await ctx.call('package_show', { id: row.id }, { ignoreAuth: true }));
   return out;
 }
-

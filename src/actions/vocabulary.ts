@@ -6,13 +6,23 @@ import { p } from './params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { notifyPackageChange } from '../model/packages.ts';
 import {
-  deleteVocabulary, insertVocabulary, listVocabularies, renameVocabulary, setVocabularyTags, tagDict, vocabularyTags, type VocabularyRow,
+  deleteVocabulary,
+  insertVocabulary,
+  listVocabularies,
+  renameVocabulary,
+  setVocabularyTags,
+  tagDict,
+  vocabularyTags,
+  type VocabularyRow,
 } from '../model/vocabularies.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { tagNameValidator, vocabularyOr404 } from './tag.ts';
 import { listOf, tagSchema } from './result-schemas.ts';
 
-const vocabularySchema = Type.Object({ id: Type.String(), name: Type.String(), tags: listOf(tagSchema) }, { additionalProperties: true, title: 'Vocabulary' });
+const vocabularySchema = Type.Object(
+  { id: Type.String(), name: Type.String(), tags: listOf(tagSchema) },
+  { additionalProperties: true, title: 'Vocabulary' },
+);
 
 const vocabularyName: Validator = (v: string) => {
   if (v.length < 2) throw new Invalid('Name must be at least 2 characters long');
@@ -23,7 +33,10 @@ const vocabularyName: Validator = (v: string) => {
 const tagsParam = (what: string) => p.listOf({ name: p.string('tag name').required().use(tagNameValidator) }, what);
 
 async function vocabularyDicts(ctx: ActionContext, vocabs: VocabularyRow[]) {
-  const tags = await vocabularyTags(ctx.db, vocabs.map((v) => v.id));
+  const tags = await vocabularyTags(
+    ctx.db,
+    vocabs.map((v) => v.id),
+  );
   return vocabs.map((v) => ({ id: v.id, name: v.name, tags: tags.filter((t) => t.vocabulary_id === v.id).map(tagDict) }));
 }
 
@@ -61,7 +74,12 @@ export const vocabularyActions: ActionDefinition<any, any>[] = [
     returns: { description: 'the new vocabulary', rtype: 'dictionary', schema: vocabularySchema },
     handler: async (ctx, prm) => {
       const vocab = await insertVocabulary(ctx.db, prm.name);
-      if (prm.tags) await setVocabularyTags(ctx.db, vocab, prm.tags.map((t) => t.name));
+      if (prm.tags)
+        await setVocabularyTags(
+          ctx.db,
+          vocab,
+          prm.tags.map((t) => t.name),
+        );
       return (await vocabularyDicts(ctx, [vocab]))[0];
     },
   }),
@@ -82,7 +100,15 @@ export const vocabularyActions: ActionDefinition<any, any>[] = [
         await renameVocabulary(ctx.db, vocab.id, prm.name);
         vocab.name = prm.name;
       }
-      if (prm.tags) await notifyAll(ctx, await setVocabularyTags(ctx.db, vocab, prm.tags.map((t) => t.name)));
+      if (prm.tags)
+        await notifyAll(
+          ctx,
+          await setVocabularyTags(
+            ctx.db,
+            vocab,
+            prm.tags.map((t) => t.name),
+          ),
+        );
       return (await vocabularyDicts(ctx, [vocab]))[0];
     },
   }),

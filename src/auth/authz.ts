@@ -18,8 +18,16 @@ export type Capacity = 'admin' | 'editor' | 'member';
  * group itself and its members) are admin-only like any permission not listed for a capacity.
  */
 export type Permission =
-  | 'read' | 'manage_group' | 'create_dataset' | 'update_dataset' | 'delete_dataset' | 'admin'
-  | 'update' | 'delete' | 'membership' | (string & {});
+  | 'read'
+  | 'manage_group'
+  | 'create_dataset'
+  | 'update_dataset'
+  | 'delete_dataset'
+  | 'admin'
+  | 'update'
+  | 'delete'
+  | 'membership'
+  | (string & {});
 
 export const CAPACITIES: readonly Capacity[] = ['admin', 'editor', 'member'];
 
@@ -210,7 +218,10 @@ export function collaboratorCapacities(ctx: ActionContext): string[] {
 export async function collaboratorCapacity(ctx: ActionContext, packageId: string): Promise<string | undefined> {
   const user = ctx.identity.user;
   if (!user || !collaboratorsEnabled(ctx)) return undefined;
-  const r = await ctx.db.query<{ capacity: string }>('SELECT capacity FROM package_members WHERE package_id = $1 AND user_id = $2', [packageId, user.id]);
+  const r = await ctx.db.query<{ capacity: string }>('SELECT capacity FROM package_members WHERE package_id = $1 AND user_id = $2', [
+    packageId,
+    user.id,
+  ]);
   return r.rows[0]?.capacity;
 }
 
@@ -273,8 +284,13 @@ export async function canManageCollaborators(ctx: ActionContext, pkg: PackageAut
   if (ctx.identity.sysadmin) return true;
   const user = ctx.identity.user;
   if (!user) return false;
-  if (!pkg.owner_org && pkg.creator_user_id === user.id
-    && ctx.config.bool('svc.auth.create_dataset_if_not_in_organization') && ctx.config.bool('svc.auth.create_unowned_dataset')) return true;
+  if (
+    !pkg.owner_org &&
+    pkg.creator_user_id === user.id &&
+    ctx.config.bool('svc.auth.create_dataset_if_not_in_organization') &&
+    ctx.config.bool('svc.auth.create_unowned_dataset')
+  )
+    return true;
   if (pkg.owner_org && (await hasGroupPermission(ctx, pkg.owner_org, 'membership'))) return true;
   return ctx.config.bool('svc.auth.allow_admin_collaborators') && (await collaboratorCapacity(ctx, pkg.id)) === 'admin';
 }
@@ -292,7 +308,8 @@ export async function packageCreateDenial(ctx: ActionContext, data: { owner_org?
   if (!(await canManageGroups(ctx, groupIds))) return `User ${name} not authorized to edit these groups`;
   if (typeof data.owner_org === 'string' && data.owner_org) {
     const org = await resolveGroupRef(ctx, data.owner_org);
-    if (org && !(await hasGroupPermission(ctx, org, 'create_dataset'))) return `User ${name} not authorized to add dataset to this organization`;
+    if (org && !(await hasGroupPermission(ctx, org, 'create_dataset')))
+      return `User ${name} not authorized to add dataset to this organization`;
   }
   return null;
 }

@@ -11,7 +11,8 @@ export class CliError extends Error {}
 type Args = Record<string, unknown>;
 export type AdminCommand = (s: Services, args: Args) => Promise<string[]>;
 
-const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) => callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
+const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) =>
+  callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
 
 function str(args: Args, key: string): string {
   const v = args[key];
@@ -45,7 +46,10 @@ export const adminCommands: Record<string, AdminCommand> = {
       return [`user ${name} is now a sysadmin`];
     }
     await asSysadmin(s, 'user_create', {
-      name, email: optStr(a, 'email') ?? `${name}@localhost.localdomain`, password: optStr(a, 'password') ?? randomPassword(), sysadmin: true,
+      name,
+      email: optStr(a, 'email') ?? `${name}@localhost.localdomain`,
+      password: optStr(a, 'password') ?? randomPassword(),
+      sysadmin: true,
     });
     return [`created sysadmin ${name}`];
   },
@@ -64,7 +68,10 @@ export const adminCommands: Record<string, AdminCommand> = {
   'user add': async (s, a) => {
     const name = str(a, 'name');
     await asSysadmin(s, 'user_create', {
-      name, email: str(a, 'email'), password: optStr(a, 'password') ?? randomPassword(), fullname: optStr(a, 'fullname'),
+      name,
+      email: str(a, 'email'),
+      password: optStr(a, 'password') ?? randomPassword(),
+      fullname: optStr(a, 'fullname'),
     });
     return [`created user ${name}`];
   },
@@ -94,7 +101,12 @@ export const adminCommands: Record<string, AdminCommand> = {
     return [`API token "${tokenName}" created for ${u.name}${expiresAt ? ` (expires ${expiresAt.toISOString()})` : ''}:`, created.token];
   },
   'user token list': async (s, a) => {
-    const rows = (await asSysadmin(s, 'api_token_list', { user_id: str(a, 'user') })) as { id: string; name: string; created_at: string; last_access: string | null }[];
+    const rows = (await asSysadmin(s, 'api_token_list', { user_id: str(a, 'user') })) as {
+      id: string;
+      name: string;
+      created_at: string;
+      last_access: string | null;
+    }[];
     return rows.map((t) => [t.id, t.name, t.created_at, t.last_access ?? 'never used'].join('\t'));
   },
   'user token revoke': async (s, a) => {

@@ -99,7 +99,10 @@ async function handle(services: Services, line: string): Promise<AdminAnswer> {
 function answers(file: string): Promise<boolean> {
   return new Promise((resolve) => {
     const c = net.connect(file);
-    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
     c.once('error', () => resolve(false));
   });
 }
@@ -120,7 +123,9 @@ export function sendAdminCommand(config: Config, command: string, args: Record<s
       connected = true;
       c.write(JSON.stringify({ command, args }) + '\n');
     });
-    c.on('data', (chunk: string) => { buf += chunk; });
+    c.on('data', (chunk: string) => {
+      buf += chunk;
+    });
     c.once('end', () => {
       try {
         resolve(JSON.parse(buf.trim()) as AdminAnswer);

@@ -90,7 +90,9 @@ sysadmin
   .description('make a user sysadmin, creating the user if missing')
   .option('-e, --email <email>', 'email for a new user')
   .option('-p, --password <password>', 'password for a new user (default: a random one; use API tokens)')
-  .action((name: string, o: { email?: string; password?: string }) => runAdmin('sysadmin add', { name, email: o.email, password: o.password }));
+  .action((name: string, o: { email?: string; password?: string }) =>
+    runAdmin('sysadmin add', { name, email: o.email, password: o.password }),
+  );
 sysadmin
   .command('list')
   .description('list sysadmins')
@@ -108,7 +110,8 @@ user
   .option('-p, --password <password>', 'password (default: a random one; use API tokens)')
   .option('--fullname <fullname>', 'full name')
   .action((name: string, o: { email: string; password?: string; fullname?: string }) =>
-    runAdmin('user add', { name, email: o.email, password: o.password, fullname: o.fullname }));
+    runAdmin('user add', { name, email: o.email, password: o.password, fullname: o.fullname }),
+  );
 user
   .command('list')
   .description('list users')
@@ -125,7 +128,8 @@ token
   .option('--expires-in <n>', 'expire after n units')
   .addOption(new Option('--unit <unit>', 'unit of --expires-in').choices(['seconds', 'minutes', 'hours', 'days']).default('days'))
   .action((userName: string, tokenName: string, o: { expiresIn?: string; unit: string }) =>
-    runAdmin('user token add', { user: userName, token_name: tokenName, expires_in: o.expiresIn, unit: o.unit }));
+    runAdmin('user token add', { user: userName, token_name: tokenName, expires_in: o.expiresIn, unit: o.unit }),
+  );
 token
   .command('list <user>')
   .description("list a user's API tokens")

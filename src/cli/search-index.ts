@@ -14,8 +14,10 @@ export function registerSearchIndexCommands(program: Command, tools: CliTools): 
     .option('--batch-size <n>', 'datasets per transaction', '500')
     .action(async (o: { onlyMissing?: boolean; batchSize: string }) => {
       await tools.withServices(async (s) => {
-        const bar = new cliProgress.SingleBar({ format: 'indexing [{bar}] {percentage}% | {value}/{total} datasets | {eta}s left', etaBuffer: 20 },
-          cliProgress.Presets.shades_classic);
+        const bar = new cliProgress.SingleBar(
+          { format: 'indexing [{bar}] {percentage}% | {value}/{total} datasets | {eta}s left', etaBuffer: 20 },
+          cliProgress.Presets.shades_classic,
+        );
         const started = Date.now();
         let begun = false;
         const n = await rebuildSearchIndex(s, {

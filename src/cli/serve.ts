@@ -8,12 +8,20 @@ import { createLogger } from '../log.ts';
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
   const embedded = !config.str('svc.database_url');
-  logger.info({ mode: embedded ? 'embedded' : 'postgresql', storage: config.str('svc.storage_path'), config: config.file ?? null }, 'starting svc');
+  logger.info(
+    { mode: embedded ? 'embedded' : 'postgresql', storage: config.str('svc.storage_path'), config: config.file ?? null },
+    'starting svc',
+  );
   const services = await createServices(config, { logger });
   const app = await buildApp(services);
-  const admins = await services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE sysadmin AND name <> $1 AND state = $2', [config.str('svc.site_id'), 'active']);
+  const admins = await services.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM users WHERE sysadmin AND name <> $1 AND state = $2',
+    [config.str('svc.site_id'), 'active'],
+  );
   if (admins.rows[0].n === 0) {
-    logger.warn('no sysadmin yet: run `npx svc sysadmin add NAME --email you@example.org`, then `npx svc user token add NAME cli` for an API token (in another terminal; the server may keep running)');
+    logger.warn(
+      'no sysadmin yet: run `npx svc sysadmin add NAME --email you@example.org`, then `npx svc user token add NAME cli` for an API token (in another terminal; the server may keep running)',
+    );
   }
   const closeAdminSocket = await listenAdminSocket(services);
   await app.listen({ port: config.int('svc.port'), host: config.str('svc.host') });

@@ -56,7 +56,10 @@ export function convertOption(decl: OptionDeclaration, raw: unknown): unknown {
     }
     case 'list': {
       if (Array.isArray(raw)) value = raw.map(String);
-      else value = String(raw).split(/[\s,]+/).filter(Boolean);
+      else
+        value = String(raw)
+          .split(/[\s,]+/)
+          .filter(Boolean);
       break;
     }
     default:
@@ -86,7 +89,10 @@ export function findConfigFile(opts: LoadOptions): string | undefined {
 }
 
 export class Config {
-  constructor(private readonly values: ConfigValues, readonly file?: string) {}
+  constructor(
+    private readonly values: ConfigValues,
+    readonly file?: string,
+  ) {}
 
   get<T = unknown>(name: string): T {
     if (!(name in this.values)) {
@@ -96,10 +102,18 @@ export class Config {
     }
     return this.values[name] as T;
   }
-  str(name: string): string { return this.get<string>(name); }
-  int(name: string): number { return this.get<number>(name); }
-  bool(name: string): boolean { return this.get<boolean>(name); }
-  list(name: string): string[] { return this.get<string[]>(name); }
+  str(name: string): string {
+    return this.get<string>(name);
+  }
+  int(name: string): number {
+    return this.get<number>(name);
+  }
+  bool(name: string): boolean {
+    return this.get<boolean>(name);
+  }
+  list(name: string): string[] {
+    return this.get<string[]>(name);
+  }
 
   /** Changes an option in this process (config_option_update, tests). Validates like start-up. */
   set(name: string, raw: unknown): void {

@@ -39,7 +39,9 @@ export async function runBulk<T>(db: Database, onCommitted: () => void, fn: (s: 
       await flush();
       return rows;
     };
-    const afterCommit = (f: () => void) => { committed.push(f); };
+    const afterCommit = (f: () => void) => {
+      committed.push(f);
+    };
     const result = await fn({ kind: db.kind, query: tx.query.bind(tx), exec: tx.exec.bind(tx), copyFrom, afterCommit });
     if (db.kind === 'postgres') await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
     return result;

@@ -53,9 +53,10 @@ export interface Table {
 /** The table or view of that name with its columns (one round trip). */
 export async function readTable(q: Queryable, name: string): Promise<Table | null> {
   type ColumnRow = { id: string; typname: string; ftype: string; notnull: boolean; comment: string | null };
-  const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string; alias_of: string | null }>({
-    name: 'svc_ds_table',
-    text: `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
+  const rel = await q.query<{ oid: number; relkind: string; comment: string | null; cols: ColumnRow[] | string; alias_of: string | null }>(
+    {
+      name: 'svc_ds_table',
+      text: `SELECT c.oid::int AS oid, c.relkind::text AS relkind, obj_description(c.oid, 'pg_class') AS comment,
             CASE WHEN c.relkind <> 'r' THEN
               (SELECT CASE WHEN count(DISTINCT t.relname) = 1 THEN min(t.relname::text) END
                FROM pg_rewrite w JOIN pg_depend d ON d.objid = w.oid
@@ -68,15 +69,24 @@ export async function readTable(q: Queryable, name: string): Promise<Table | nul
                       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::json) AS cols
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'public' AND c.relname = $1 AND c.relkind IN ('r', 'v', 'm', 'f')`,
-  }, [name]);
+    },
+    [name],
+  );
   const r = rel.rows[0];
   if (!r) return null;
   const cols: ColumnRow[] = typeof r.cols === 'string' ? JSON.parse(r.cols) : r.cols;
   return {
-    name, oid: Number(r.oid), relkind: r.relkind, aliasOf: r.alias_of,
+    name,
+    oid: Number(r.oid),
+    relkind: r.relkind,
+    aliasOf: r.alias_of,
     meta: parseJson(r.comment) ?? {},
     columns: cols.map((c) => ({
-      id: c.id, typname: c.typname, ftype: c.ftype, kind: kindOf(c.typname), notnull: c.notnull,
+      id: c.id,
+      typname: c.typname,
+      ftype: c.ftype,
+      kind: kindOf(c.typname),
+      notnull: c.notnull,
       info: parseJson(c.comment) ?? undefined,
     })),
   };
@@ -93,7 +103,9 @@ export async function aliasesOf(q: Queryable, oid: number): Promise<string[]> {
   const r = await q.query<{ name: string }>(
     `SELECT DISTINCT v.relname AS name FROM pg_class v
      JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid
-     WHERE d.refobjid = $1 AND v.relkind = 'v' AND v.oid <> $1 ORDER BY 1`, [oid]);
+     WHERE d.refobjid = $1 AND v.relkind = 'v' AND v.oid <> $1 ORDER BY 1`,
+    [oid],
+  );
   return r.rows.map((x) => x.name);
 }
 
@@ -115,33 +127,47 @@ export function visibleColumns(t: Table): Column[] {
 export async function resourceInfo(q: Queryable, id: string): Promise<ResourceInfo> {
   const t = await readTable(q, id);
   if (!t) throw new NotFoundError(`Resource/Alias "${id}" was not found.`);
-  const base = t.relkind === 'v' ? t.aliasOf ?? id : id;
-  const bt = base === id ? t : (await readTable(q, base)) ?? t;
-  const sizes = (await q.query<{ size: string; idx: string; db: string }>(
-    `SELECT pg_table_size($1::oid)::text AS size, pg_indexes_size($1::oid)::text AS idx, pg_database_size(current_database())::text AS db`,
-    [bt.oid])).rows[0];
-  const idx = (await q.query<{ name: string; uniq: boolean; cols: string[] }>(
-    `SELECT ic.relname AS name, i.indisunique AS uniq,
+  const base = t.relkind === 'v' ? (t.aliasOf ?? id) : id;
+  const bt = base === id ? t : ((await readTable(q, base)) ?? t);
+  const sizes = (
+    await q.query<{ size: string; idx: string; db: string }>(
+      `SELECT pg_table_size($1::oid)::text AS size, pg_indexes_size($1::oid)::text AS idx, pg_database_size(current_database())::text AS db`,
+      [bt.oid],
+    )
+  ).rows[0];
+  const idx = (
+    await q.query<{ name: string; uniq: boolean; cols: string[] }>(
+      `SELECT ic.relname AS name, i.indisunique AS uniq,
             ARRAY(SELECT a.attname::text FROM unnest(i.indkey) k JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k) AS cols
-     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = $1`, [bt.oid])).rows;
+     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = $1`,
+      [bt.oid],
+    )
+  ).rows;
   const count = await countRows(q, bt);
   const tableType = { r: 'BASE TABLE', v: 'VIEW', m: 'MATERIALIZED VIEW', f: 'FOREIGN TABLE' }[t.relkind] ?? 'BASE TABLE';
-  const fields: DatastoreField[] = visibleColumns(t).filter((c) => c.id !== '_id').map((c) => {
-    const own = idx.filter((i) => i.cols.length === 1 && i.cols[0] === c.id);
-    const f: DatastoreField = { id: c.id, type: reportedType(c.typname) };
-    if (c.info) f.info = c.info;
-    f.schema = {
-      native_type: c.ftype === JSON_DOMAIN ? 'json' : c.ftype,
-      notnull: c.notnull,
-      index_name: own[0]?.name ?? null,
-      is_index: own.length > 0,
-      uniquekey: own.some((i) => i.uniq),
-    };
-    return f;
-  });
+  const fields: DatastoreField[] = visibleColumns(t)
+    .filter((c) => c.id !== '_id')
+    .map((c) => {
+      const own = idx.filter((i) => i.cols.length === 1 && i.cols[0] === c.id);
+      const f: DatastoreField = { id: c.id, type: reportedType(c.typname) };
+      if (c.info) f.info = c.info;
+      f.schema = {
+        native_type: c.ftype === JSON_DOMAIN ? 'json' : c.ftype,
+        notnull: c.notnull,
+        index_name: own[0]?.name ?? null,
+        is_index: own.length > 0,
+        uniquekey: own.some((i) => i.uniq),
+      };
+      return f;
+    });
   return {
     meta: {
-      id: base, count, table_type: tableType, size: Number(sizes.size), db_size: Number(sizes.db), idx_size: Number(sizes.idx),
+      id: base,
+      count,
+      table_type: tableType,
+      size: Number(sizes.size),
+      db_size: Number(sizes.db),
+      idx_size: Number(sizes.idx),
       aliases: await aliasesOf(q, bt.oid),
     },
     fields,
@@ -152,7 +178,9 @@ export async function resourceInfo(q: Queryable, id: string): Promise<ResourceIn
 export async function validType(q: Queryable, base: string): Promise<boolean> {
   try {
     const r = await q.query<{ t: string | null; typtype: string | null }>(
-      `SELECT to_regtype($1)::text AS t, (SELECT typtype::text FROM pg_type WHERE oid = to_regtype($1)) AS typtype`, [base]);
+      `SELECT to_regtype($1)::text AS t, (SELECT typtype::text FROM pg_type WHERE oid = to_regtype($1)) AS typtype`,
+      [base],
+    );
     return !!r.rows[0]?.t && r.rows[0].typtype !== 'p';
   } catch {
     return false;

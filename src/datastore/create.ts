@@ -68,8 +68,8 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) VALUES ($1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`, [input.resource_id]);
       created = true;
     } else {
-      const drops = input.delete_fields && input.fields
-        ? t.columns.filter((c) => !c.id.startsWith('_') && !sentIds.has(c.id)).map((c) => c.id) : [];
+      const drops =
+        input.delete_fields && input.fields ? t.columns.filter((c) => !c.id.startsWith('_') && !sentIds.has(c.id)).map((c) => c.id) : [];
       if (defs.length || drops.length) {
         // Alias views freeze their column list: drop them now, recreate after the change.
         aliasesToRestore = await aliasesOf(s, t.oid);
@@ -102,8 +102,9 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
     if (bad.length) throw new ValidationError({ [key]: [`fields "${bad.join(', ')}" do not exist`] });
   };
   const prefix = `ds_${t.oid}_`;
-  const ownIndexes = (await s.query<{ name: string }>(
-    `SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [t.name])).rows.map((r) => r.name);
+  const ownIndexes = (
+    await s.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [t.name])
+  ).rows.map((r) => r.name);
   try {
     if (input.primary_key !== undefined) {
       checkFields('primary_key', input.primary_key);
@@ -118,7 +119,10 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
       for (const i of ownIndexes.filter((n) => n.startsWith(`${prefix}idx_`))) await s.exec(`DROP INDEX ${qi(i)}`);
       let n = 0;
       for (const spec of input.indexes) {
-        const cols = spec.split(',').map((x) => x.trim()).filter(Boolean);
+        const cols = spec
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
         checkFields('indexes', cols);
         await s.exec(`CREATE INDEX ${qi(`${prefix}idx_${n++}`)} ON ${qi(t.name)} (${cols.map(qi).join(', ')})`);
       }
@@ -128,12 +132,14 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
     throw e;
   }
   if (input.triggers !== undefined) {
-    const trg = (await s.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1 AND NOT tgisinternal`, [t.oid])).rows;
+    const trg = (await s.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1 AND NOT tgisinternal`, [t.oid]))
+      .rows;
     for (const x of trg.filter((r) => r.name.startsWith(`${prefix}trg_`))) await s.exec(`DROP TRIGGER ${qi(x.name)} ON ${qi(t.name)}`);
     let n = 0;
     for (const tr of input.triggers) {
       // No name holds a NUL (PostgreSQL's message for a name that is no function).
-      if (tr.function.includes('\u0000')) throw new ValidationError({ triggers: [`function ${tr.function.replaceAll('\u0000', '\\u0000')}() does not exist`] });
+      if (tr.function.includes('\u0000'))
+        throw new ValidationError({ triggers: [`function ${tr.function.replaceAll('\u0000', '\\u0000')}() does not exist`] });
       try {
         await s.exec(userTriggerSql(`${prefix}trg_${n++}`, t.name, tr.function, true));
       } catch (e) {

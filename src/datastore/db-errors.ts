@@ -16,10 +16,18 @@ export function isRace(e: unknown): boolean {
   const message = e.message;
   switch (e.code) {
     // deadlock, serialization failure; duplicate table, object, column (checked absent before)
-    case '40P01': case '40001': case '42P07': case '42710': case '42701': return true;
-    case '23505': return (e.constraint ?? '').startsWith('pg_');
-    case 'XX000': return message.includes('tuple concurrently updated');
-    default: return false;
+    case '40P01':
+    case '40001':
+    case '42P07':
+    case '42710':
+    case '42701':
+      return true;
+    case '23505':
+      return (e.constraint ?? '').startsWith('pg_');
+    case 'XX000':
+      return message.includes('tuple concurrently updated');
+    default:
+      return false;
   }
 }
 

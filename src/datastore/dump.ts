@@ -22,9 +22,8 @@ export async function* dumpRows(sessions: Sessions, input: SearchInput & { limit
     if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
     return { t, plan: await buildSelect(q, t, { ...input, limit: 0 }, await sessions.textSearch(q, t), text, true) };
   });
-  const shape = (rows: Record<string, unknown>[]): unknown[][] => (text
-    ? rows.map((r) => plan.fields.map((_, i) => r[`f${i}`] ?? null))
-    : formatRows(rows, plan, 'lists') as unknown[][]);
+  const shape = (rows: Record<string, unknown>[]): unknown[][] =>
+    text ? rows.map((r) => plan.fields.map((_, i) => r[`f${i}`] ?? null)) : (formatRows(rows, plan, 'lists') as unknown[][]);
   let yielded = false;
   let remaining = input.limit ?? Infinity;
   let offset = input.offset ?? 0;
@@ -36,20 +35,22 @@ export async function* dumpRows(sessions: Sessions, input: SearchInput & { limit
   if (sessions.read.kind === 'postgres') {
     // A server-side cursor in one read-only transaction: constant memory, one snapshot.
     const lim = input.limit === null ? '' : ` LIMIT ${Math.max(0, Math.floor(input.limit))}`;
-    yield* pull<DumpChunk>((emit) => sessions.readTx(async (q) => {
-      try {
-        await q.query(`DECLARE ds_dump NO SCROLL CURSOR FOR ${plan.sql}${lim} OFFSET ${Math.max(0, Math.floor(offset))}`, plan.params);
-        for (;;) {
-          const r = await q.query<Record<string, unknown>>(`FETCH ${DUMP_CHUNK} FROM ds_dump`);
-          if (!r.rows.length) break;
-          yielded = true;
-          await emit({ fields: plan.fields, rows: shape(r.rows) });
-          if (r.rows.length < DUMP_CHUNK) break;
+    yield* pull<DumpChunk>((emit) =>
+      sessions.readTx(async (q) => {
+        try {
+          await q.query(`DECLARE ds_dump NO SCROLL CURSOR FOR ${plan.sql}${lim} OFFSET ${Math.max(0, Math.floor(offset))}`, plan.params);
+          for (;;) {
+            const r = await q.query<Record<string, unknown>>(`FETCH ${DUMP_CHUNK} FROM ds_dump`);
+            if (!r.rows.length) break;
+            yielded = true;
+            await emit({ fields: plan.fields, rows: shape(r.rows) });
+            if (r.rows.length < DUMP_CHUNK) break;
+          }
+        } catch (e) {
+          throw queryError(e);
         }
-      } catch (e) {
-        throw queryError(e);
-      }
-    }));
+      }),
+    );
   } else {
     // PGlite: pages in short transactions (the one connection is not held while the client reads).
     let last: number | null = null;
@@ -67,9 +68,17 @@ export async function* dumpRows(sessions: Sessions, input: SearchInput & { limit
         // CSV/TSV pages written inside the database (one value per page, not one object per row).
         const got = await sessions.readTx(async (q) => {
           const { sql, p } = page();
-          return (await q.query<{ n: number; k: string | null; text: string | null }>(
-            `SELECT count(*)::int AS n, ${keyset ? 'max("__k")' : 'NULL'}::text AS k, string_agg(${csvLineExpr(plan, input.records_format)}, '') AS text
-             FROM (${sql}) AS d`, p).catch((e) => { throw queryError(e); })).rows[0];
+          return (
+            await q
+              .query<{ n: number; k: string | null; text: string | null }>(
+                `SELECT count(*)::int AS n, ${keyset ? 'max("__k")' : 'NULL'}::text AS k, string_agg(${csvLineExpr(plan, input.records_format)}, '') AS text
+             FROM (${sql}) AS d`,
+                p,
+              )
+              .catch((e) => {
+                throw queryError(e);
+              })
+          ).rows[0];
         });
         if (!got.n) break;
         if (keyset) last = Number(got.k);
@@ -82,7 +91,11 @@ export async function* dumpRows(sessions: Sessions, input: SearchInput & { limit
       }
       const rows = await sessions.readTx(async (q) => {
         const { sql, p } = page();
-        return (await q.query<Record<string, unknown>>(sql, p).catch((e) => { throw queryError(e); })).rows;
+        return (
+          await q.query<Record<string, unknown>>(sql, p).catch((e) => {
+            throw queryError(e);
+          })
+        ).rows;
       });
       if (!rows.length) break;
       if (keyset) last = Number(rows[rows.length - 1].__k);
@@ -106,18 +119,24 @@ function copyDump(sessions: Sessions, plan: Plan, input: SearchInput & { limit: 
   const query = copyQuery(plan, `${inlineParams(plan.sql, plan.params)}${lim} OFFSET ${Math.max(0, Math.floor(input.offset ?? 0))}`);
   // COPY takes no bound parameters: the values go in as literals, which needs standard strings.
   // Nothing is handed out before the server's first piece: a query it refuses fails before the answer starts.
-  return pull<DumpChunk>((emit) => sessions.readTx(async (q) => {
-    let any = false;
-    try {
-      for await (const chunk of q.copyOut(`(${query})`, copyCsvOptions(input.records_format))) {
-        any = true;
-        await emit({ fields: plan.fields, rows: [], text: chunk });
-      }
-    } catch (e) {
-      throw e instanceof Stopped ? e : queryError(e);
-    }
-    if (!any) await emit({ fields: plan.fields, rows: [] });
-  }, 0, { standard_conforming_strings: 'on' }));
+  return pull<DumpChunk>((emit) =>
+    sessions.readTx(
+      async (q) => {
+        let any = false;
+        try {
+          for await (const chunk of q.copyOut(`(${query})`, copyCsvOptions(input.records_format))) {
+            any = true;
+            await emit({ fields: plan.fields, rows: [], text: chunk });
+          }
+        } catch (e) {
+          throw e instanceof Stopped ? e : queryError(e);
+        }
+        if (!any) await emit({ fields: plan.fields, rows: [] });
+      },
+      0,
+      { standard_conforming_strings: 'on' },
+    ),
+  );
 }
 
 /** The plan's fields (not its sort key) from a select that has its values inlined. */
@@ -131,7 +150,9 @@ function copyQuery(plan: Plan, inlinedSql: string): string {
  */
 function csvLineExpr(plan: Plan, format: SearchInput['records_format']): string {
   const d = csvDelimiter(format);
-  const cell = (v: string) => `CASE WHEN ${v} IS NULL THEN '' WHEN ${v} = '' OR ${v} = E'\\\\.' OR strpos(${v}, ${d}) > 0 OR strpos(${v}, '"') > 0
+  const cell = (
+    v: string,
+  ) => `CASE WHEN ${v} IS NULL THEN '' WHEN ${v} = '' OR ${v} = E'\\\\.' OR strpos(${v}, ${d}) > 0 OR strpos(${v}, '"') > 0
     OR strpos(${v}, E'\\n') > 0 OR strpos(${v}, E'\\r') > 0 THEN '"' || replace(${v}, '"', '""') || '"' ELSE ${v} END`;
   const expr = (i: number) => (NEVER_QUOTED.has(plan.kinds[i]) ? `coalesce(${qi(`f${i}`)}::text, '')` : cell(`${qi(`f${i}`)}::text`));
   return `concat_ws(${d}, ${plan.fields.map((_, i) => expr(i)).join(', ')}) || E'\\n'`;

@@ -30,7 +30,11 @@ export class FullTextFiller {
   private readonly unfillable = new Map<string, number[]>();
 
   /** batch: rows per transaction (small on PGlite, whose one connection the batch holds). */
-  constructor(private readonly db: Database, private readonly batch: number, private readonly onError: (e: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly db: Database,
+    private readonly batch: number,
+    private readonly onError: (e: unknown) => void = () => undefined,
+  ) {}
 
   /** Writes in progress: the filler does not start a batch while there are any. */
   private writing = 0;
@@ -71,18 +75,26 @@ export class FullTextFiller {
   private arm(ms: number): void {
     if (this.closed || this.running) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => { this.timer = null; this.start(); }, ms);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.start();
+    }, ms);
     this.timer.unref();
   }
 
   private start(): void {
     if (this.running || this.closed) return;
     let failed = false;
-    this.running = this.fillAll().catch((e) => { failed = true; this.onError(e); }).finally(() => {
-      this.running = null;
-      if (this.dirty.size) this.arm(failed ? RETRY_MS : IDLE_MS);
-      else for (const w of this.waiters.splice(0)) w();
-    });
+    this.running = this.fillAll()
+      .catch((e) => {
+        failed = true;
+        this.onError(e);
+      })
+      .finally(() => {
+        this.running = null;
+        if (this.dirty.size) this.arm(failed ? RETRY_MS : IDLE_MS);
+        else for (const w of this.waiters.splice(0)) w();
+      });
   }
 
   private async fillAll(): Promise<void> {

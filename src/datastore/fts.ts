@@ -28,7 +28,12 @@ export interface FtsSettings {
   inlineMaxRows: number;
 }
 
-export const defaultFtsSettings: FtsSettings = { language: 'english', method: 'gin', fieldTypes: ['text', 'tsvector'], inlineMaxRows: 5000 };
+export const defaultFtsSettings: FtsSettings = {
+  language: 'english',
+  method: 'gin',
+  fieldTypes: ['text', 'tsvector'],
+  inlineMaxRows: 5000,
+};
 
 /** The language the table's stored vectors are in; null when the table has none (not migrated yet). */
 export function storedLanguage(t: Table): string | null {
@@ -82,20 +87,27 @@ export async function setUpFullText(q: Queryable, name: string, settings: FtsSet
   const lang = regconfig(storedLanguage(t)!);
   const method = settings.method === 'gist' ? 'gist' : 'gin';
   const prefix = `ds_${t.oid}_`;
-  const existing = new Set((await q.query<{ name: string }>(
-    `SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [name])).rows.map((r) => r.name));
+  const existing = new Set(
+    (
+      await q.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [name])
+    ).rows.map((r) => r.name),
+  );
   const wanted = new Map<string, string>([
     [`${prefix}fts`, `USING ${method} (${FTS}) WHERE ${FTS} IS NOT NULL`],
     [`${prefix}fts_pending`, `("_id") WHERE ${FTS} IS NULL`],
   ]);
-  for (const c of indexedColumns(t, settings)) wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
+  for (const c of indexedColumns(t, settings))
+    wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
   for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
   for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
   // Triggers made before the column existed: again, with the condition.
-  const triggers = (await q.query<{ name: string; fn: string }>(
-    `SELECT tg.tgname AS name, p.proname AS fn FROM pg_trigger tg JOIN pg_proc p ON p.oid = tg.tgfoid
+  const triggers = (
+    await q.query<{ name: string; fn: string }>(
+      `SELECT tg.tgname AS name, p.proname AS fn FROM pg_trigger tg JOIN pg_proc p ON p.oid = tg.tgfoid
      WHERE tg.tgrelid = $1 AND NOT tg.tgisinternal AND tg.tgqual IS NULL AND tg.tgname LIKE $2 ORDER BY tg.tgname`,
-    [t.oid, `${prefix}trg\\_%`])).rows;
+      [t.oid, `${prefix}trg\\_%`],
+    )
+  ).rows;
   for (const tr of triggers) {
     await q.query(`DROP TRIGGER ${qi(tr.name)} ON ${qi(name)}`);
     await q.query(userTriggerSql(tr.name, name, tr.fn, true));
@@ -140,7 +152,12 @@ export async function unfillAll(q: Queryable, t: Table): Promise<void> {
  * them fail as they always did; `skip` keeps them out of later batches). Rows another transaction
  * holds are skipped (its commit schedules the table again), so this never waits.
  */
-export async function fillBatch(db: Database, name: string, batch: number, skip: number[] = []): Promise<{ taken: number; failed: number[] }> {
+export async function fillBatch(
+  db: Database,
+  name: string,
+  batch: number,
+  skip: number[] = [],
+): Promise<{ taken: number; failed: number[] }> {
   return db.transaction(async (tx) => {
     const t = await readTable(tx, name);
     const lang = t && t.relkind === 'r' ? storedLanguage(t) : null;
@@ -149,7 +166,10 @@ export async function fillBatch(db: Database, name: string, batch: number, skip:
     const vector = rowVector(t, regconfig(lang));
     await tx.exec('SAVEPOINT svc_fts');
     try {
-      return { taken: (await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])).rowCount, failed: [] };
+      return {
+        taken: (await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])).rowCount,
+        failed: [],
+      };
     } catch {
       // Row by row, to find the rows that fail.
       await tx.exec('ROLLBACK TO SAVEPOINT svc_fts');

@@ -3,7 +3,23 @@
 // becoming JavaScript objects; a nested value is parsed on its own and written by copyValue. The
 // text is the same as copyValue gives for the parsed records, and malformed JSON is refused as
 // JSON.parse would refuse it (the body's UTF-8 is checked before).
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, CR, LF, MINUS, OPEN_BRACE, OPEN_BRACKET, QUOTE, TAB, isDigit, isSpace, jsonError } from '../json/bytes.ts';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  CR,
+  LF,
+  MINUS,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  TAB,
+  isDigit,
+  isSpace,
+  jsonError,
+} from '../json/bytes.ts';
 import { ValidationError } from '../errors.ts';
 import { copyValue, type Kind } from './types.ts';
 
@@ -19,8 +35,15 @@ const NULL_N = 0x4e; // N, of COPY's \N
 const PLAIN_INT = 1;
 const PLAIN_DECIMAL = 2;
 
-const enum Token { Absent = 0, Null, True, False, Number, String, Nested }
-
+const enum Token {
+  Absent = 0,
+  Null,
+  True,
+  False,
+  Number,
+  String,
+  Nested,
+}
 
 function syntaxError(at: number): never {
   throw jsonError(new SyntaxError(`Unexpected token in JSON at position ${at}`));
@@ -112,7 +135,10 @@ export class JsonRecordReader {
   private readonly order: Int32Array;
   private done = false;
 
-  constructor(private readonly bytes: Buffer, readonly columns: CopyColumn[]) {
+  constructor(
+    private readonly bytes: Buffer,
+    readonly columns: CopyColumn[],
+  ) {
     this.names = columns.map((c) => Buffer.from(JSON.stringify(c.id)));
     this.byName = new Map(columns.map((c, i) => [c.id, i]));
     this.kinds = columns.map((c) => c.kind);
@@ -421,7 +447,10 @@ export class JsonRecordReader {
           break;
         case Token.Number:
           if (kind === 'json') this.writeParsed(out, c);
-          else if (this.flags[c] === PLAIN_INT || (this.flags[c] === PLAIN_DECIMAL && (this.float8[c] === 1 || plainDecimal(b, from, to)))) {
+          else if (
+            this.flags[c] === PLAIN_INT ||
+            (this.flags[c] === PLAIN_DECIMAL && (this.float8[c] === 1 || plainDecimal(b, from, to)))
+          ) {
             out.ensure(to - from);
             const buf = out.buf;
             let len = out.len;
@@ -449,7 +478,10 @@ export class JsonRecordReader {
 
   /** A NUL character (JSON \u0000): no text value can hold it. */
   private nulError(c: number): never {
-    throw new ValidationError({ records: [`invalid byte sequence for encoding "UTF8": 0x00 (field "${this.columns[c].id}")`], records_row: this.index });
+    throw new ValidationError({
+      records: [`invalid byte sequence for encoding "UTF8": 0x00 (field "${this.columns[c].id}")`],
+      records_row: this.index,
+    });
   }
 
   /** A string with escapes: JSON's escapes become the value's characters, COPY-escaped as copyValue does. */
@@ -463,14 +495,34 @@ export class JsonRecordReader {
       }
       const e = b[++j];
       switch (e) {
-        case QUOTE: out.byte(QUOTE); break;
-        case 0x2f: out.byte(0x2f); break;
-        case BACKSLASH: out.byte(BACKSLASH); out.byte(BACKSLASH); break;
-        case 0x62: out.byte(0x08); break;
-        case 0x66: out.byte(0x0c); break;
-        case N: out.byte(BACKSLASH); out.byte(N); break;
-        case 0x72: out.byte(BACKSLASH); out.byte(0x72); break;
-        case T: out.byte(BACKSLASH); out.byte(T); break;
+        case QUOTE:
+          out.byte(QUOTE);
+          break;
+        case 0x2f:
+          out.byte(0x2f);
+          break;
+        case BACKSLASH:
+          out.byte(BACKSLASH);
+          out.byte(BACKSLASH);
+          break;
+        case 0x62:
+          out.byte(0x08);
+          break;
+        case 0x66:
+          out.byte(0x0c);
+          break;
+        case N:
+          out.byte(BACKSLASH);
+          out.byte(N);
+          break;
+        case 0x72:
+          out.byte(BACKSLASH);
+          out.byte(0x72);
+          break;
+        case T:
+          out.byte(BACKSLASH);
+          out.byte(T);
+          break;
         default: {
           // \uXXXX, with a following low surrogate when it is a high one
           let code = parseInt(b.toString('latin1', j + 1, j + 5), 16);
@@ -482,11 +534,19 @@ export class JsonRecordReader {
               j += 6;
             }
           }
-          if (code === BACKSLASH) { out.byte(BACKSLASH); out.byte(BACKSLASH); }
-          else if (code === TAB) { out.byte(BACKSLASH); out.byte(T); }
-          else if (code === LF) { out.byte(BACKSLASH); out.byte(N); }
-          else if (code === CR) { out.byte(BACKSLASH); out.byte(0x72); }
-          else if (code === 0) this.nulError(c);
+          if (code === BACKSLASH) {
+            out.byte(BACKSLASH);
+            out.byte(BACKSLASH);
+          } else if (code === TAB) {
+            out.byte(BACKSLASH);
+            out.byte(T);
+          } else if (code === LF) {
+            out.byte(BACKSLASH);
+            out.byte(N);
+          } else if (code === CR) {
+            out.byte(BACKSLASH);
+            out.byte(0x72);
+          } else if (code === 0) this.nulError(c);
           else out.ascii(String.fromCodePoint(code));
         }
       }

@@ -10,8 +10,19 @@ import type { Database } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type {
-  CreateInput, CreateResult, DatastoreBackend, DatastoreField, DeleteInput, DumpChunk, FunctionInput,
-  ReadQueryOptions, ReadQueryResult, ResourceInfo, SearchInput, SearchResult, UpsertInput,
+  CreateInput,
+  CreateResult,
+  DatastoreBackend,
+  DatastoreField,
+  DeleteInput,
+  DumpChunk,
+  FunctionInput,
+  ReadQueryOptions,
+  ReadQueryResult,
+  ResourceInfo,
+  SearchInput,
+  SearchResult,
+  UpsertInput,
 } from './backend.ts';
 import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo } from './catalog.ts';
 import { createTable } from './create.ts';
@@ -103,7 +114,9 @@ export class PostgresBackend implements DatastoreBackend {
     if (input.definition.includes('\u0000')) throw new ValidationError({ definition: ['invalid byte sequence for encoding "UTF8": 0x00'] });
     await this.sessions.writeTx(async (s) => {
       try {
-        await s.exec(`CREATE ${input.or_replace ? 'OR REPLACE ' : ''}FUNCTION ${qi(input.name)}() RETURNS trigger LANGUAGE plpgsql AS ${quoteLiteral(input.definition)}`);
+        await s.exec(
+          `CREATE ${input.or_replace ? 'OR REPLACE ' : ''}FUNCTION ${qi(input.name)}() RETURNS trigger LANGUAGE plpgsql AS ${quoteLiteral(input.definition)}`,
+        );
       } catch (e) {
         if (isDbError(e) && !isRace(e)) throw new ValidationError({ definition: [e.message] });
         throw e;
@@ -179,9 +192,14 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   async get_all_ids(): Promise<string[]> {
-    return this.sessions.readTx(async (q) => (await q.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE n.nspname = 'public' AND c.relkind = 'r' AND left(c.relname, 1) <> '_' ORDER BY 1`)).rows.map((r) => r.name));
+    return this.sessions.readTx(async (q) =>
+      (
+        await q.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'public' AND c.relkind = 'r' AND left(c.relname, 1) <> '_' ORDER BY 1`,
+        )
+      ).rows.map((r) => r.name),
+    );
   }
 
   async resource_fields(id: string): Promise<DatastoreField[]> {

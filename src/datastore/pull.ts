@@ -13,18 +13,22 @@ export async function* pull<T>(produce: (emit: (item: T) => Promise<void>) => Pr
   let deliver!: (r: IteratorResult<T, undefined>) => void;
   let fail!: (e: unknown) => void;
   const nextSlot = () => {
-    const p = new Promise<IteratorResult<T, undefined>>((res, rej) => { deliver = res; fail = rej; });
+    const p = new Promise<IteratorResult<T, undefined>>((res, rej) => {
+      deliver = res;
+      fail = rej;
+    });
     p.catch(() => undefined); // a failure nobody waits for any more is not unhandled
     return p;
   };
   let slot = nextSlot();
   // The producer's wake-up for the item last handed out (null while nothing is handed out).
   let resume: ((go: boolean) => void) | null = null;
-  const emit = (item: T) => new Promise<void>((res, rej) => {
-    if (stopped) return rej(new Stopped());
-    resume = (go) => (go ? res() : rej(new Stopped()));
-    deliver({ value: item, done: false });
-  });
+  const emit = (item: T) =>
+    new Promise<void>((res, rej) => {
+      if (stopped) return rej(new Stopped());
+      resume = (go) => (go ? res() : rej(new Stopped()));
+      deliver({ value: item, done: false });
+    });
   const running = produce(emit).then(
     () => deliver({ value: undefined, done: true }),
     (e) => (e instanceof Stopped ? deliver({ value: undefined, done: true }) : fail(e)),

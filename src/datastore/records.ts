@@ -30,7 +30,8 @@ export function checkedRecords(t: Table, records: RecordInput): Record<string, u
 export function checkKeys(records: Record<string, unknown>[], pk: string[]): void {
   records.forEach((r, i) => {
     const missing = pk.filter((k) => r[k] === null || r[k] === undefined);
-    if (missing.length) throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
+    if (missing.length)
+      throw new ValidationError({ key: [`fields "${missing.join(', ')}" are missing but needed as key`], records_row: i });
   });
 }
 
@@ -60,7 +61,10 @@ export function recordReader(t: Table, records: RecordInput): JsonRecordReader {
   }
   const bytes = Array.isArray(records) ? Buffer.from(JSON.stringify(records)) : records.bytes;
   // The stored full-text vector is not written by records: its key is unknown to the reader.
-  return new JsonRecordReader(bytes, t.columns.map((c) => ({ id: c.id === FTS_COLUMN ? '\u0000' : c.id, kind: c.kind, float8: c.typname === 'float8' })));
+  return new JsonRecordReader(
+    bytes,
+    t.columns.map((c) => ({ id: c.id === FTS_COLUMN ? '\u0000' : c.id, kind: c.kind, float8: c.typname === 'float8' })),
+  );
 }
 
 /** Indexes of the columns records may write (all but the stored full-text vector). */

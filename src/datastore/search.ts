@@ -37,8 +37,14 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
     let counted: number | null = null;
     if (input.limit > 0) {
       const p = [...plan.params, input.limit, input.offset ?? 0];
-      const r = await q.query<Record<string, unknown>>(
-        totalWithPage ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}` : plan.pageSql(`$${p.length - 1}`, `$${p.length}`), p).catch((e) => { throw queryError(e); });
+      const r = await q
+        .query<Record<string, unknown>>(
+          totalWithPage ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}` : plan.pageSql(`$${p.length - 1}`, `$${p.length}`),
+          p,
+        )
+        .catch((e) => {
+          throw queryError(e);
+        });
       if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
       out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
     } else {
@@ -49,9 +55,11 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
       out.total_was_estimated = false;
     } else if (input.include_total !== false) {
       if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
-        const base = t.relkind === 'v' ? t.aliasOf ?? t.name : t.name;
+        const base = t.relkind === 'v' ? (t.aliasOf ?? t.name) : t.name;
         const est = await q.query<{ n: number }>(
-          `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`, [base]);
+          `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`,
+          [base],
+        );
         const n = Number(est.rows[0]?.n ?? -1);
         if (n >= 0 && n >= input.total_estimation_threshold) {
           out.total = Math.round(n);
@@ -61,7 +69,13 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
       }
       // A full-text search without filters: the planner's estimate (from the vectors' statistics).
       const noFilters = !input.filters || !Object.keys(input.filters).length;
-      if (plan.textSearch && noFilters && !input.distinct && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
+      if (
+        plan.textSearch &&
+        noFilters &&
+        !input.distinct &&
+        input.total_estimation_threshold !== undefined &&
+        input.total_estimation_threshold !== null
+      ) {
         const n = await plannedRows(q, plan.matchSql, plan.params);
         if (n >= input.total_estimation_threshold) {
           out.total = n;
@@ -74,7 +88,9 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
         const bt = base && base !== t.name ? await readTable(q, base) : t;
         out.total = await countRows(q, bt ?? t);
       } else {
-        const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => { throw queryError(e); });
+        const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => {
+          throw queryError(e);
+        });
         out.total = Number(r.rows[0].n);
       }
       out.total_was_estimated = false;
@@ -85,7 +101,9 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
 
 /** The number of rows the planner expects a statement to return. */
 async function plannedRows(q: Queryable, sql: string, params: unknown[]): Promise<number> {
-  const r = await q.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${sql}`, params).catch((e) => { throw queryError(e); });
+  const r = await q.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${sql}`, params).catch((e) => {
+    throw queryError(e);
+  });
   const raw = r.rows[0]?.['QUERY PLAN'];
   const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: { 'Plan Rows'?: number } }[];
   return Math.round(Number(plan?.[0]?.Plan?.['Plan Rows'] ?? 0));
@@ -104,7 +122,9 @@ export async function readQuery(sessions: Sessions, sql: string, opts: ReadQuery
     const kinds = fields.map((f) => kindOf(f.type));
     const records = r.rows.slice(0, limit).map((row) => {
       const o: Record<string, unknown> = {};
-      fields.forEach((f, i) => { o[f.id] = readValue(row[f.id], kinds[i]); });
+      fields.forEach((f, i) => {
+        o[f.id] = readValue(row[f.id], kinds[i]);
+      });
       return o;
     });
     return { fields, records, truncated };
@@ -114,7 +134,8 @@ export async function readQuery(sessions: Sessions, sql: string, opts: ReadQuery
 async function typeName(typeNames: Map<number, string>, q: Queryable, oid: number): Promise<string> {
   let n = typeNames.get(oid);
   if (n === undefined) {
-    n = (await q.query<{ typname: string }>('SELECT typname::text AS typname FROM pg_type WHERE oid = $1', [oid])).rows[0]?.typname ?? 'text';
+    n =
+      (await q.query<{ typname: string }>('SELECT typname::text AS typname FROM pg_type WHERE oid = $1', [oid])).rows[0]?.typname ?? 'text';
     typeNames.set(oid, n);
   }
   return n;

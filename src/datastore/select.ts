@@ -38,7 +38,10 @@ const invalid = (key: string, value: string) => new ValidationError({ [key]: [`i
 export function filterConditions(t: Table, filters: Record<string, unknown>, params: unknown[], key: string): string[] {
   const byId = new Map(t.columns.map((c) => [c.id, c]));
   const out: string[] = [];
-  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const bind = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
   for (const [k, v] of Object.entries(filters)) {
     const c = byId.get(k);
     if (!c) throw invalid(key, k);
@@ -53,7 +56,9 @@ export function filterConditions(t: Table, filters: Record<string, unknown>, par
     } else if (Array.isArray(v)) {
       const cast = c.kind === 'text' ? '' : `::${c.ftype}`;
       const col2 = c.kind === 'text' ? `${col}::text` : col;
-      out.push(`${col2} IN (SELECT v${cast} FROM json_array_elements_text(${bind(JSON.stringify(v.map((x) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : x))))}::json) AS v)`);
+      out.push(
+        `${col2} IN (SELECT v${cast} FROM json_array_elements_text(${bind(JSON.stringify(v.map((x) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : x))))}::json) AS v)`,
+      );
     } else {
       const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
       if (c.kind === 'text') out.push(`${col}::text = ${bind(s)}`);
@@ -71,9 +76,19 @@ export interface TextSearchSetting {
   defaultLanguage: string;
 }
 
-export async function buildSelect(q: Queryable, t: Table, input: SearchInput, fts: TextSearchSetting, textFormat: boolean, withKey = false): Promise<Plan> {
+export async function buildSelect(
+  q: Queryable,
+  t: Table,
+  input: SearchInput,
+  fts: TextSearchSetting,
+  textFormat: boolean,
+  withKey = false,
+): Promise<Plan> {
   const params: unknown[] = [];
-  const bind = (v: unknown) => { params.push(v); return `$${params.length}`; };
+  const bind = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
   const visible = visibleColumns(t);
   const byId = new Map(visible.map((c) => [c.id, c]));
 
@@ -87,11 +102,12 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
   } else selected = visible;
 
   const where = input.filters ? filterConditions(t, input.filters, params, 'filters') : [];
-  if (t.name === METADATA_VIEW && input.only_resources) where.push(`coalesce("alias_of", "name") = ANY(${bind(input.only_resources)}::text[])`);
+  if (t.name === METADATA_VIEW && input.only_resources)
+    where.push(`coalesce("alias_of", "name") = ANY(${bind(input.only_resources)}::text[])`);
 
   // Full text: q (string or per-field object) and full_text.
   const ranks: { name: string; expr: string }[] = [];
-  const hasText = input.q !== undefined && input.q !== '' || !!input.full_text;
+  const hasText = (input.q !== undefined && input.q !== '') || !!input.full_text;
   let langP = '';
   let lang = '';
   if (hasText) {
@@ -124,7 +140,9 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
       const query = tsq(String(v));
       const vec = columnVector(c, langP);
       // Split so that filled rows can use the column's partial index (fts.ts), the others the pending one.
-      where.push(stored ? `((${FTS} IS NOT NULL AND ${vec} @@ ${query}) OR (${FTS} IS NULL AND ${vec} @@ ${query}))` : `${vec} @@ ${query}`);
+      where.push(
+        stored ? `((${FTS} IS NOT NULL AND ${vec} @@ ${query}) OR (${FTS} IS NULL AND ${vec} @@ ${query}))` : `${vec} @@ ${query}`,
+      );
       ranks.push({ name: `rank ${k}`, expr: `ts_rank(${vec}, ${query})` });
     }
   }
@@ -171,18 +189,26 @@ export async function buildSelect(q: Queryable, t: Table, input: SearchInput, ft
     ? `SELECT count(*)::text AS n FROM (SELECT DISTINCT ${exprs.map((e, i) => `${e} AS "f${i}"`).join(', ')} FROM ${from}${whereSql}) AS d`
     : `SELECT count(*)::text AS n FROM ${from}${whereSql}`;
   // The page with the number of all matching rows, in one scan (not for DISTINCT: the window counts before it).
-  const sqlWithTotal = input.distinct ? null : `SELECT ${select.join(', ')}, count(*) OVER () AS "__total" FROM ${from}${whereSql}${orderSql}`;
+  const sqlWithTotal = input.distinct
+    ? null
+    : `SELECT ${select.join(', ')}, count(*) OVER () AS "__total" FROM ${from}${whereSql}${orderSql}`;
   return {
-    sql, sqlWithTotal, countSql, params, fields,
-    sqlKeyset: (p) => `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
+    sql,
+    sqlWithTotal,
+    countSql,
+    params,
+    fields,
+    sqlKeyset: (p) =>
+      `SELECT ${select.join(', ')} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')} AND` : ' WHERE'} "_id" > ${p} ORDER BY "_id"`,
     kinds: [...selected.map((c) => c.kind), ...ranks.map(() => 'number' as Kind)],
     filtered: where.length > 0,
     textSearch: hasText,
     // Ranked pages pick their rows' _id first and read the columns of those rows only: computing
     // every column of every match before the sort costs more than the ranking itself.
-    pageSql: (limit, offset) => (ranks.length && !input.distinct && t.columns.some((c) => c.id === '_id')
-      ? `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${from}${whereSql}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`
-      : `${sql} LIMIT ${limit} OFFSET ${offset}`),
+    pageSql: (limit, offset) =>
+      ranks.length && !input.distinct && t.columns.some((c) => c.id === '_id')
+        ? `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${from}${whereSql}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`
+        : `${sql} LIMIT ${limit} OFFSET ${offset}`,
     matchSql: `SELECT 1 FROM ${from}${whereSql}`,
     defaultOrder,
   };
@@ -229,4 +255,3 @@ export function readValue(v: unknown, kind: Kind): unknown {
   if (v instanceof Date) return v.toISOString().slice(0, 19);
   return outValue(v, kind);
 }
-

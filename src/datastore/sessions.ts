@@ -69,7 +69,7 @@ export class Sessions {
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
     this.notify = opts.write.kind === 'postgres';
-    this.tables = new TableCache(this.notify ? opts.listenUrl ?? null : null);
+    this.tables = new TableCache(this.notify ? (opts.listenUrl ?? null) : null);
   }
 
   /**
@@ -83,7 +83,8 @@ export class Sessions {
         return await this.writeOnce(fn, dryRun);
       } catch (e) {
         if (!isRace(e)) throw e;
-        if (attempt >= WRITE_ATTEMPTS) throw new ValidationError({ database: [`${(e as Error).message} (concurrent writes; tried ${attempt} times)`] });
+        if (attempt >= WRITE_ATTEMPTS)
+          throw new ValidationError({ database: [`${(e as Error).message} (concurrent writes; tried ${attempt} times)`] });
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
       }
     }
@@ -94,34 +95,41 @@ export class Sessions {
     const counts = new Map<string, number>();
     const written = new Map<string, { t: Table; n: number }>();
     const ended = this.filler.writeStarted();
-    const out = await this.write.transaction(async (tx) => {
-      const session: WriteSession = {
-        ...tx,
-        fts: this.fts,
-        schemaChanged: async () => {
-          if (!changed && this.notify) await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
-          changed = true;
+    const out = await this.write
+      .transaction(
+        async (tx) => {
+          const session: WriteSession = {
+            ...tx,
+            fts: this.fts,
+            schemaChanged: async () => {
+              if (!changed && this.notify) await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
+              changed = true;
+            },
+            addCount: (name, n) => {
+              if (n) counts.set(name, (counts.get(name) ?? 0) + n);
+            },
+            flushCounts: async () => {
+              const sql = countsSql(counts);
+              counts.clear();
+              if (sql) await tx.exec(sql);
+            },
+            wroteRows: (t, n) => {
+              const w = written.get(t.name);
+              if (w) w.n += n;
+              else if (n > 0 && storedLanguage(t)) written.set(t.name, { t, n });
+            },
+          };
+          const result = await fn(session);
+          // Small writes fill their rows' vectors now; the filler takes the larger ones after the commit.
+          for (const [name, w] of written) {
+            if (dryRun || w.n > this.fts.inlineMaxRows) continue;
+            if (await fillOwnRows(tx, w.t)) written.delete(name);
+          }
+          return result;
         },
-        addCount: (name, n) => { if (n) counts.set(name, (counts.get(name) ?? 0) + n); },
-        flushCounts: async () => {
-          const sql = countsSql(counts);
-          counts.clear();
-          if (sql) await tx.exec(sql);
-        },
-        wroteRows: (t, n) => {
-          const w = written.get(t.name);
-          if (w) w.n += n;
-          else if (n > 0 && storedLanguage(t)) written.set(t.name, { t, n });
-        },
-      };
-      const result = await fn(session);
-      // Small writes fill their rows' vectors now; the filler takes the larger ones after the commit.
-      for (const [name, w] of written) {
-        if (dryRun || w.n > this.fts.inlineMaxRows) continue;
-        if (await fillOwnRows(tx, w.t)) written.delete(name);
-      }
-      return result;
-    }, { rollback: dryRun, beforeCommit: () => countsSql(counts) }).finally(ended);
+        { rollback: dryRun, beforeCommit: () => countsSql(counts) },
+      )
+      .finally(ended);
     if (changed) this.tables.clear();
     if (!dryRun) for (const name of written.keys()) this.filler.wrote(name);
     return out;
@@ -137,16 +145,22 @@ export class Sessions {
     this.writeTx(async (s) => {
       await s.schemaChanged();
       await setUpFullText(s, name, this.fts);
-    }).then(() => this.filler.wrote(name), (e) => {
-      this.upgrading.delete(name);
-      this.onBackgroundError(e);
-    });
+    }).then(
+      () => this.filler.wrote(name),
+      (e) => {
+        this.upgrading.delete(name);
+        this.onBackgroundError(e);
+      },
+    );
   }
 
   /** One read-only transaction as the read-only role (settings: further SET LOCAL ones). */
   readTx<T>(fn: (q: Transaction) => Promise<T>, timeoutMs = SEARCH_TIMEOUT_MS, settings: Record<string, string> = {}): Promise<T> {
     return this.read.transaction(fn, {
-      readOnly: true, role: this.readerRole, statementTimeoutMs: timeoutMs, settings: { TimeZone: 'UTC', ...settings },
+      readOnly: true,
+      role: this.readerRole,
+      statementTimeoutMs: timeoutMs,
+      settings: { TimeZone: 'UTC', ...settings },
     });
   }
 
@@ -189,7 +203,8 @@ function countsSql(counts: Map<string, number>): string {
   let sql = '';
   for (const [name, n] of counts) {
     if (!Number.isSafeInteger(n)) throw new Error(`bad row count ${n}`);
-    if (n) sql += `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES (${quoteLiteral(name)}, ${n}) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n; `;
+    if (n)
+      sql += `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES (${quoteLiteral(name)}, ${n}) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n; `;
   }
   return sql;
 }

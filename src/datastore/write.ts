@@ -7,7 +7,15 @@ import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.t
 import { isDbError, isRace, recordError } from './db-errors.ts';
 import { FTS_COLUMN, storedLanguage } from './fts.ts';
 import {
-  checkedRecords, checkKeys, columnDefs, copyPieces, copyTarget, nextChecked, recordReader, usedColumns, writableColumns,
+  checkedRecords,
+  checkKeys,
+  columnDefs,
+  copyPieces,
+  copyTarget,
+  nextChecked,
+  recordReader,
+  usedColumns,
+  writableColumns,
 } from './records.ts';
 import { filterConditions } from './select.ts';
 import type { WriteSession } from './sessions.ts';
@@ -88,7 +96,9 @@ async function refusedFilter(s: WriteSession, t: Table, filters: Record<string, 
 export async function recount(s: WriteSession, name: string): Promise<void> {
   await s.flushCounts();
   await s.query(`ANALYZE ${qi(name)}`);
-  await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [name]);
+  await s.query(`INSERT INTO ${COUNTS_TABLE} (id, n) SELECT $1, count(*) FROM ${qi(name)} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [
+    name,
+  ]);
 }
 
 /**
@@ -102,10 +112,12 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
   const idCol = t.columns.findIndex((c) => c.id === '_id');
   const withId = reader.has(idCol);
   const cols = writableColumns(t).filter((i) => i !== idCol || withId);
-  const pieces = () => copyPieces(reader, cols, () => {
-    if (!withId && reader.has(idCol)) throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
-    return true;
-  });
+  const pieces = () =>
+    copyPieces(reader, cols, () => {
+      if (!withId && reader.has(idCol))
+        throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
+      return true;
+    });
   let inserted: number;
   if (!cols.length) {
     // A table without columns of its own: every record (checked as read) is a row of defaults.
@@ -113,7 +125,13 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
     inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [reader.index + 1])).rowCount;
   } else {
     try {
-      inserted = await s.copyIn(copyTarget(t.name, cols.map((i) => t.columns[i])), pieces());
+      inserted = await s.copyIn(
+        copyTarget(
+          t.name,
+          cols.map((i) => t.columns[i]),
+        ),
+        pieces(),
+      );
     } catch (e) {
       throw recordError(e);
     }
@@ -141,20 +159,22 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   const otherRows: number[] = [];
   const seen = new Set<string>();
   let duplicates = false;
-  const pieces = () => copyPieces(reader, cols, () => {
-    if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
-      others.push(reader.value() as Record<string, unknown>);
-      otherRows.push(reader.index);
-      return false;
-    }
-    const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
-    if (absent.length) throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
-    const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
-    if (seen.has(key)) duplicates = true;
-    else seen.add(key);
-    mainRows.push(reader.index);
-    return true;
-  });
+  const pieces = () =>
+    copyPieces(reader, cols, () => {
+      if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
+        others.push(reader.value() as Record<string, unknown>);
+        otherRows.push(reader.index);
+        return false;
+      }
+      const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
+      if (absent.length)
+        throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
+      const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
+      if (seen.has(key)) duplicates = true;
+      else seen.add(key);
+      mainRows.push(reader.index);
+      return true;
+    });
   const columns = cols.map((i) => t.columns[i]);
   const names = columns.map((c) => qi(c.id)).join(', ');
   const nonKey = columns.filter((c) => !pk.includes(c.id));
@@ -186,14 +206,17 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
     ? `SELECT DISTINCT ON (${keyList}) ${names} FROM ${qi(scratch)} ORDER BY ${keyList}, ctid DESC`
     : `SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}`;
   const conflict = onConflict(t, nonKey);
-  const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
+  const r = await s
+    .query<{ inserted: number; written: number }>(`WITH w AS (
       INSERT INTO ${qi(t.name)} (${names}) ${source}
       ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
-    if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
-    if (isDbError(e) && e.code === '21000') return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
-    throw recordError(e);
-  });
+    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`)
+    .catch((e) => {
+      if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
+      if (isDbError(e) && e.code === '21000')
+        return Promise.reject(new ValidationError({ key: ['two records have the same key, written differently'] }));
+      throw recordError(e);
+    });
   await s.exec(`DROP TABLE ${qi(scratch)}`);
   s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
   s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
@@ -215,8 +238,13 @@ async function lockKeys(s: WriteSession, t: Table, pk: string[], scratches: stri
   const keys = pk.map(qi).join(', ');
   const cond = pk.map((k) => `t.${qi(k)} = x.${qi(k)}`).join(' AND ');
   const all = scratches.map((x) => `SELECT ${keys} FROM ${qi(x)}`).join(' UNION ');
-  await s.query(`SELECT 1 FROM ${qi(t.name)} AS t JOIN (${all}) AS x ON ${cond} ORDER BY ${pk.map((k) => `t.${qi(k)}`).join(', ')} FOR UPDATE OF t`)
-    .catch((e) => { throw recordError(e); });
+  await s
+    .query(
+      `SELECT 1 FROM ${qi(t.name)} AS t JOIN (${all}) AS x ON ${cond} ORDER BY ${pk.map((k) => `t.${qi(k)}`).join(', ')} FOR UPDATE OF t`,
+    )
+    .catch((e) => {
+      throw recordError(e);
+    });
 }
 
 /** Records of one key set, copied into a scratch table (rows: later records with the same key won). */
@@ -229,7 +257,12 @@ interface Staged {
 /** update: every record by its primary key (groups of records with the same keys, rows locked in key order first). */
 async function updateRecords(s: WriteSession, t: Table, records: Record<string, unknown>[], pk: string[]): Promise<void> {
   const staged = await stageGroups(s, t, records, pk);
-  await lockKeys(s, t, pk, staged.map((g) => g.scratch));
+  await lockKeys(
+    s,
+    t,
+    pk,
+    staged.map((g) => g.scratch),
+  );
   await applyGroups(s, t, staged, 'update', pk);
 }
 
@@ -256,7 +289,14 @@ async function stageGroups(s: WriteSession, t: Table, records: Record<string, un
     try {
       const reader = recordReader(t, rows);
       nextChecked(reader);
-      await s.copyIn(copyTarget(scratch, g.cols), copyPieces(reader, g.cols.map((c) => t.columns.indexOf(c)), () => true));
+      await s.copyIn(
+        copyTarget(scratch, g.cols),
+        copyPieces(
+          reader,
+          g.cols.map((c) => t.columns.indexOf(c)),
+          () => true,
+        ),
+      );
     } catch (e) {
       const err = recordError(e, true);
       if (err instanceof ValidationError && typeof err.errors.records_row === 'number') {
@@ -277,11 +317,18 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
     const names = g.cols.map((c) => qi(c.id)).join(', ');
     const nonKey = g.cols.filter((c) => !pk.includes(c.id));
     if (method === 'update') {
-      const set = (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1)).map((c) => `${qi(c.id)} = x.${qi(c.id)}`).join(', ') + unfill(t);
-      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}`).catch((e) => { throw recordError(e); });
+      const set =
+        (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1))
+          .map((c) => `${qi(c.id)} = x.${qi(c.id)}`)
+          .join(', ') + unfill(t);
+      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}`).catch((e) => {
+        throw recordError(e);
+      });
       if (r.rowCount < g.rows.length) {
         // The first record (in the scratch table's order: the request's) whose key is not in the table.
-        const miss = await s.query<{ n: number }>(`SELECT n::int AS n FROM (SELECT row_number() OVER (ORDER BY ctid) AS n, * FROM ${qi(g.scratch)}) AS x
+        const miss = await s.query<{
+          n: number;
+        }>(`SELECT n::int AS n FROM (SELECT row_number() OVER (ORDER BY ctid) AS n, * FROM ${qi(g.scratch)}) AS x
           WHERE NOT EXISTS (SELECT 1 FROM ${qi(t.name)} AS t WHERE ${cond}) ORDER BY n LIMIT 1`);
         const row = g.rows[(miss.rows[0]?.n ?? 1) - 1];
         throw new ValidationError({ key: [`key "${JSON.stringify(pk.map((k) => row[k]))}" not found`] });
@@ -289,13 +336,15 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
       s.wroteRows(t, r.rowCount);
     } else {
       const conflict = onConflict(t, nonKey);
-      const r = await s.query<{ inserted: number; written: number }>(`WITH w AS (
+      const r = await s
+        .query<{ inserted: number; written: number }>(`WITH w AS (
           INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(g.scratch)} ORDER BY ${keyList}
           ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`).catch((e) => {
-        if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
-        throw recordError(e);
-      });
+        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`)
+        .catch((e) => {
+          if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
+          throw recordError(e);
+        });
       s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
       s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
     }
@@ -315,4 +364,3 @@ export async function runTriggers(s: WriteSession, id: string): Promise<number> 
     throw e;
   }
 }
-

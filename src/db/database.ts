@@ -32,7 +32,7 @@ const sqlText = (q: string | NamedSql) => (typeof q === 'string' ? q : q.text);
 
 /** The pg form of a query: a named statement when it has a name. */
 const pgQuery = (q: string | NamedSql, params?: unknown[]) =>
-  (typeof q === 'string' ? { text: q, values: params as any[] } : { name: q.name, text: q.text, values: params as any[] });
+  typeof q === 'string' ? { text: q, values: params as any[] } : { name: q.name, text: q.text, values: params as any[] };
 
 /** A connection held for one unit of work; exec runs several statements without parameters. */
 export interface Connection extends Queryable {
@@ -127,7 +127,9 @@ export class PGliteDatabase implements Database {
     const raw = this.raw;
     return {
       query: async (t, p) => pgliteResult(await raw.query(sqlText(t), p as any[])),
-      exec: async (sql) => { await raw.exec(sql); },
+      exec: async (sql) => {
+        await raw.exec(sql);
+      },
       async copyIn(target, pieces) {
         const parts: Buffer[] = [];
         for (const c of pieces) parts.push(c);
@@ -175,7 +177,8 @@ export class PostgresDatabase implements Database {
   /** statementTimeoutMs and timeZone become session settings of every connection of the pool. */
   static open(url: string, opts: { max?: number; statementTimeoutMs?: number; timeZone?: string } = {}): PostgresDatabase {
     const pool = new pg.Pool({
-      connectionString: url, max: opts.max ?? 10,
+      connectionString: url,
+      max: opts.max ?? 10,
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
       ...(opts.timeZone ? { options: `-c TimeZone=${opts.timeZone}` } : {}),
     });
@@ -196,7 +199,9 @@ export class PostgresDatabase implements Database {
       return await fn(clientConnection(client));
     } catch (e) {
       // A failed statement inside a transaction the callback opened must not return to the pool half-done.
-      await client.query('ROLLBACK').catch(() => { broken = true; });
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
       throw e;
     } finally {
       client.release(broken);
@@ -216,7 +221,10 @@ export class PostgresDatabase implements Database {
       } catch (e) {
         // A COPY out left unread (its reader gone) still holds the connection: drop it, the server rolls back.
         if (tx.copying()) broken = true;
-        else await client.query('ROLLBACK').catch(() => { broken = true; });
+        else
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
         throw e;
       }
     } finally {
@@ -255,7 +263,9 @@ function clientTransaction(client: pg.PoolClient): Transaction & { copying(): bo
       const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
       // The server may refuse a row while pieces are still coming: then no more are written.
       let refused = false;
-      stream.once('error', () => { refused = true; });
+      stream.once('error', () => {
+        refused = true;
+      });
       const settled = finished(stream);
       settled.catch(() => undefined);
       try {

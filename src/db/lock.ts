@@ -36,6 +36,8 @@ export function acquireDataDirLock(dir: string): void {
   process.once('exit', () => {
     try {
       if (fs.readFileSync(file, 'utf8') === String(process.pid)) fs.rmSync(file);
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   });
 }

@@ -11,8 +11,13 @@ export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'co
   await db.exec(`CREATE TABLE IF NOT EXISTS svc_migrations (
     scope text NOT NULL, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT (now() at time zone 'utc'),
     PRIMARY KEY (scope, name))`);
-  const done = new Set((await db.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name));
-  const files = fs.readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+  const done = new Set(
+    (await db.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name),
+  );
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /^\d+_.*\.sql$/.test(f))
+    .sort();
   const applied: string[] = [];
   for (const file of files) {
     if (done.has(file)) continue;

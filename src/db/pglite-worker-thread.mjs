@@ -22,7 +22,8 @@ async function main() {
   const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   fs.mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create({
-    dataDir, parsers: pgliteParsers,
+    dataDir,
+    parsers: pgliteParsers,
     ...(fresh && template ? { loadDataDir: new Blob([fs.readFileSync(template)]) } : {}),
   });
   let timeoutMs = 0;

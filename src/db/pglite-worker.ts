@@ -5,7 +5,16 @@
 // the data dir's files at COMMIT (synchronous_commit is on; the files outlive the thread); what
 // the killed statement's transaction did is undone by recovery when the data dir opens.
 import { Worker } from 'node:worker_threads';
-import { beginSql, endSql, type Connection, type Database, type NamedSql, type QueryResult, type Transaction, type TransactionOptions } from './database.ts';
+import {
+  beginSql,
+  endSql,
+  type Connection,
+  type Database,
+  type NamedSql,
+  type QueryResult,
+  type Transaction,
+  type TransactionOptions,
+} from './database.ts';
 import { Mutex } from './mutex.ts';
 
 export interface WorkerRequest {
@@ -58,7 +67,10 @@ export class PGliteWorkerDatabase implements Database {
   /** Whether the current thread opened the data dir (one that could not is not started again and again). */
   private opened = false;
 
-  private constructor(private readonly dataDir: string, private readonly template?: string) {}
+  private constructor(
+    private readonly dataDir: string,
+    private readonly template?: string,
+  ) {}
 
   /** Opens the data dir (made from the template, a PGlite data dir dump, when it is new). */
   static async open(opts: { dataDir: string; template?: string }): Promise<PGliteWorkerDatabase> {
@@ -91,7 +103,9 @@ export class PGliteWorkerDatabase implements Database {
     worker.on('message', (m: WorkerReply) => this.answer(m));
     // An uncaught error ends the thread: it is handled once the thread is gone (its data dir closed).
     let failure: Error | undefined;
-    worker.on('error', (e) => { failure = e; });
+    worker.on('error', (e) => {
+      failure = e;
+    });
     worker.on('exit', () => this.lost(worker, failure ?? new Error('the data store database thread stopped')));
   }
 
@@ -147,7 +161,8 @@ export class PGliteWorkerDatabase implements Database {
     // A thread being replaced has none yet: wait for the new one. One that could not open the data
     // dir is tried again, once per request.
     try {
-      do await this.ready; while (!this.worker);
+      do await this.ready;
+      while (!this.worker);
     } catch (e) {
       if (this.closed || this.opened) throw e;
       this.start();
@@ -245,7 +260,9 @@ export class PGliteWorkerDatabase implements Database {
       try {
         await this.ready;
         await this.send({ op: 'close', sql: '' });
-      } catch { /* closing anyway */ }
+      } catch {
+        /* closing anyway */
+      }
       await worker?.terminate();
     });
   }

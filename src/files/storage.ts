@@ -41,7 +41,12 @@ export function resourceFileExists(config: Config, resourceId: string): boolean 
 /** CKAN's munge_filename: a safe base name for the download URL. */
 export function mungeFilename(name: string): string {
   const base = path.basename(name.replace(/\\/g, '/')).trim();
-  let out = base.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/ /g, '-').replace(/[^A-Za-z0-9_.-]/g, '').replace(/-+/g, '-');
+  let out = base
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/ /g, '-')
+    .replace(/[^A-Za-z0-9_.-]/g, '')
+    .replace(/-+/g, '-');
   if (out.length > 100) {
     const dot = out.lastIndexOf('.');
     const ext = dot > 0 && out.length - dot <= 16 ? out.slice(dot) : '';

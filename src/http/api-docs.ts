@@ -47,12 +47,19 @@ export async function apiDocsRoutes(app: FastifyInstance, opts: { services: Serv
     return reply.type('application/json; charset=utf-8').send(cached.body);
   });
   app.get('/api/3/docs', async (_req, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'").send(docsPage(services.config.str('svc.site_title'))));
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
+      .send(docsPage(services.config.str('svc.site_title'))),
+  );
   app.get('/api/3/docs/init.js', async (_req, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
   app.get('/api/3/docs/:file', async (req, reply) => {
     const file = (req.params as { file: string }).file;
     const type = ASSETS[file];
     if (!type) return reply.code(404).type('text/plain').send('Not found');
-    return reply.type(type).header('cache-control', 'public, max-age=86400').send(fs.createReadStream(path.join(uiDir, file)));
+    return reply
+      .type(type)
+      .header('cache-control', 'public, max-age=86400')
+      .send(fs.createReadStream(path.join(uiDir, file)));
   });
 }

@@ -39,9 +39,16 @@ export function envelopeError(e: unknown, services: Services): ActionError {
   const code = (e as { code?: string; statusCode?: number })?.code;
   const status = (e as { statusCode?: number })?.statusCode;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
-    return new BadRequestError(`Bad request - the request body is larger than the limit of ${services.config.int('svc.max_body_size')} MB`, 413);
+    return new BadRequestError(
+      `Bad request - the request body is larger than the limit of ${services.config.int('svc.max_body_size')} MB`,
+      413,
+    );
   }
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+  if (
+    code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+    code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' ||
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+  ) {
     return new BadRequestError(`Bad request - ${(e as Error).message}`);
   }
   if (status && status >= 400 && status < 500) return new BadRequestError(`Bad request - ${(e as Error).message}`, status);
@@ -49,7 +56,14 @@ export function envelopeError(e: unknown, services: Services): ActionError {
   return new InternalError();
 }
 
-function sendEnvelope(reply: FastifyReply, request: FastifyRequest, services: Services, name: string, status: number, body: Record<string, unknown>) {
+function sendEnvelope(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  services: Services,
+  name: string,
+  status: number,
+  body: Record<string, unknown>,
+) {
   const json = stringifyWithRaw({ help: helpUrl(services, name), ...body });
   const callback = request.method === 'GET' ? new URLSearchParams(request.url.split('?')[1] ?? '').get('callback') : null;
   if (callback && status === 200) {
@@ -83,11 +97,12 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request);
     request.identity = identity;
     const [pathPart, query = ''] = request.url.split('?');
-    const call = (data: Record<string, unknown>) => callAction(services, name, data, {
-      identity,
-      files: parsed.files,
-      request: { method: request.method, path: pathPart, query },
-    });
+    const call = (data: Record<string, unknown>) =>
+      callAction(services, name, data, {
+        identity,
+        files: parsed.files,
+        request: { method: request.method, path: pathPart, query },
+      });
     let result: unknown;
     try {
       result = await call(parsed.data);
@@ -120,14 +135,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(multipart, { limits: { fileSize: services.config.int('svc.max_resource_size') * 1024 * 1024, fieldSize: bodyLimit } });
 
   app.addHook('onResponse', async (request, reply) => {
-    services.logger.info({
-      method: request.method,
-      url: request.routeOptions.url ?? request.url.split('?')[0],
-      action: request.actionName,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime),
-      user: request.identity?.user?.id,
-    }, 'request');
+    services.logger.info(
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? request.url.split('?')[0],
+        action: request.actionName,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        user: request.identity?.user?.id,
+      },
+      'request',
+    );
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -19,7 +19,11 @@ function fail(reply: FastifyReply, status: number, message: string) {
 /** A read-only context for authorization checks outside an action call. */
 function readContext(services: Services, identity: Identity): ActionContext {
   const ctx: ActionContext = {
-    services, config: services.config, identity, db: services.db, ignoreAuth: false,
+    services,
+    config: services.config,
+    identity,
+    db: services.db,
+    ignoreAuth: false,
     call: () => Promise.reject(new Error('no action calls from a download')),
   };
   return ctx;

@@ -51,14 +51,16 @@ function requestSchema(def: ActionDefinition<any, any>): Json {
 }
 
 function queryParameters(params: Params | undefined): Json[] {
-  return Object.entries(params ?? {}).filter(([, prm]) => !prm.state.hidden).map(([name, prm]) => {
-    const schema = plain(prm.jsonSchema());
-    const simple = ['string', 'integer', 'number', 'boolean'].includes(schema.type as string) || 'anyOf' in schema;
-    const base = { name, in: 'query', required: prm.isRequired, description: prm.state.description };
-    if (schema.type === 'array') return { ...base, schema, style: 'form', explode: true };
-    // Objects and free JSON go in the query string as JSON text.
-    return simple ? { ...base, schema } : { ...base, content: { 'application/json': { schema } } };
-  });
+  return Object.entries(params ?? {})
+    .filter(([, prm]) => !prm.state.hidden)
+    .map(([name, prm]) => {
+      const schema = plain(prm.jsonSchema());
+      const simple = ['string', 'integer', 'number', 'boolean'].includes(schema.type as string) || 'anyOf' in schema;
+      const base = { name, in: 'query', required: prm.isRequired, description: prm.state.description };
+      if (schema.type === 'array') return { ...base, schema, style: 'form', explode: true };
+      // Objects and free JSON go in the query string as JSON text.
+      return simple ? { ...base, schema } : { ...base, content: { 'application/json': { schema } } };
+    });
 }
 
 function envelope(result: unknown): Json {
@@ -132,7 +134,18 @@ export function openApiDocument(services: Services): Json {
         type: 'object',
         required: ['__type', 'message'],
         properties: {
-          __type: { enum: ['Validation Error', 'Not Found Error', 'Authorization Error', 'Search Query Error', 'Search Error', 'Bad Request', 'Integrity Error', 'Internal Server Error'] },
+          __type: {
+            enum: [
+              'Validation Error',
+              'Not Found Error',
+              'Authorization Error',
+              'Search Query Error',
+              'Search Error',
+              'Bad Request',
+              'Integrity Error',
+              'Internal Server Error',
+            ],
+          },
           message: { type: 'string' },
         },
         additionalProperties: { description: 'field errors of a Validation Error: {field: [messages]}' },
@@ -144,7 +157,8 @@ export function openApiDocument(services: Services): Json {
     info: {
       title: `${config.str('svc.site_title')} Action API`,
       version: API_COMPAT_VERSION,
-      description: 'The CKAN-compatible Action API of svc. Every answer is the envelope {help, success, result} or {help, success: false, error}.',
+      description:
+        'The CKAN-compatible Action API of svc. Every answer is the envelope {help, success, result} or {help, success: false, error}.',
     },
     servers: [{ url: siteUrl(config) }],
     tags: [...tags].sort().map((name) => ({ name })),
@@ -154,7 +168,12 @@ export function openApiDocument(services: Services): Json {
       securitySchemes: {
         authorizationHeader: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'the API token as is' },
         bearerToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Authorization: Bearer <token>' },
-        apiKeyHeader: { type: 'apiKey', in: 'header', name: config.str('apikey_header_name'), description: 'the API token in the key header' },
+        apiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: config.str('apikey_header_name'),
+          description: 'the API token in the key header',
+        },
       },
     },
   };

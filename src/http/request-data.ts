@@ -47,7 +47,9 @@ export function parseJsonObject(text: string): Record<string, unknown> {
     throw jsonError(e);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new BadRequestError(`Bad request - JSON Error: Request data JSON decoded to ${describeJson(value)} but it needs to be a dictionary.`);
+    throw new BadRequestError(
+      `Bad request - JSON Error: Request data JSON decoded to ${describeJson(value)} but it needs to be a dictionary.`,
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -126,7 +128,13 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
           }
           // A repeated file field: the last one wins, the earlier file goes.
           const earlier = files[part.fieldname];
-          files[part.fieldname] = { fieldName: part.fieldname, filename: path.basename(part.filename || 'upload'), mimetype: part.mimetype, path: target, size: fs.statSync(target).size };
+          files[part.fieldname] = {
+            fieldName: part.fieldname,
+            filename: path.basename(part.filename || 'upload'),
+            mimetype: part.mimetype,
+            path: target,
+            size: fs.statSync(target).size,
+          };
           writing = undefined;
           if (earlier) fs.rmSync(earlier.path, { force: true });
         } else {

@@ -7,57 +7,82 @@ import type { Services } from '../actions/context.ts';
 import { DEFAULT_QUEUE, findJob, type JobDict } from './queue.ts';
 import { TEST_JOB_TYPE } from './service.ts';
 
-const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) => callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
+const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) =>
+  callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
 const line = (j: JobDict) => [j.id, j.queue, j.status, j.created, j.title ?? ''].join('\t');
 
 function registerJobsCli(program: Command, { withServices }: Parameters<(typeof cliCommands)[number]>[1]): void {
   const jobs = program.command('jobs').description('background jobs');
-  jobs.command('list [queues...]').description('list queued and running jobs (all queues, or those named)')
-    .action(async (queues: string[]) => withServices(async (s) => {
-      for (const j of (await asSysadmin(s, 'job_list', queues.length ? { queues } : {})) as JobDict[]) console.log(line(j));
-    }));
-  jobs.command('show <id>').description('show a job as JSON')
+  jobs
+    .command('list [queues...]')
+    .description('list queued and running jobs (all queues, or those named)')
+    .action(async (queues: string[]) =>
+      withServices(async (s) => {
+        for (const j of (await asSysadmin(s, 'job_list', queues.length ? { queues } : {})) as JobDict[]) console.log(line(j));
+      }),
+    );
+  jobs
+    .command('show <id>')
+    .description('show a job as JSON')
     .action(async (id: string) => withServices(async (s) => console.log(JSON.stringify(await asSysadmin(s, 'job_show', { id }), null, 2))));
-  jobs.command('clear [queues...]').description('remove the queued jobs of these queues (default: all)')
-    .action(async (queues: string[]) => withServices(async (s) => {
-      const cleared = (await asSysadmin(s, 'job_clear', queues.length ? { queues } : {})) as string[];
-      console.log(cleared.length ? `cleared queue(s): ${cleared.join(', ')}` : 'no queued jobs');
-    }));
-  jobs.command('cancel <id>').description('cancel a job (removed when queued, stopped when running)')
-    .action(async (id: string) => withServices(async (s) => {
-      await asSysadmin(s, 'job_cancel', { id });
-      console.log(`canceled job ${id}`);
-    }));
-  jobs.command('test [queues...]').description('enqueue a test job in each queue (default: default) to prove a worker takes them')
+  jobs
+    .command('clear [queues...]')
+    .description('remove the queued jobs of these queues (default: all)')
+    .action(async (queues: string[]) =>
+      withServices(async (s) => {
+        const cleared = (await asSysadmin(s, 'job_clear', queues.length ? { queues } : {})) as string[];
+        console.log(cleared.length ? `cleared queue(s): ${cleared.join(', ')}` : 'no queued jobs');
+      }),
+    );
+  jobs
+    .command('cancel <id>')
+    .description('cancel a job (removed when queued, stopped when running)')
+    .action(async (id: string) =>
+      withServices(async (s) => {
+        await asSysadmin(s, 'job_cancel', { id });
+        console.log(`canceled job ${id}`);
+      }),
+    );
+  jobs
+    .command('test [queues...]')
+    .description('enqueue a test job in each queue (default: default) to prove a worker takes them')
     .option('--wait <seconds>', 'wait this long for a worker to run them, then report', '0')
-    .action(async (queues: string[], o: { wait: string }) => withServices(async (s) => {
-      const ids: string[] = [];
-      for (const queue of queues.length ? queues : [DEFAULT_QUEUE]) {
-        const job = await s.jobs.enqueue(s.db, { type: TEST_JOB_TYPE, queue, title: 'test job (svc jobs test)' });
-        ids.push(job.id);
-        console.log(`enqueued test job ${job.id} on queue ${queue}`);
-      }
-      const deadline = Date.now() + Number(o.wait) * 1000;
-      for (const id of ids) {
-        let job = await findJob(s.db, id);
-        while (job && job.status !== 'finished' && job.status !== 'failed' && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 200));
-          job = await findJob(s.db, id);
+    .action(async (queues: string[], o: { wait: string }) =>
+      withServices(async (s) => {
+        const ids: string[] = [];
+        for (const queue of queues.length ? queues : [DEFAULT_QUEUE]) {
+          const job = await s.jobs.enqueue(s.db, { type: TEST_JOB_TYPE, queue, title: 'test job (svc jobs test)' });
+          ids.push(job.id);
+          console.log(`enqueued test job ${job.id} on queue ${queue}`);
         }
-        if (Number(o.wait) > 0) console.log(`job ${id}: ${job?.status}${job?.result ? ' ' + JSON.stringify(job.result) : ''}`);
-        if (Number(o.wait) > 0 && job?.status !== 'finished') process.exitCode = 1;
-      }
-    }));
-  jobs.command('worker [queues...]').description('run a worker on these queues, first queue first (default: svc.jobs.queues), until stopped')
+        const deadline = Date.now() + Number(o.wait) * 1000;
+        for (const id of ids) {
+          let job = await findJob(s.db, id);
+          while (job && job.status !== 'finished' && job.status !== 'failed' && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 200));
+            job = await findJob(s.db, id);
+          }
+          if (Number(o.wait) > 0) console.log(`job ${id}: ${job?.status}${job?.result ? ' ' + JSON.stringify(job.result) : ''}`);
+          if (Number(o.wait) > 0 && job?.status !== 'finished') process.exitCode = 1;
+        }
+      }),
+    );
+  jobs
+    .command('worker [queues...]')
+    .description('run a worker on these queues, first queue first (default: svc.jobs.queues), until stopped')
     .option('--burst', 'stop once the queues are empty')
-    .action(async (queues: string[], o: { burst?: boolean }) => withServices(async (s) => {
-      if (s.db.kind === 'pglite') {
-        console.error('svc: embedded mode runs jobs inside the server (`svc serve`); separate workers need PostgreSQL (svc.database_url)');
-        process.exitCode = 1;
-        return;
-      }
-      await runWorker(s, queues, !!o.burst);
-    }));
+    .action(async (queues: string[], o: { burst?: boolean }) =>
+      withServices(async (s) => {
+        if (s.db.kind === 'pglite') {
+          console.error(
+            'svc: embedded mode runs jobs inside the server (`svc serve`); separate workers need PostgreSQL (svc.database_url)',
+          );
+          process.exitCode = 1;
+          return;
+        }
+        await runWorker(s, queues, !!o.burst);
+      }),
+    );
 }
 
 /** Runs a worker in this process until SIGINT/SIGTERM (or, with burst, until no job is left). */
@@ -65,10 +90,14 @@ export async function runWorker(s: Services, queues: string[], burst: boolean): 
   if (burst) {
     const { Worker } = await import('./worker.ts');
     const w = new Worker(s.db, s.jobs.types, s.logger, {
-      queues: queues.length ? queues : s.config.list('svc.jobs.queues'), pollMs: 0,
-      leaseMs: s.config.int('svc.jobs.lease') * 1000, keepDays: s.config.int('svc.jobs.keep_days'),
+      queues: queues.length ? queues : s.config.list('svc.jobs.queues'),
+      pollMs: 0,
+      leaseMs: s.config.int('svc.jobs.lease') * 1000,
+      keepDays: s.config.int('svc.jobs.keep_days'),
     });
-    while (await w.runOnce()) { /* next */ }
+    while (await w.runOnce()) {
+      /* next */
+    }
     return;
   }
   s.jobs.startWorker(queues);

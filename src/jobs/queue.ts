@@ -28,9 +28,18 @@ export interface JobRow {
 /** The job dict of the API: CKAN's {id, title, created, queue} plus status, type, result and error. */
 export function jobDict(j: JobRow) {
   return {
-    id: j.id, title: j.title, created: j.created, queue: j.queue,
-    type: j.type, status: j.status, data: j.data, result: j.result ?? null, error: j.error,
-    attempts: j.attempts, started: j.started, ended: j.ended,
+    id: j.id,
+    title: j.title,
+    created: j.created,
+    queue: j.queue,
+    type: j.type,
+    status: j.status,
+    data: j.data,
+    result: j.result ?? null,
+    error: j.error,
+    attempts: j.attempts,
+    started: j.started,
+    ended: j.ended,
   };
 }
 export type JobDict = ReturnType<typeof jobDict>;
@@ -52,7 +61,8 @@ export async function enqueueJob(db: Queryable, input: EnqueueInput): Promise<Jo
   const r = await db.query<JobRow>(
     `INSERT INTO jobs (id, type, queue, title, data, max_attempts, created) VALUES ($1, $2, $3, $4, $5, $6, ${NOW})
      RETURNING ${COLUMNS}`,
-    [randomUUID(), input.type, input.queue ?? DEFAULT_QUEUE, input.title ?? null, JSON.stringify(input.data ?? {}), input.maxAttempts ?? 3]);
+    [randomUUID(), input.type, input.queue ?? DEFAULT_QUEUE, input.title ?? null, JSON.stringify(input.data ?? {}), input.maxAttempts ?? 3],
+  );
   return r.rows[0];
 }
 
@@ -68,7 +78,8 @@ export async function recoverExpired(db: Queryable): Promise<number> {
                     ELSE 'the worker running this job stopped (lease expired) after ' || attempts || ' attempt(s)' END,
        ended = CASE WHEN attempts < max_attempts THEN NULL ELSE ${NOW} END,
        lease_until = NULL, worker = NULL
-     WHERE status = 'running' AND lease_until < ${NOW}`);
+     WHERE status = 'running' AND lease_until < ${NOW}`,
+  );
   return r.rowCount;
 }
 
@@ -84,7 +95,9 @@ export async function claimJob(db: Queryable, queues: string[], worker: string, 
        SELECT id FROM jobs WHERE status = 'queued' AND queue = ANY($1::text[])
        ORDER BY array_position($1::text[], queue), created, id
        LIMIT 1 FOR UPDATE SKIP LOCKED)
-     RETURNING ${COLUMNS}`, [queues, worker, leaseMs]);
+     RETURNING ${COLUMNS}`,
+    [queues, worker, leaseMs],
+  );
   return r.rows[0] ?? null;
 }
 
@@ -92,17 +105,25 @@ export async function claimJob(db: Queryable, queues: string[], worker: string, 
 export async function renewLease(db: Queryable, id: string, worker: string, leaseMs: number): Promise<boolean> {
   const r = await db.query(
     `UPDATE jobs SET lease_until = ${NOW} + make_interval(secs => $3::float8 / 1000)
-     WHERE id = $1 AND worker = $2 AND status = 'running'`, [id, worker, leaseMs]);
+     WHERE id = $1 AND worker = $2 AND status = 'running'`,
+    [id, worker, leaseMs],
+  );
   return r.rowCount > 0;
 }
 
 /** Records the end of a run (only while the job is still this worker's). */
-export async function finishJob(db: Queryable, id: string, worker: string, outcome: { result?: unknown; error?: string }): Promise<boolean> {
+export async function finishJob(
+  db: Queryable,
+  id: string,
+  worker: string,
+  outcome: { result?: unknown; error?: string },
+): Promise<boolean> {
   const failed = outcome.error !== undefined;
   const r = await db.query(
     `UPDATE jobs SET status = $3, result = $4, error = $5, ended = ${NOW}, lease_until = NULL
      WHERE id = $1 AND worker = $2 AND status = 'running'`,
-    [id, worker, failed ? 'failed' : 'finished', failed ? null : JSON.stringify(outcome.result ?? null), outcome.error ?? null]);
+    [id, worker, failed ? 'failed' : 'finished', failed ? null : JSON.stringify(outcome.result ?? null), outcome.error ?? null],
+  );
   return r.rowCount > 0;
 }
 
@@ -110,7 +131,9 @@ export async function finishJob(db: Queryable, id: string, worker: string, outco
 export async function releaseJob(db: Queryable, id: string, worker: string): Promise<void> {
   await db.query(
     `UPDATE jobs SET status = 'queued', lease_until = NULL, worker = NULL, attempts = greatest(attempts - 1, 0)
-     WHERE id = $1 AND worker = $2 AND status = 'running'`, [id, worker]);
+     WHERE id = $1 AND worker = $2 AND status = 'running'`,
+    [id, worker],
+  );
 }
 
 export async function findJob(db: Queryable, id: string): Promise<JobRow | null> {
@@ -122,14 +145,18 @@ export async function findJob(db: Queryable, id: string): Promise<JobRow | null>
 export async function listJobs(db: Queryable, queues?: string[]): Promise<JobRow[]> {
   const r = await db.query<JobRow>(
     `SELECT ${COLUMNS} FROM jobs WHERE status IN ('queued', 'running') AND ($1::text[] IS NULL OR queue = ANY($1::text[]))
-     ORDER BY created, id`, [queues ?? null]);
+     ORDER BY created, id`,
+    [queues ?? null],
+  );
   return r.rows;
 }
 
 /** Removes the queued jobs of those queues (all queues when not given); returns the queues that had some. */
 export async function clearQueues(db: Queryable, queues?: string[]): Promise<string[]> {
   const r = await db.query<{ queue: string }>(
-    `DELETE FROM jobs WHERE status = 'queued' AND ($1::text[] IS NULL OR queue = ANY($1::text[])) RETURNING queue`, [queues ?? null]);
+    `DELETE FROM jobs WHERE status = 'queued' AND ($1::text[] IS NULL OR queue = ANY($1::text[])) RETURNING queue`,
+    [queues ?? null],
+  );
   return [...new Set(r.rows.map((x) => x.queue))].sort();
 }
 
@@ -139,14 +166,18 @@ export async function cancelJob(db: Queryable, id: string): Promise<JobRow | nul
     `WITH gone AS (DELETE FROM jobs WHERE id = $1 AND status = 'queued' RETURNING ${COLUMNS}),
           stopped AS (UPDATE jobs SET status = 'canceled', ended = ${NOW}, lease_until = NULL, error = 'canceled'
                       WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS})
-     SELECT * FROM gone UNION ALL SELECT * FROM stopped`, [id]);
+     SELECT * FROM gone UNION ALL SELECT * FROM stopped`,
+    [id],
+  );
   return r.rows[0] ?? null;
 }
 
 /** Deletes ended jobs older than the given number of days. */
 export async function pruneJobs(db: Queryable, keepDays: number): Promise<number> {
   const r = await db.query(
-    `DELETE FROM jobs WHERE status IN ('finished', 'failed', 'canceled') AND ended < ${NOW} - make_interval(days => $1)`, [keepDays]);
+    `DELETE FROM jobs WHERE status IN ('finished', 'failed', 'canceled') AND ended < ${NOW} - make_interval(days => $1)`,
+    [keepDays],
+  );
   return r.rowCount;
 }
 

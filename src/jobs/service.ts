@@ -10,16 +10,39 @@ import { JobTypes, type JobHandler } from './types.ts';
 import { Worker } from './worker.ts';
 
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
-declareOption({ name: 'svc.jobs.in_process_worker', type: 'bool', default: true,
-  description: 'Run a job worker inside the server process (turn off when separate `svc jobs worker` processes run on PostgreSQL)' });
-declareOption({ name: 'svc.jobs.queues', type: 'list', default: [DEFAULT_QUEUE],
-  description: 'Queues the in-process worker takes jobs from, first queue first' });
-declareOption({ name: 'svc.jobs.poll_interval', type: 'int', default: 1000, validate: positive,
-  description: 'How often an idle worker looks for jobs, in milliseconds' });
-declareOption({ name: 'svc.jobs.lease', type: 'int', default: 60, validate: positive,
-  description: 'Seconds a running job stays reserved without a heartbeat from its worker (then it is retried or failed)' });
-declareOption({ name: 'svc.jobs.keep_days', type: 'int', default: 7, validate: positive,
-  description: 'Days finished, failed and canceled jobs are kept for job_show' });
+declareOption({
+  name: 'svc.jobs.in_process_worker',
+  type: 'bool',
+  default: true,
+  description: 'Run a job worker inside the server process (turn off when separate `svc jobs worker` processes run on PostgreSQL)',
+});
+declareOption({
+  name: 'svc.jobs.queues',
+  type: 'list',
+  default: [DEFAULT_QUEUE],
+  description: 'Queues the in-process worker takes jobs from, first queue first',
+});
+declareOption({
+  name: 'svc.jobs.poll_interval',
+  type: 'int',
+  default: 1000,
+  validate: positive,
+  description: 'How often an idle worker looks for jobs, in milliseconds',
+});
+declareOption({
+  name: 'svc.jobs.lease',
+  type: 'int',
+  default: 60,
+  validate: positive,
+  description: 'Seconds a running job stays reserved without a heartbeat from its worker (then it is retried or failed)',
+});
+declareOption({
+  name: 'svc.jobs.keep_days',
+  type: 'int',
+  default: 7,
+  validate: positive,
+  description: 'Days finished, failed and canceled jobs are kept for job_show',
+});
 
 export const TEST_JOB_TYPE = 'test';
 
@@ -27,9 +50,17 @@ export class JobService {
   readonly types = new JobTypes();
   private workers: Worker[] = [];
 
-  constructor(private readonly db: Database, private readonly config: Config, private readonly logger: Logger) {
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {
     // `svc jobs test`: proves a worker takes jobs from that queue.
-    this.types.register(TEST_JOB_TYPE, ({ job }) => ({ worker: `${os.hostname()}:${process.pid}`, queue: job.queue, ran_at: new Date().toISOString() }));
+    this.types.register(TEST_JOB_TYPE, ({ job }) => ({
+      worker: `${os.hostname()}:${process.pid}`,
+      queue: job.queue,
+      ran_at: new Date().toISOString(),
+    }));
   }
 
   registerJobType(name: string, handler: JobHandler): void {

@@ -78,7 +78,10 @@ export class Worker {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.opts.pollMs);
         t.unref();
-        this.wakeUp = () => { clearTimeout(t); resolve(); };
+        this.wakeUp = () => {
+          clearTimeout(t);
+          resolve();
+        };
       });
       this.wakeUp = null;
     }
@@ -89,14 +92,20 @@ export class Worker {
     const handler = this.types.get(job.type);
     const log = this.logger.child({ job: job.id, type: job.type });
     let canceled = false;
-    const renew = setInterval(() => {
-      renewLease(this.db, job.id, this.id, this.opts.leaseMs).then((mine) => {
-        if (!mine && !abort.signal.aborted) {
-          canceled = true;
-          abort.abort(new Error('the job was canceled'));
-        }
-      }, (e) => log.warn({ err: e }, 'could not renew the job lease'));
-    }, Math.max(50, Math.floor(this.opts.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        renewLease(this.db, job.id, this.id, this.opts.leaseMs).then(
+          (mine) => {
+            if (!mine && !abort.signal.aborted) {
+              canceled = true;
+              abort.abort(new Error('the job was canceled'));
+            }
+          },
+          (e) => log.warn({ err: e }, 'could not renew the job lease'),
+        );
+      },
+      Math.max(50, Math.floor(this.opts.leaseMs / 3)),
+    );
     renew.unref();
     const done = (async () => {
       if (!handler) throw new Error(`no handler for job type "${job.type}" in this process`);
@@ -113,7 +122,9 @@ export class Worker {
         log.info('job given back to the queue (worker stopping)');
       } else {
         const message = e instanceof Error ? e.message : String(e);
-        await finishJob(this.db, job.id, this.id, { error: message }).catch((err) => log.error({ err }, 'could not record the job failure'));
+        await finishJob(this.db, job.id, this.id, { error: message }).catch((err) =>
+          log.error({ err }, 'could not record the job failure'),
+        );
         log.warn({ err: e }, 'job failed');
       }
     } finally {

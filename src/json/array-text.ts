@@ -116,7 +116,8 @@ function skipSpace(buf: Buffer, i: number): number {
   return i;
 }
 
-const isScalarByte = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7a) || b === 0x2b || b === 0x2d || b === 0x2e || b === 0x45;
+const isScalarByte = (b: number) =>
+  (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7a) || b === 0x2b || b === 0x2d || b === 0x2e || b === 0x45;
 
 function skipSpaceBack(buf: Buffer, j: number): number {
   while (j >= 0 && isSpace(buf[j])) j--;
@@ -262,7 +263,12 @@ export function sameReading(a: Record<string, unknown>, b: Record<string, unknow
     const x = a[k];
     const y = b[k];
     if (x instanceof JsonArrayText || y instanceof JsonArrayText) {
-      return x instanceof JsonArrayText && y instanceof JsonArrayText && x.bytes.byteOffset === y.bytes.byteOffset && x.bytes.length === y.bytes.length;
+      return (
+        x instanceof JsonArrayText &&
+        y instanceof JsonArrayText &&
+        x.bytes.byteOffset === y.bytes.byteOffset &&
+        x.bytes.length === y.bytes.length
+      );
     }
     return k in b && JSON.stringify(x) === JSON.stringify(y);
   });

@@ -27,7 +27,10 @@ export class CsvTokenizer {
     while (i < n) {
       if (this.inQuotes) {
         const q = text.indexOf('"', i);
-        if (q < 0) { this.field += text.slice(i); return out; }
+        if (q < 0) {
+          this.field += text.slice(i);
+          return out;
+        }
         this.field += text.slice(i, q);
         i = q + 1;
         this.inQuotes = false;
@@ -60,7 +63,9 @@ export class CsvTokenizer {
       if (c === '\n' || c === '\r') {
         this.endRow(out);
         if (c === '\r') {
-          if (i + 1 < n) { if (text[i + 1] === '\n') i++; } else this.pendingCr = true;
+          if (i + 1 < n) {
+            if (text[i + 1] === '\n') i++;
+          } else this.pendingCr = true;
         }
         i++;
         continue;

@@ -17,12 +17,24 @@ export interface DetectedEncoding {
 export const SAMPLE_BYTES = 256 * 1024;
 
 const MULTI_BYTE: Record<string, string> = {
-  'Big5': 'big5', 'Shift_JIS': 'shift_jis', 'EUC-JP': 'euc-jp', 'EUC-KR': 'euc-kr', 'GB18030': 'gb18030', 'ISO-2022-JP': 'iso-2022-jp',
+  Big5: 'big5',
+  Shift_JIS: 'shift_jis',
+  'EUC-JP': 'euc-jp',
+  'EUC-KR': 'euc-kr',
+  GB18030: 'gb18030',
+  'ISO-2022-JP': 'iso-2022-jp',
 };
 /** Single-byte encodings chardet may name for non-Western text, used when it is confident. */
 const OTHER_SINGLE_BYTE: Record<string, string> = {
-  'windows-1250': 'windows-1250', 'windows-1251': 'windows-1251', 'windows-1253': 'windows-1253', 'windows-1254': 'windows-1254',
-  'windows-1255': 'windows-1255', 'windows-1256': 'windows-1256', 'KOI8-R': 'koi8-r', 'ISO-8859-5': 'iso-8859-5', 'ISO-8859-7': 'iso-8859-7',
+  'windows-1250': 'windows-1250',
+  'windows-1251': 'windows-1251',
+  'windows-1253': 'windows-1253',
+  'windows-1254': 'windows-1254',
+  'windows-1255': 'windows-1255',
+  'windows-1256': 'windows-1256',
+  'KOI8-R': 'koi8-r',
+  'ISO-8859-5': 'iso-8859-5',
+  'ISO-8859-7': 'iso-8859-7',
 };
 
 /** Whether the bytes are UTF-8 (a sequence cut by the end of the sample is allowed). */
@@ -32,7 +44,10 @@ function isUtf8(sample: Buffer, complete: boolean): boolean {
     // Step back over a last sequence that may be cut.
     let i = end - 1;
     let back = 0;
-    while (i >= 0 && back < 3 && (sample[i] & 0xc0) === 0x80) { i--; back++; }
+    while (i >= 0 && back < 3 && (sample[i] & 0xc0) === 0x80) {
+      i--;
+      back++;
+    }
     if (i >= 0 && sample[i] >= 0xc0) end = i;
   }
   try {
@@ -94,7 +109,10 @@ export function detectEncoding(sample: Buffer, complete = false): DetectedEncodi
 }
 
 /** The sample up to its last line end (no character cut in half). */
-const wholeLines = (b: Buffer) => { const end = b.lastIndexOf(10); return end > 0 ? b.subarray(0, end + 1) : b; };
+const wholeLines = (b: Buffer) => {
+  const end = b.lastIndexOf(10);
+  return end > 0 ? b.subarray(0, end + 1) : b;
+};
 
 /** For bytes that are not UTF-8: a CJK encoding chardet is sure of, else the best Western code page. */
 export function guessLegacyEncoding(sample: Buffer): string {
@@ -176,6 +194,8 @@ export function checkLooksLikeText(text: string, encoding: string): void {
     if ((c < 0x20 && c !== 9 && c !== 10 && c !== 13 && c !== 12) || c === 0xfffd || (c >= 0x80 && c < 0xa0)) bad++;
   }
   if (bad > Math.max(2, text.length * 0.01)) {
-    throw new DecodeError(`the file could not be decoded as text: read as ${encoding} it has ${bad} control or undecodable characters in its first ${text.length}; is it a table (CSV, TSV, XLSX)?`);
+    throw new DecodeError(
+      `the file could not be decoded as text: read as ${encoding} it has ${bad} control or undecodable characters in its first ${text.length}; is it a table (CSV, TSV, XLSX)?`,
+    );
   }
 }

@@ -37,13 +37,34 @@ export interface FetchResult {
 
 const blocked = new net.BlockList();
 for (const [net4, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net4, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net4, bits, 'ipv4');
 for (const [net6, bits] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32], ['100::', 64],
-] as const) blocked.addSubnet(net6, bits, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const)
+  blocked.addSubnet(net6, bits, 'ipv6');
 
 /** Whether an address is loopback, private, link-local (cloud metadata), multicast or reserved. */
 export function isPrivateAddress(address: string): boolean {
@@ -57,38 +78,51 @@ export function isPrivateAddress(address: string): boolean {
   return true;
 }
 
-const systemResolve: LookupAll = (hostname) => new Promise((resolve, reject) => {
-  dns.lookup(hostname, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs)));
-});
+const systemResolve: LookupAll = (hostname) =>
+  new Promise((resolve, reject) => {
+    dns.lookup(hostname, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs)));
+  });
 
 /** A connect-time lookup that only hands out allowed addresses. */
 function safeLookup(resolve: LookupAll, allowPrivate: boolean, isBlocked: (a: string) => boolean): net.LookupFunction {
   return ((hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void) => {
-    resolve(hostname).then((addrs) => {
-      const family = typeof options === 'object' ? options.family : undefined;
-      let ok = addrs.filter((a) => !family || a.family === family);
-      if (!allowPrivate) {
-        const refused = ok.filter((a) => isBlocked(a.address));
-        ok = ok.filter((a) => !isBlocked(a.address));
-        if (!ok.length) {
-          const shown = refused.map((a) => a.address).join(', ') || 'none';
-          return callback(new FetchError(`refused to connect to ${hostname} (${shown}): a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`));
+    resolve(hostname).then(
+      (addrs) => {
+        const family = typeof options === 'object' ? options.family : undefined;
+        let ok = addrs.filter((a) => !family || a.family === family);
+        if (!allowPrivate) {
+          const refused = ok.filter((a) => isBlocked(a.address));
+          ok = ok.filter((a) => !isBlocked(a.address));
+          if (!ok.length) {
+            const shown = refused.map((a) => a.address).join(', ') || 'none';
+            return callback(
+              new FetchError(
+                `refused to connect to ${hostname} (${shown}): a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`,
+              ),
+            );
+          }
         }
-      }
-      if (!ok.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
-      if (typeof options === 'object' && options.all) callback(null, ok);
-      else callback(null, ok[0].address, ok[0].family);
-    }, (err) => callback(err));
+        if (!ok.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
+        if (typeof options === 'object' && options.all) callback(null, ok);
+        else callback(null, ok[0].address, ok[0].family);
+      },
+      (err) => callback(err),
+    );
   }) as net.LookupFunction;
 }
 
 function describeNetworkError(e: NodeJS.ErrnoException, url: URL): string {
   if (e instanceof FetchError) return e.message;
   switch (e.code) {
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `could not resolve the host name ${url.hostname}`;
-    case 'ECONNREFUSED': return `the connection to ${url.host} was refused`;
-    case 'ECONNRESET': return `the connection to ${url.host} was reset`;
-    default: return `could not fetch ${url.href}: ${e.message}`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `could not resolve the host name ${url.hostname}`;
+    case 'ECONNREFUSED':
+      return `the connection to ${url.host} was refused`;
+    case 'ECONNRESET':
+      return `the connection to ${url.host} was reset`;
+    default:
+      return `could not fetch ${url.href}: ${e.message}`;
   }
 }
 
@@ -104,7 +138,10 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
   const isBlocked = opts.isBlocked ?? isPrivateAddress;
   const lookup = safeLookup(resolve, opts.allowPrivate, isBlocked);
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new FetchError(`the download timed out after ${Math.round(opts.timeoutMs / 1000)} s (svc.loader.timeout)`)), opts.timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new FetchError(`the download timed out after ${Math.round(opts.timeoutMs / 1000)} s (svc.loader.timeout)`)),
+    opts.timeoutMs,
+  );
   const onAbort = () => deadline.abort(opts.signal!.reason);
   opts.signal?.addEventListener('abort', onAbort);
   try {
@@ -115,7 +152,9 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
       // An address written in the URL is not looked up: check it here.
       const literal = current.hostname.replace(/^\[|\]$/g, '');
       if (net.isIP(literal) && !opts.allowPrivate && isBlocked(literal)) {
-        throw new FetchError(`refused to connect to ${literal}: a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`);
+        throw new FetchError(
+          `refused to connect to ${literal}: a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`,
+        );
       }
       const res = await request(current, lookup, deadline.signal);
       const status = res.statusCode ?? 0;
@@ -139,7 +178,8 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {
           bytes += chunk.length;
-          if (bytes > opts.maxBytes) return cb(new FetchError(`the file is larger than the limit of ${opts.maxBytes} bytes (svc.loader.max_size)`));
+          if (bytes > opts.maxBytes)
+            return cb(new FetchError(`the file is larger than the limit of ${opts.maxBytes} bytes (svc.loader.max_size)`));
           hash.update(chunk);
           opts.onBytes?.(chunk.length);
           cb(null, chunk);

@@ -39,7 +39,10 @@ async function* copyPieces(t: PreparedTable, opts: LoadOptions): AsyncGenerator<
     if (opts.signal?.aborted) throw opts.signal.reason;
     const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     const end = buf.lastIndexOf(10);
-    if (end < 0) { carry = buf; continue; }
+    if (end < 0) {
+      carry = buf;
+      continue;
+    }
     carry = end + 1 < buf.length ? buf.subarray(end + 1) : null;
     const whole = buf.subarray(0, end + 1);
     bytes += whole.length;
@@ -68,10 +71,12 @@ function convertLine(line: string, columns: PreparedColumn[], row: number): stri
     const c = columns[i];
     const v = cells[c.cell];
     if (i) out += '\t';
-    if (v === '\\N' || c.conversion.kind === 'none') { out += v; continue; }
-    const converted = c.conversion.kind === 'number'
-      ? plainNumber(v, c.conversion.format)
-      : isoDate(v, c.conversion.order, c.conversion.withTime);
+    if (v === '\\N' || c.conversion.kind === 'none') {
+      out += v;
+      continue;
+    }
+    const converted =
+      c.conversion.kind === 'number' ? plainNumber(v, c.conversion.format) : isoDate(v, c.conversion.order, c.conversion.withTime);
     if (!converted) throw new LoadError(`data row ${row}: "${v.slice(0, 60)}" in column "${c.id}" is not a valid ${c.type}`);
     out += converted;
   }
@@ -88,7 +93,12 @@ function copyFailure(e: DbError): LoadError {
 }
 
 /** Loads the prepared rows into the resource's table (replacing it); returns the rows loaded. */
-export async function replaceTable(backend: BulkLoadBackend, resourceId: string, t: PreparedTable, opts: LoadOptions = {}): Promise<number> {
+export async function replaceTable(
+  backend: BulkLoadBackend,
+  resourceId: string,
+  t: PreparedTable,
+  opts: LoadOptions = {},
+): Promise<number> {
   const exists = await backend.resource_exists(resourceId);
   const oldFields = exists ? await backend.resource_fields(resourceId) : [];
   const aliases = exists ? (await backend.resource_info(resourceId)).meta.aliases : [];
@@ -114,8 +124,11 @@ export async function replaceTable(backend: BulkLoadBackend, resourceId: string,
     await s.exec(`ALTER TABLE ${qi(tmp)} ADD PRIMARY KEY ("_id")`);
     // The swap: the old table and its alias views go, the new table takes the name.
     const old = await s.query<{ relkind: string }>(
-      `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [resourceId]);
-    if (old.rows[0] && old.rows[0].relkind !== 'r') throw new LoadError(`"${resourceId}" is an alias of another table, not a resource's table`);
+      `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`,
+      [resourceId],
+    );
+    if (old.rows[0] && old.rows[0].relkind !== 'r')
+      throw new LoadError(`"${resourceId}" is an alias of another table, not a resource's table`);
     if (old.rows[0]) {
       await s.exec(`LOCK TABLE ${qi(resourceId)} IN ACCESS EXCLUSIVE MODE`);
       for (const a of aliases) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
@@ -129,7 +142,10 @@ export async function replaceTable(backend: BulkLoadBackend, resourceId: string,
       const info = infoById.get(c.id);
       if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
     }
-    await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [resourceId, rows]);
+    await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [
+      resourceId,
+      rows,
+    ]);
     return rows;
   });
 }

@@ -59,7 +59,6 @@ export function copyEscape(s: string): string {
   return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
-
 export async function prepareTable(file: string, opts: PrepareOptions): Promise<PreparedTable> {
   const source = await openTableSource(file);
   for (let attempt = 0; ; attempt++) {
@@ -76,14 +75,19 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
   const log: string[] = [...source.notes];
   const out = fs.createWriteStream(opts.spoolPath, { highWaterMark: 1 << 20 });
   let bytes = 0;
-  const records = source.records((n) => { bytes += n; });
+  const records = source.records((n) => {
+    bytes += n;
+  });
   try {
     // The header: the first rows are read ahead to tell a title or notes from the header.
     const head: string[][] = [];
     let done = false;
     while (head.length < HEADER_SAMPLE) {
       const r = await records.next();
-      if (r.done) { done = true; break; }
+      if (r.done) {
+        done = true;
+        break;
+      }
       head.push(...r.value);
     }
     if (!head.some((r) => r.some((c) => c.trim()))) throw new LoadError('the file has no rows: there is no header to make columns from');
@@ -94,11 +98,15 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     const names = headerRow.map(columnName);
     if (names.length > MAX_COLUMNS) throw new LoadError(`the table has ${names.length} columns; at most ${MAX_COLUMNS} are supported`);
     const seen = new Map<string, number[]>();
-    names.forEach((n, i) => { if (n) seen.set(n, [...(seen.get(n) ?? []), i + 1]); });
+    names.forEach((n, i) => {
+      if (n) seen.set(n, [...(seen.get(n) ?? []), i + 1]);
+    });
     const dups = [...seen.entries()].filter(([, at]) => at.length > 1);
     if (dups.length) {
-      throw new LoadError(`duplicate column headers are not supported: ${dups.map(([n, at]) => `"${n}" (columns ${at.join(', ')})`).join('; ')}` +
-        (headerIndex > 0 ? ` (header found on row ${headerIndex + 1}; a header of several rows must be made one row)` : ''));
+      throw new LoadError(
+        `duplicate column headers are not supported: ${dups.map(([n, at]) => `"${n}" (columns ${at.join(', ')})`).join('; ')}` +
+          (headerIndex > 0 ? ` (header found on row ${headerIndex + 1}; a header of several rows must be made one row)` : ''),
+      );
     }
     const width = names.length;
     const guesses = names.map(() => new ColumnGuess());
@@ -120,24 +128,43 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     const takeRow = (rec: string[]) => {
       rowNo++;
       let filled = false;
-      for (let i = 0; i < rec.length; i++) if (rec[i] !== '' && rec[i].trim() !== '') { filled = true; break; }
-      if (!filled) { skipped++; return; }
+      for (let i = 0; i < rec.length; i++)
+        if (rec[i] !== '' && rec[i].trim() !== '') {
+          filled = true;
+          break;
+        }
+      if (!filled) {
+        skipped++;
+        return;
+      }
       if (rec.length > width) {
         for (let i = width; i < rec.length; i++) {
-          if (rec[i].trim()) throw new LoadError(`row ${rowNo} has ${rec.length} values but the header has ${width} columns (value "${rec[i].slice(0, 40)}" in column ${i + 1} has no header)`);
+          if (rec[i].trim())
+            throw new LoadError(
+              `row ${rowNo} has ${rec.length} values but the header has ${width} columns (value "${rec[i].slice(0, 40)}" in column ${i + 1} has no header)`,
+            );
         }
       }
       let line = '';
       for (let i = 0; i < width; i++) {
         const v = i < rec.length ? rec[i] : '';
         if (i) line += '\t';
-        if (v === '' || !v.trim()) { line += '\\N'; continue; }
-        if (!names[i]) { if (blankWithData.length < 5) blankWithData.push({ col: i + 1, row: rowNo }); }
+        if (v === '' || !v.trim()) {
+          line += '\\N';
+          continue;
+        }
+        if (!names[i]) {
+          if (blankWithData.length < 5) blankWithData.push({ col: i + 1, row: rowNo });
+        }
         guesses[i].add(v, rowNo);
         const ok = overrideKinds[i];
         if (ok && ok !== 'raw') {
-          const fits = ok === 'number' ? ['plain', 'en', 'eu'].some((f) => plainNumber(v, f as NumberFormat) !== '') : readDate(v.trim()) !== null;
-          if (!fits) throw new LoadError(`row ${rowNo}: "${v.slice(0, 60)}" in column "${names[i]}" is not a valid ${overrides[i]} (the type override of the data dictionary)`);
+          const fits =
+            ok === 'number' ? ['plain', 'en', 'eu'].some((f) => plainNumber(v, f as NumberFormat) !== '') : readDate(v.trim()) !== null;
+          if (!fits)
+            throw new LoadError(
+              `row ${rowNo}: "${v.slice(0, 60)}" in column "${names[i]}" is not a valid ${overrides[i]} (the type override of the data dictionary)`,
+            );
         }
         line += copyEscape(v);
       }
@@ -162,12 +189,16 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     if (source.merges) {
       const merged = (await source.merges()).filter((m) => m.top <= headerIndex + 1 && m.bottom >= headerIndex + 1);
       if (merged.length) {
-        throw new LoadError(`merged header cells are not supported: ${merged.map((m) => m.ref).join(', ')} (unmerge them so that each column has its own header)`);
+        throw new LoadError(
+          `merged header cells are not supported: ${merged.map((m) => m.ref).join(', ')} (unmerge them so that each column has its own header)`,
+        );
       }
     }
     if (blankWithData.length) {
       const cols = [...new Set(blankWithData.map((b) => b.col))];
-      throw new LoadError(`blank column headers are not supported: column(s) ${cols.join(', ')} have values (e.g. row ${blankWithData[0].row}) but no header`);
+      throw new LoadError(
+        `blank column headers are not supported: column(s) ${cols.join(', ')} have values (e.g. row ${blankWithData[0].row}) but no header`,
+      );
     }
     if (skipped) log.push(`${skipped} empty row(s) skipped`);
     const dropped = names.map((n, i) => (n ? -1 : i + 1)).filter((i) => i > 0);
@@ -185,7 +216,8 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
         type = override;
         const k = overrideKinds[i];
         if (k === 'number') conversion = { kind: 'number', format: g.numberFormat(delimiter) ?? 'plain' };
-        else if (k === 'date' || k === 'timestamp') conversion = { kind: 'date', order: g.dateOrder() ?? 'ymd', withTime: k === 'timestamp' };
+        else if (k === 'date' || k === 'timestamp')
+          conversion = { kind: 'date', order: g.dateOrder() ?? 'ymd', withTime: k === 'timestamp' };
         log.push(`column "${id}": ${override} (type override)`);
       } else {
         if (guessed === 'int4' || guessed === 'int8' || guessed === 'numeric') {
@@ -199,7 +231,9 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
           if (g.dateOrder() === 'dmy') log.push(`column "${id}": day-first dates`);
         }
         if (g.contradiction) {
-          log.push(`column "${id}": guessed ${g.contradiction.was} until row ${g.contradiction.row} ("${g.contradiction.value}"): loaded as text`);
+          log.push(
+            `column "${id}": guessed ${g.contradiction.was} until row ${g.contradiction.row} ("${g.contradiction.value}"): loaded as text`,
+          );
         }
       }
       columns.push({ id, type, guessed, override, conversion, cell: i });

@@ -8,7 +8,11 @@ const SAMPLE_RECORDS = 200;
 /** Parse options shared by sniffing and loading (quotes as written, rows of any width). */
 export function parseOptions(delimiter: string) {
   return {
-    delimiter, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, bom: false,
+    delimiter,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    bom: false,
     skip_records_with_empty_values: false,
   } as const;
 }
@@ -24,7 +28,11 @@ export function sampleRecords(text: string, delimiter: string, complete: boolean
     return parse(body, { ...parseOptions(delimiter), to: SAMPLE_RECORDS }) as string[][];
   } catch {
     // A quote left open by the cut: parse line by line instead.
-    return body.split(/\r\n|\n|\r/).slice(0, SAMPLE_RECORDS).filter((l) => l.length).map((l) => l.split(delimiter));
+    return body
+      .split(/\r\n|\n|\r/)
+      .slice(0, SAMPLE_RECORDS)
+      .filter((l) => l.length)
+      .map((l) => l.split(delimiter));
   }
 }
 

@@ -2,7 +2,15 @@
 // worksheet of a spreadsheet (xlsx/xlsm; formulas as their values, dates as dates). Rows come as
 // lists of strings so one pipeline guesses types and writes COPY data for both.
 import iconv from 'iconv-lite';
-import { DecodeError, checkLooksLikeText, decodeFile, detectEncoding, guessLegacyEncoding, readSample, type DetectedEncoding } from './decode.ts';
+import {
+  DecodeError,
+  checkLooksLikeText,
+  decodeFile,
+  detectEncoding,
+  guessLegacyEncoding,
+  readSample,
+  type DetectedEncoding,
+} from './decode.ts';
 import { sniffDelimiter } from './sniff.ts';
 import { CsvTokenizer } from './csv.ts';
 
@@ -51,9 +59,14 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
   let text = decodeSample(enc);
   checkLooksLikeText(text, enc.encoding);
   const delimiter = sniffDelimiter(text, complete);
-  const notes = [`encoding ${enc.encoding}${enc.bomLength ? ' (with BOM)' : ''}, delimiter ${delimiter === '\t' ? 'tab' : `"${delimiter}"`}`];
+  const notes = [
+    `encoding ${enc.encoding}${enc.bomLength ? ' (with BOM)' : ''}, delimiter ${delimiter === '\t' ? 'tab' : `"${delimiter}"`}`,
+  ];
   const source: TableSource = {
-    kind: 'text', encoding: enc.encoding, delimiter, notes,
+    kind: 'text',
+    encoding: enc.encoding,
+    delimiter,
+    notes,
     async *records(onBytes) {
       for (let attempt = 0; ; attempt++) {
         let yielded = false;
@@ -61,7 +74,10 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
           const tokenizer = new CsvTokenizer(delimiter);
           for await (const piece of decodeFile(file, enc, onBytes)) {
             const batch = tokenizer.push(piece);
-            if (batch.length) { yielded = true; yield batch; }
+            if (batch.length) {
+              yielded = true;
+              yield batch;
+            }
           }
           const last = tokenizer.end();
           if (last.length) yield last;
@@ -96,7 +112,6 @@ export class RestartError extends Error {
   }
 }
 
-
 // --- spreadsheets ---------------------------------------------------------------------------
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -110,7 +125,9 @@ export function cellText(v: unknown): string {
   if (v instanceof Date) {
     if (Number.isNaN(v.getTime())) return '';
     const date = `${v.getUTCFullYear()}-${pad(v.getUTCMonth() + 1)}-${pad(v.getUTCDate())}`;
-    const h = v.getUTCHours(); const m = v.getUTCMinutes(); const s = v.getUTCSeconds();
+    const h = v.getUTCHours();
+    const m = v.getUTCMinutes();
+    const s = v.getUTCSeconds();
     return h || m || s ? `${date} ${pad(h)}:${pad(m)}:${pad(s)}` : date;
   }
   if (typeof v === 'object') {
@@ -162,11 +179,16 @@ function xlsxSource(file: string): TableSource {
   let sheetPath: string | null = null;
   const notes: string[] = [];
   return {
-    kind: 'xlsx', notes,
+    kind: 'xlsx',
+    notes,
     async *records() {
       const ExcelJS = (await import('exceljs')).default;
       const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, {
-        sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore',
+        sharedStrings: 'cache',
+        styles: 'cache',
+        hyperlinks: 'ignore',
+        worksheets: 'emit',
+        entries: 'ignore',
       } as any);
       try {
         const first = await firstSheetPath(file);
@@ -174,7 +196,9 @@ function xlsxSource(file: string): TableSource {
           const path = `xl/worksheets/sheet${ws.id}.xml`;
           // Worksheets come in the order of the zip, not of the workbook: skip all but the first.
           if (first && path !== first) {
-            for await (const _row of ws as AsyncIterable<unknown>) { /* skipped */ }
+            for await (const _row of ws as AsyncIterable<unknown>) {
+              /* skipped */
+            }
             continue;
           }
           sheetPath = path;

@@ -16,8 +16,30 @@ const LEADING_ZERO = /^[+-]?0\d/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?$/;
 
 const MONTHS: Record<string, number> = {
-  jan: 1, january: 1, feb: 2, february: 2, mar: 3, march: 3, apr: 4, april: 4, may: 5, jun: 6, june: 6, jul: 7, july: 7,
-  aug: 8, august: 8, sep: 9, sept: 9, september: 9, oct: 10, october: 10, nov: 11, november: 11, dec: 12, december: 12,
+  jan: 1,
+  january: 1,
+  feb: 2,
+  february: 2,
+  mar: 3,
+  march: 3,
+  apr: 4,
+  april: 4,
+  may: 5,
+  jun: 6,
+  june: 6,
+  jul: 7,
+  july: 7,
+  aug: 8,
+  august: 8,
+  sep: 9,
+  sept: 9,
+  september: 9,
+  oct: 10,
+  october: 10,
+  nov: 11,
+  november: 11,
+  dec: 12,
+  december: 12,
 };
 const NUMERIC_DATE = /^(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})$/;
 const NAMED_DMY = /^(\d{1,2})[ -]([A-Za-z]{3,9})\.?[ -,]+(\d{4})$/;
@@ -74,7 +96,9 @@ export function readDate(value: string): DateReading | null {
   // The common case first: a plain ISO date.
   const iso = value.length === 10 ? ISO_DAY.exec(value) : null;
   if (iso) {
-    const y = Number(iso[1]); const m = Number(iso[2]); const d = Number(iso[3]);
+    const y = Number(iso[1]);
+    const m = Number(iso[2]);
+    const d = Number(iso[3]);
     return validDate(y, m, d) ? { orders: 1, parts: [[y, m, d]], time: null, offset: null } : null;
   }
   let s = value;
@@ -94,10 +118,19 @@ export function readDate(value: string): DateReading | null {
     const b = Number(m[3]);
     const c = Number(m[4]);
     const r: DateReading = { orders: 0, parts: [], time, offset };
-    if (m[1].length === 4 && m[4].length <= 2 && validDate(a, b, c)) { r.orders |= 1; r.parts[0] = [a, b, c]; }
+    if (m[1].length === 4 && m[4].length <= 2 && validDate(a, b, c)) {
+      r.orders |= 1;
+      r.parts[0] = [a, b, c];
+    }
     if (m[4].length === 4 && m[1].length <= 2) {
-      if (validDate(c, b, a)) { r.orders |= 2; r.parts[1] = [c, b, a]; }
-      if (validDate(c, a, b)) { r.orders |= 4; r.parts[2] = [c, a, b]; }
+      if (validDate(c, b, a)) {
+        r.orders |= 2;
+        r.parts[1] = [c, b, a];
+      }
+      if (validDate(c, a, b)) {
+        r.orders |= 4;
+        r.parts[2] = [c, a, b];
+      }
     }
     return r.orders ? r : null;
   }
@@ -190,7 +223,10 @@ export class ColumnGuess {
         this.plain = this.en = this.eu = false;
       } else {
         let digits = 0;
-        for (let k = 0; k < v.length; k++) { const ch = v.charCodeAt(k); if (ch >= 48 && ch <= 57) digits++; }
+        for (let k = 0; k < v.length; k++) {
+          const ch = v.charCodeAt(k);
+          if (ch >= 48 && ch <= 57) digits++;
+        }
         if (this.plain && !PLAIN.test(v)) this.plain = false;
         else if (this.plain && !PLAIN_INT.test(v)) this.plainInt = false;
         if (this.en && !EN.test(v) && !PLAIN_INT.test(v) && !(PLAIN.test(v) && !/[eE]/.test(v))) this.en = false;
@@ -211,7 +247,8 @@ export class ColumnGuess {
         if (/^\d{1,2}\.\d{1,2}\.\d{4}/.test(v)) this.dotDates = true;
       }
     }
-    if (!this.alive() && was && !this.contradiction) this.contradiction = { row, value: raw.length > 60 ? raw.slice(0, 57) + '...' : raw, was };
+    if (!this.alive() && was && !this.contradiction)
+      this.contradiction = { row, value: raw.length > 60 ? raw.slice(0, 57) + '...' : raw, was };
   }
 
   /** The number format a numeric column was read in (separatorHint: the file's delimiter). */
@@ -248,7 +285,25 @@ export class ColumnGuess {
 /** Kinds of type override the loader converts itself; others go to PostgreSQL as written. */
 export function overrideKind(pgType: string): 'number' | 'date' | 'timestamp' | 'raw' {
   const t = pgType.toLowerCase().replace(/\(.*$/, '').trim();
-  if (['int', 'int2', 'int4', 'int8', 'integer', 'bigint', 'smallint', 'numeric', 'decimal', 'float', 'float4', 'float8', 'real', 'double precision'].includes(t)) return 'number';
+  if (
+    [
+      'int',
+      'int2',
+      'int4',
+      'int8',
+      'integer',
+      'bigint',
+      'smallint',
+      'numeric',
+      'decimal',
+      'float',
+      'float4',
+      'float8',
+      'real',
+      'double precision',
+    ].includes(t)
+  )
+    return 'number';
   if (t === 'date') return 'date';
   if (t === 'timestamp' || t === 'timestamptz' || t === 'timestamp without time zone') return 'timestamp';
   return 'raw';

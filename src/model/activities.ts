@@ -28,7 +28,11 @@ export async function insertActivity(db: Queryable, a: Omit<ActivityRow, 'id' | 
 }
 
 /** A second change of the same object in the same call: the activity keeps its type unless deleted, and takes the newest dict. */
-export async function updateActivity(db: Queryable, id: string, a: Pick<ActivityRow, 'activity_type' | 'data' | 'permission_labels'>): Promise<void> {
+export async function updateActivity(
+  db: Queryable,
+  id: string,
+  a: Pick<ActivityRow, 'activity_type' | 'data' | 'permission_labels'>,
+): Promise<void> {
   await db.query(
     `UPDATE activities SET data = $2, permission_labels = $3::text[],
        activity_type = CASE WHEN $4 LIKE 'deleted %' THEN $4 ELSE activity_type END WHERE id = $1`,
@@ -46,10 +50,12 @@ export async function findActivity(db: Queryable, id: string): Promise<ActivityR
 
 /** The activity of the same object just before this one. */
 export async function previousActivity(db: Queryable, a: ActivityRow): Promise<ActivityRow | undefined> {
-  return (await db.query<ActivityRow>(
-    `SELECT ${COLUMNS} FROM activities a WHERE a.object_id = $1 AND a.timestamp < $2 ORDER BY a.timestamp DESC LIMIT 1`,
-    [a.object_id, a.timestamp],
-  )).rows[0];
+  return (
+    await db.query<ActivityRow>(
+      `SELECT ${COLUMNS} FROM activities a WHERE a.object_id = $1 AND a.timestamp < $2 ORDER BY a.timestamp DESC LIMIT 1`,
+      [a.object_id, a.timestamp],
+    )
+  ).rows[0];
 }
 
 /** Which activities a list covers. */
@@ -80,7 +86,8 @@ export interface ActivityQuery {
 function scopeCondition(scope: ActivityScope, params: unknown[]): string {
   const add = (v: unknown) => `$${params.push(v)}`;
   switch (scope.kind) {
-    case 'package': return `a.object_id = ${add(scope.id)}`;
+    case 'package':
+      return `a.object_id = ${add(scope.id)}`;
     case 'user': {
       const id = add(scope.id);
       return `(a.user_id = ${id} OR a.object_id = ${id})`;
@@ -94,7 +101,8 @@ function scopeCondition(scope: ActivityScope, params: unknown[]): string {
       const id = add(scope.id);
       return `(a.object_id = ${id} OR a.object_id IN (SELECT o.id FROM packages o WHERE o.owner_org = ${id}))`;
     }
-    case 'recent_packages': return "a.activity_type LIKE '% package'";
+    case 'recent_packages':
+      return "a.activity_type LIKE '% package'";
     case 'dashboard': {
       const me = add(scope.userId);
       // own activity, activity about me, by users I follow, about things I follow, and about
@@ -135,16 +143,21 @@ export async function listActivities(db: Queryable, q: ActivityQuery): Promise<A
   if (q.before !== undefined) where.push(`a.timestamp < ${at(q.before)}`);
   // "after" alone pages forward from that time: take the oldest ones, then show them newest first
   const forward = q.after !== undefined && q.before === undefined;
-  const rows = (await db.query<ActivityRow>(
-    `SELECT ${COLUMNS} FROM activities a WHERE ${where.join(' AND ')}
+  const rows = (
+    await db.query<ActivityRow>(
+      `SELECT ${COLUMNS} FROM activities a WHERE ${where.join(' AND ')}
      ORDER BY a.timestamp ${forward ? 'ASC' : 'DESC'}, a.id LIMIT ${add(q.limit)} OFFSET ${add(q.offset)}`,
-    params,
-  )).rows;
+      params,
+    )
+  ).rows;
   return forward ? rows.reverse() : rows;
 }
 
 export async function dashboardLastViewed(db: Queryable, userId: string): Promise<string | null> {
-  return (await db.query<{ t: string }>('SELECT activity_stream_last_viewed AS t FROM dashboards WHERE user_id = $1', [userId])).rows[0]?.t ?? null;
+  return (
+    (await db.query<{ t: string }>('SELECT activity_stream_last_viewed AS t FROM dashboards WHERE user_id = $1', [userId])).rows[0]?.t ??
+    null
+  );
 }
 
 export async function markDashboardViewed(db: Queryable, userId: string): Promise<void> {

@@ -12,7 +12,10 @@ export interface ApiTokenRow {
   plugin_extras: Record<string, unknown> | null;
 }
 
-export async function insertToken(db: Queryable, t: { id: string; userId: string; name: string; expiresAt?: Date | null }): Promise<ApiTokenRow> {
+export async function insertToken(
+  db: Queryable,
+  t: { id: string; userId: string; name: string; expiresAt?: Date | null },
+): Promise<ApiTokenRow> {
   const r = await db.query<ApiTokenRow>(
     `INSERT INTO api_tokens (id, user_id, name, expires_at) VALUES ($1, $2, $3, $4::timestamptz at time zone 'utc') RETURNING *`,
     [t.id, t.userId, t.name, t.expiresAt ? t.expiresAt.toISOString() : null],
@@ -37,14 +40,17 @@ export async function deleteToken(db: Queryable, id: string): Promise<boolean> {
  * reads do not turn every request into a write.
  */
 export async function findTokenUser(db: Queryable, id: string): Promise<UserRow | undefined> {
-  const r = await db.query<UserRow>({
-    name: 'svc_token_user',
-    text: `WITH touch AS (
+  const r = await db.query<UserRow>(
+    {
+      name: 'svc_token_user',
+      text: `WITH touch AS (
        UPDATE api_tokens SET last_access = now() at time zone 'utc'
        WHERE id = $1 AND (last_access IS NULL OR last_access < (now() at time zone 'utc') - interval '1 minute')
          AND (expires_at IS NULL OR expires_at > now() at time zone 'utc'))
      SELECT u.* FROM api_tokens t JOIN users u ON u.id = t.user_id
      WHERE t.id = $1 AND (t.expires_at IS NULL OR t.expires_at > now() at time zone 'utc')`,
-  }, [id]);
+    },
+    [id],
+  );
   return r.rows[0];
 }

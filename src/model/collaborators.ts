@@ -11,12 +11,14 @@ export interface CollaboratorRow {
 
 /** Adds the collaborator or changes its capacity; modified = now. */
 export async function upsertCollaborator(db: Queryable, packageId: string, userId: string, capacity: string): Promise<CollaboratorRow> {
-  return (await db.query<CollaboratorRow>(
-    `INSERT INTO package_members (package_id, user_id, capacity, modified) VALUES ($1, $2, $3, now() at time zone 'utc')
+  return (
+    await db.query<CollaboratorRow>(
+      `INSERT INTO package_members (package_id, user_id, capacity, modified) VALUES ($1, $2, $3, now() at time zone 'utc')
      ON CONFLICT (package_id, user_id) DO UPDATE SET capacity = EXCLUDED.capacity, modified = EXCLUDED.modified
      RETURNING package_id, user_id, capacity, modified`,
-    [packageId, userId, capacity],
-  )).rows[0];
+      [packageId, userId, capacity],
+    )
+  ).rows[0];
 }
 
 export async function removeCollaborator(db: Queryable, packageId: string, userId: string): Promise<boolean> {
@@ -31,10 +33,12 @@ export async function collaboratorsOf(db: Queryable, packageId: string, capacity
     params.push(capacity);
     extra = ' AND capacity = $2';
   }
-  return (await db.query<CollaboratorRow>(
-    `SELECT package_id, user_id, capacity, modified FROM package_members WHERE package_id = $1${extra} ORDER BY modified, user_id`,
-    params,
-  )).rows;
+  return (
+    await db.query<CollaboratorRow>(
+      `SELECT package_id, user_id, capacity, modified FROM package_members WHERE package_id = $1${extra} ORDER BY modified, user_id`,
+      params,
+    )
+  ).rows;
 }
 
 /** The user's collaborations on datasets that are not deleted. */
@@ -45,9 +49,11 @@ export async function collaborationsOf(db: Queryable, userId: string, capacity?:
     params.push(capacity);
     extra = ' AND pm.capacity = $2';
   }
-  return (await db.query<CollaboratorRow>(
-    `SELECT pm.package_id, pm.user_id, pm.capacity, pm.modified FROM package_members pm JOIN packages p ON p.id = pm.package_id
+  return (
+    await db.query<CollaboratorRow>(
+      `SELECT pm.package_id, pm.user_id, pm.capacity, pm.modified FROM package_members pm JOIN packages p ON p.id = pm.package_id
      WHERE pm.user_id = $1 AND p.state <> 'deleted'${extra} ORDER BY pm.modified, pm.package_id`,
-    params,
-  )).rows;
+      params,
+    )
+  ).rows;
 }

@@ -6,7 +6,9 @@ import type { Queryable } from '../db/database.ts';
 export async function setDatastoreActiveFlag(db: Queryable, resourceId: string, flag: boolean): Promise<boolean> {
   const r = await db.query(
     `UPDATE resources SET datastore_active = $2, metadata_modified = (now() at time zone 'utc')
-     WHERE id = $1 AND datastore_active IS DISTINCT FROM $2`, [resourceId, flag]);
+     WHERE id = $1 AND datastore_active IS DISTINCT FROM $2`,
+    [resourceId, flag],
+  );
   if (r.rowCount) return true;
   return (await db.query('SELECT 1 FROM resources WHERE id = $1', [resourceId])).rows.length > 0;
 }
@@ -20,10 +22,13 @@ export interface DatastoreResourceRow {
 
 /** The active catalog resource a data store table belongs to (null when missing or deleted). */
 export async function findDatastoreResource(db: Queryable, resourceId: string): Promise<DatastoreResourceRow | null> {
-  const r = await db.query<DatastoreResourceRow>({
-    name: 'svc_ds_resource',
-    text: `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`,
-  }, [resourceId]);
+  const r = await db.query<DatastoreResourceRow>(
+    {
+      name: 'svc_ds_resource',
+      text: `SELECT id, package_id, url_type, datastore_active FROM resources WHERE id = $1 AND state = 'active'`,
+    },
+    [resourceId],
+  );
   return r.rows[0] ?? null;
 }
 
@@ -34,7 +39,9 @@ export async function findDatastoreResource(db: Queryable, resourceId: string): 
 export async function datastoreTablesToDrop(db: Queryable, packageId: string, purging: boolean): Promise<string[]> {
   const r = await db.query<{ id: string }>(
     `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
-     WHERE r.package_id = $1 AND r.datastore_active AND ($2 OR r.state <> 'active' OR p.state = 'deleted')`, [packageId, purging]);
+     WHERE r.package_id = $1 AND r.datastore_active AND ($2 OR r.state <> 'active' OR p.state = 'deleted')`,
+    [packageId, purging],
+  );
   return r.rows.map((x) => x.id);
 }
 
@@ -45,6 +52,8 @@ export async function datastoreTablesToDrop(db: Queryable, packageId: string, pu
 export async function datastoreResourceIdsIn(db: Queryable, packageCondition: string, params: unknown[]): Promise<string[]> {
   const r = await db.query<{ id: string }>(
     `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
-     WHERE r.state = 'active' AND r.datastore_active AND (${packageCondition})`, params);
+     WHERE r.state = 'active' AND r.datastore_active AND (${packageCondition})`,
+    params,
+  );
   return r.rows.map((x) => x.id);
 }

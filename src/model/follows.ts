@@ -17,19 +17,29 @@ export async function follow(db: Queryable, followerId: string, type: FollowType
     [followerId, type, objectId],
   );
   if (r.rows[0]) return r.rows[0];
-  return (await db.query<FollowRow>(
-    'SELECT follower_id, object_id, datetime FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3',
-    [followerId, type, objectId],
-  )).rows[0];
+  return (
+    await db.query<FollowRow>(
+      'SELECT follower_id, object_id, datetime FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3',
+      [followerId, type, objectId],
+    )
+  ).rows[0];
 }
 
 export async function unfollow(db: Queryable, followerId: string, type: FollowType, objectId: string): Promise<boolean> {
-  const r = await db.query('DELETE FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3 RETURNING 1', [followerId, type, objectId]);
+  const r = await db.query('DELETE FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3 RETURNING 1', [
+    followerId,
+    type,
+    objectId,
+  ]);
   return r.rows.length > 0;
 }
 
 export async function isFollowing(db: Queryable, followerId: string, type: FollowType, objectId: string): Promise<boolean> {
-  const r = await db.query('SELECT 1 FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3', [followerId, type, objectId]);
+  const r = await db.query('SELECT 1 FROM follows WHERE follower_id = $1 AND object_type = $2 AND object_id = $3', [
+    followerId,
+    type,
+    objectId,
+  ]);
   return r.rows.length > 0;
 }
 

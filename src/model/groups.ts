@@ -54,8 +54,17 @@ export async function insertGroup(db: Queryable, g: NewGroup): Promise<GroupRow>
   const r = await db.query<GroupRow>(
     `INSERT INTO groups (id, name, title, type, description, image_url, is_organization, approval_status, state)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [g.id ?? randomUUID(), g.name, g.title ?? null, g.type, g.description ?? null, g.image_url ?? null, g.is_organization,
-      g.approval_status ?? 'approved', g.state ?? 'active'],
+    [
+      g.id ?? randomUUID(),
+      g.name,
+      g.title ?? null,
+      g.type,
+      g.description ?? null,
+      g.image_url ?? null,
+      g.is_organization,
+      g.approval_status ?? 'approved',
+      g.state ?? 'active',
+    ],
   );
   return r.rows[0];
 }
@@ -74,17 +83,23 @@ export async function updateGroup(db: Queryable, id: string, changes: GroupChang
 
 export async function extrasOfGroups(db: Queryable, groupIds: string[]): Promise<GroupExtraRow[]> {
   if (!groupIds.length) return [];
-  return (await db.query<GroupExtraRow>(
-    "SELECT id, group_id, key, value, state FROM group_extras WHERE group_id = ANY($1::text[]) AND state = 'active' ORDER BY key",
-    [groupIds],
-  )).rows;
+  return (
+    await db.query<GroupExtraRow>(
+      "SELECT id, group_id, key, value, state FROM group_extras WHERE group_id = ANY($1::text[]) AND state = 'active' ORDER BY key",
+      [groupIds],
+    )
+  ).rows;
 }
 
 /**
  * Applies an extras list as CKAN's group save does: keys not listed are removed, listed ones set,
  * items with `deleted` removed. An empty list changes nothing.
  */
-export async function saveGroupExtras(db: Queryable, groupId: string, extras: { key: string; value?: unknown; deleted?: unknown }[]): Promise<void> {
+export async function saveGroupExtras(
+  db: Queryable,
+  groupId: string,
+  extras: { key: string; value?: unknown; deleted?: unknown }[],
+): Promise<void> {
   if (!extras.length) return;
   const keep = extras.filter((e) => !e.deleted);
   await db.query('DELETE FROM group_extras WHERE group_id = $1 AND NOT (key = ANY($2::text[]))', [groupId, keep.map((e) => e.key)]);
@@ -132,25 +147,36 @@ export async function listGroups(db: Queryable, query: GroupListQuery): Promise<
   }
   const dir = query.sort.dir === 'desc' ? 'DESC' : 'ASC';
   const order =
-    query.sort.field === 'package_count' && query.countExpr ? `${query.countExpr} ${dir}, g.name COLLATE "C"`
-      : query.sort.field === 'name' ? `g.name COLLATE "C" ${dir}`
+    query.sort.field === 'package_count' && query.countExpr
+      ? `${query.countExpr} ${dir}, g.name COLLATE "C"`
+      : query.sort.field === 'name'
+        ? `g.name COLLATE "C" ${dir}`
         : `lower(coalesce(nullif(g.title, ''), g.name)) COLLATE "C" ${dir}, g.name COLLATE "C" ${dir}`;
   params.push(query.limit);
   const lim = `$${params.length}`;
   params.push(query.offset);
   const off = `$${params.length}`;
-  return (await db.query<GroupRow>(`SELECT g.* FROM groups g WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`, params)).rows;
+  return (
+    await db.query<GroupRow>(`SELECT g.* FROM groups g WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`, params)
+  ).rows;
 }
 
 /** group_/organization_autocomplete: active groups whose name or title contains q. */
-export async function autocompleteGroups(db: Queryable, isOrganization: boolean, q: string, limit: number): Promise<{ id: string; name: string; title: string | null }[]> {
+export async function autocompleteGroups(
+  db: Queryable,
+  isOrganization: boolean,
+  q: string,
+  limit: number,
+): Promise<{ id: string; name: string; title: string | null }[]> {
   const like = `%${q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-  return (await db.query(
-    `SELECT id, name, title FROM groups
+  return (
+    await db.query(
+      `SELECT id, name, title FROM groups
      WHERE state = 'active' AND is_organization = $1 AND (name ILIKE $2 OR title ILIKE $2)
      ORDER BY (name ILIKE $3) DESC, lower(coalesce(title, name)) COLLATE "C", name COLLATE "C" LIMIT $4`,
-    [isOrganization, like, `${q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`, Math.max(0, limit)],
-  )).rows;
+      [isOrganization, like, `${q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`, Math.max(0, limit)],
+    )
+  ).rows;
 }
 
 /** State deleted; the group's memberships (users, datasets, sub- and parent groups) go too. Returns the ids of the datasets that left it. */
@@ -165,7 +191,8 @@ export async function deleteGroup(db: Queryable, groupId: string): Promise<strin
 
 /** Datasets of an organization that are not deleted. */
 export async function countOrganizationDatasets(db: Queryable, orgId: string): Promise<number> {
-  return (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM packages WHERE owner_org = $1 AND state <> 'deleted'", [orgId])).rows[0].n;
+  return (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM packages WHERE owner_org = $1 AND state <> 'deleted'", [orgId]))
+    .rows[0].n;
 }
 
 /** Makes the organization's datasets unowned (all of them when includeDeleted). Returns their ids. */

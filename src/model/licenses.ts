@@ -16,8 +16,19 @@ export interface License {
 
 function lic(id: string, title: string, o: Partial<License> = {}): License {
   return {
-    id, title, url: '', domain_content: false, domain_data: false, domain_software: false, family: '', is_generic: false,
-    od_conformance: 'not reviewed', osd_conformance: 'not reviewed', maintainer: '', status: 'active', ...o,
+    id,
+    title,
+    url: '',
+    domain_content: false,
+    domain_data: false,
+    domain_software: false,
+    family: '',
+    is_generic: false,
+    od_conformance: 'not reviewed',
+    osd_conformance: 'not reviewed',
+    maintainer: '',
+    status: 'active',
+    ...o,
   };
 }
 
@@ -25,8 +36,16 @@ const OD = 'http://www.opendefinition.org/licenses/';
 
 export const DEFAULT_LICENSES: readonly License[] = Object.freeze([
   lic('notspecified', 'License not specified', { is_generic: true }),
-  lic('odc-pddl', 'Open Data Commons Public Domain Dedication and License (PDDL)', { domain_data: true, od_conformance: 'approved', url: OD + 'odc-pddl' }),
-  lic('odc-odbl', 'Open Data Commons Open Database License (ODbL)', { domain_data: true, od_conformance: 'approved', url: OD + 'odc-odbl' }),
+  lic('odc-pddl', 'Open Data Commons Public Domain Dedication and License (PDDL)', {
+    domain_data: true,
+    od_conformance: 'approved',
+    url: OD + 'odc-pddl',
+  }),
+  lic('odc-odbl', 'Open Data Commons Open Database License (ODbL)', {
+    domain_data: true,
+    od_conformance: 'approved',
+    url: OD + 'odc-odbl',
+  }),
   lic('odc-by', 'Open Data Commons Attribution License', { domain_data: true, od_conformance: 'approved', url: OD + 'odc-by' }),
   lic('cc-zero', 'Creative Commons CCZero', { domain_content: true, domain_data: true, od_conformance: 'approved', url: OD + 'cc-zero' }),
   lic('cc-by', 'Creative Commons Attribution', { od_conformance: 'approved', url: OD + 'cc-by' }),
@@ -35,7 +54,11 @@ export const DEFAULT_LICENSES: readonly License[] = Object.freeze([
   lic('other-open', 'Other (Open)', { domain_content: true, is_generic: true, od_conformance: 'approved' }),
   lic('other-pd', 'Other (Public Domain)', { domain_content: true, is_generic: true, od_conformance: 'approved' }),
   lic('other-at', 'Other (Attribution)', { domain_content: true, is_generic: true, od_conformance: 'approved' }),
-  lic('uk-ogl', 'UK Open Government Licence (OGL)', { domain_content: true, od_conformance: 'approved', url: 'http://reference.data.gov.uk/id/open-government-licence' }),
+  lic('uk-ogl', 'UK Open Government Licence (OGL)', {
+    domain_content: true,
+    od_conformance: 'approved',
+    url: 'http://reference.data.gov.uk/id/open-government-licence',
+  }),
   lic('cc-nc', 'Creative Commons Non-Commercial (Any)', { url: 'http://creativecommons.org/licenses/by-nc/2.0/' }),
   lic('other-nc', 'Other (Non-Commercial)', { is_generic: true }),
   lic('other-closed', 'Other (Not Open)', { is_generic: true }),

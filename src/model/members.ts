@@ -20,23 +20,34 @@ export interface MemberRow {
 }
 
 export async function findMember(db: Queryable, groupId: string, table: MemberTable, tableId: string): Promise<MemberRow | undefined> {
-  return (await db.query<MemberRow>(
-    "SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active'",
-    [groupId, table, tableId],
-  )).rows[0];
+  return (
+    await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active'", [
+      groupId,
+      table,
+      tableId,
+    ])
+  ).rows[0];
 }
 
 /** Adds the membership or changes its capacity; changed is false when it was already so. */
-export async function upsertMember(db: Queryable, groupId: string, table: MemberTable, tableId: string, capacity: string): Promise<{ member: MemberRow; changed: boolean }> {
+export async function upsertMember(
+  db: Queryable,
+  groupId: string,
+  table: MemberTable,
+  tableId: string,
+  capacity: string,
+): Promise<{ member: MemberRow; changed: boolean }> {
   if (table !== 'package') membershipsChanged();
   // One statement, so a concurrent add of the same member waits for it instead of failing.
-  const written = (await db.query<MemberRow>(
-    `INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active')
+  const written = (
+    await db.query<MemberRow>(
+      `INSERT INTO members (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active')
      ON CONFLICT (group_id, table_name, table_id) WHERE state = 'active'
      DO UPDATE SET capacity = EXCLUDED.capacity WHERE members.capacity IS DISTINCT FROM EXCLUDED.capacity
      RETURNING *`,
-    [randomUUID(), groupId, table, tableId, capacity],
-  )).rows[0];
+      [randomUUID(), groupId, table, tableId, capacity],
+    )
+  ).rows[0];
   if (written) return { member: written, changed: true };
   return { member: (await findMember(db, groupId, table, tableId))!, changed: false };
 }
@@ -56,9 +67,16 @@ export async function removeMember(db: Queryable, groupId: string, table: Member
  * removed, capacities changed, new ones added (group_create/group_update's users/groups/packages).
  * Returns the ids of the objects whose membership changed.
  */
-export async function replaceMembers(db: Queryable, groupId: string, table: MemberTable, entries: { id: string; capacity: string }[]): Promise<string[]> {
+export async function replaceMembers(
+  db: Queryable,
+  groupId: string,
+  table: MemberTable,
+  entries: { id: string; capacity: string }[],
+): Promise<string[]> {
   const wanted = new Map(entries.map((e) => [e.id, e.capacity]));
-  const current = (await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND state = 'active'", [groupId, table])).rows;
+  const current = (
+    await db.query<MemberRow>("SELECT * FROM members WHERE group_id = $1 AND table_name = $2 AND state = 'active'", [groupId, table])
+  ).rows;
   const changed: string[] = [];
   for (const m of current) {
     if (!wanted.has(m.table_id)) {
@@ -95,20 +113,24 @@ export async function listMembers(db: Queryable, groupId: string, q: MemberListQ
 
 /** The active user members of a group with their capacity, by name. */
 export async function userMembers(db: Queryable, groupId: string): Promise<(UserRow & { capacity: string })[]> {
-  return (await db.query(
-    `SELECT u.*, m.capacity FROM members m JOIN users u ON u.id = m.table_id
+  return (
+    await db.query(
+      `SELECT u.*, m.capacity FROM members m JOIN users u ON u.id = m.table_id
      WHERE m.group_id = $1 AND m.table_name = 'user' AND m.state = 'active' AND u.state <> 'deleted'
      ORDER BY u.name COLLATE "C"`,
-    [groupId],
-  )).rows;
+      [groupId],
+    )
+  ).rows;
 }
 
 export async function countUserMembers(db: Queryable, groupId: string): Promise<number> {
-  return (await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM members m JOIN users u ON u.id = m.table_id
+  return (
+    await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM members m JOIN users u ON u.id = m.table_id
      WHERE m.group_id = $1 AND m.table_name = 'user' AND m.state = 'active' AND u.state <> 'deleted'`,
-    [groupId],
-  )).rows[0].n;
+      [groupId],
+    )
+  ).rows[0].n;
 }
 
 // Hierarchy, as CKAN (and ckanext-hierarchy) store it: the membership row of a sub-group belongs
@@ -117,12 +139,14 @@ export async function countUserMembers(db: Queryable, groupId: string): Promise<
 
 /** Active parent groups of a group with the capacity of the link, by name. */
 export async function parentGroups(db: Queryable, groupId: string): Promise<(GroupRow & { capacity: string })[]> {
-  return (await db.query(
-    `SELECT g.*, m.capacity FROM members m JOIN groups g ON g.id = m.table_id
+  return (
+    await db.query(
+      `SELECT g.*, m.capacity FROM members m JOIN groups g ON g.id = m.table_id
      WHERE m.group_id = $1 AND m.table_name = 'group' AND m.state = 'active' AND g.state = 'active'
      ORDER BY g.name COLLATE "C"`,
-    [groupId],
-  )).rows;
+      [groupId],
+    )
+  ).rows;
 }
 
 /** Would putting groupId under parentId make a loop (parentId is groupId itself or one of its descendants)? */
@@ -149,8 +173,10 @@ export async function lockHierarchy(db: Queryable): Promise<void> {
 
 /** Group ids in which the user holds one of the capacities directly. */
 export async function userGroupIds(db: Queryable, userId: string, capacities: string[]): Promise<string[]> {
-  return (await db.query<{ group_id: string }>(
-    "SELECT group_id FROM members WHERE table_name = 'user' AND table_id = $1 AND state = 'active' AND capacity = ANY($2::text[])",
-    [userId, capacities],
-  )).rows.map((r) => r.group_id);
+  return (
+    await db.query<{ group_id: string }>(
+      "SELECT group_id FROM members WHERE table_name = 'user' AND table_id = $1 AND state = 'active' AND capacity = ANY($2::text[])",
+      [userId, capacities],
+    )
+  ).rows.map((r) => r.group_id);
 }

@@ -29,7 +29,8 @@ function groupImageUrl(config: Config, url: string | null): string {
 /** The public URL of a resource: uploads point at our download route. */
 export function resourceUrl(config: Config, r: Pick<ResourceRow, 'id' | 'package_id' | 'url' | 'url_type'>): string {
   const url = r.url ?? '';
-  if (r.url_type === 'upload' && url && !url.includes('/')) return `${siteUrl(config)}/dataset/${r.package_id}/resource/${r.id}/download/${url}`;
+  if (r.url_type === 'upload' && url && !url.includes('/'))
+    return `${siteUrl(config)}/dataset/${r.package_id}/resource/${r.id}/download/${url}`;
   if (r.url_type === 'datastore') return `${siteUrl(config)}/datastore/dump/${r.id}`;
   if (url && !/^[a-z][a-z0-9+.-]*:/i.test(url)) return 'http://' + url.replace(/^\/+/, '');
   return url;
@@ -67,13 +68,25 @@ export function resourceDict(config: Config, r: ResourceRow, opts: PackageDictOp
 function organizationDict(g: GroupRef | undefined): Record<string, unknown> | null {
   if (!g) return null;
   return {
-    id: g.id, name: g.name, title: g.title ?? '', type: g.type, description: g.description ?? '', image_url: g.image_url ?? '',
-    created: g.created, is_organization: g.is_organization, approval_status: g.approval_status, state: g.state,
+    id: g.id,
+    name: g.name,
+    title: g.title ?? '',
+    type: g.type,
+    description: g.description ?? '',
+    image_url: g.image_url ?? '',
+    created: g.created,
+    is_organization: g.is_organization,
+    approval_status: g.approval_status,
+    state: g.state,
   };
 }
 
 /** Package dicts for the rows, in the same order (no visibility check: callers decide). */
-export async function buildPackageDicts(ctx: { db: Queryable; config: Config; identity: { sysadmin: boolean } }, rows: PackageRow[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+export async function buildPackageDicts(
+  ctx: { db: Queryable; config: Config; identity: { sysadmin: boolean } },
+  rows: PackageRow[],
+  opts: PackageDictOptions = {},
+): Promise<Record<string, unknown>[]> {
   if (!rows.length) return [];
   const { db, config } = ctx;
   const ids = rows.map((r) => r.id);
@@ -98,7 +111,9 @@ export async function buildPackageDicts(ctx: { db: Queryable; config: Config; id
     const license = findLicense(p.license_id);
     const pkgTags = (tagsBy.get(p.id) ?? []).filter((t) => !t.vocabulary_id);
     const relDict = (r: (typeof rels)[number]) => ({
-      id: r.id, type: r.type, comment: r.comment ?? '',
+      id: r.id,
+      type: r.type,
+      comment: r.comment ?? '',
       __extras: { subject_package_id: r.subject_package_id, object_package_id: r.object_package_id },
     });
     const pkgResources = (resourcesBy.get(p.id) ?? []).map((r) => resourceDict(config, r, opts));
@@ -107,9 +122,16 @@ export async function buildPackageDicts(ctx: { db: Queryable; config: Config; id
       author: p.author,
       author_email: p.author_email,
       creator_user_id: p.creator_user_id,
-      extras: (extrasBy.get(p.id) ?? []).map((e) => ({ key: e.key, value: e.value })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      extras: (extrasBy.get(p.id) ?? [])
+        .map((e) => ({ key: e.key, value: e.value }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
       groups: (groupsBy.get(p.id) ?? []).map((g) => ({
-        description: g.description ?? '', display_name: g.title || g.name, id: g.id, image_display_url: groupImageUrl(config, g.image_url), name: g.name, title: g.title ?? '',
+        description: g.description ?? '',
+        display_name: g.title || g.name,
+        id: g.id,
+        image_display_url: groupImageUrl(config, g.image_url),
+        name: g.name,
+        title: g.title ?? '',
       })),
       id: p.id,
       isopen: isOpenLicense(license),
@@ -153,5 +175,9 @@ export async function packageDicts(ctx: ActionContext, ids: string[], opts: Pack
   const cond = await visiblePackagesCondition(ctx, params, 'p');
   const rows = (await ctx.db.query<PackageRow>(`SELECT p.* FROM packages p WHERE p.id = ANY($1::text[]) AND ${cond}`, params)).rows;
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return buildPackageDicts(ctx, ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r), opts);
+  return buildPackageDicts(
+    ctx,
+    ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r),
+    opts,
+  );
 }

@@ -37,7 +37,17 @@ export interface PackageRow {
 }
 
 /** Text columns a package_update replaces (null when not sent). */
-export const PACKAGE_TEXT_FIELDS = ['title', 'version', 'url', 'notes', 'license_id', 'author', 'author_email', 'maintainer', 'maintainer_email'] as const;
+export const PACKAGE_TEXT_FIELDS = [
+  'title',
+  'version',
+  'url',
+  'notes',
+  'license_id',
+  'author',
+  'author_email',
+  'maintainer',
+  'maintainer_email',
+] as const;
 
 const NOW = "(now() at time zone 'utc')";
 
@@ -66,22 +76,54 @@ export type PackageWrite = Partial<Omit<PackageRow, 'metadata_created' | 'metada
 
 export async function insertPackage(db: Queryable, p: PackageWrite & { name: string }): Promise<PackageRow> {
   const row = {
-    id: p.id ?? randomUUID(), name: p.name, title: p.title ?? null, version: p.version ?? null, url: p.url ?? null, notes: p.notes ?? null,
-    license_id: p.license_id ?? null, author: p.author ?? null, author_email: p.author_email ?? null, maintainer: p.maintainer ?? null,
-    maintainer_email: p.maintainer_email ?? null, state: p.state ?? 'active', type: p.type ?? 'dataset', owner_org: p.owner_org ?? null,
-    private: p.private ?? false, creator_user_id: p.creator_user_id ?? null, plugin_data: p.plugin_data ?? null, custom_fields: p.custom_fields ?? null,
+    id: p.id ?? randomUUID(),
+    name: p.name,
+    title: p.title ?? null,
+    version: p.version ?? null,
+    url: p.url ?? null,
+    notes: p.notes ?? null,
+    license_id: p.license_id ?? null,
+    author: p.author ?? null,
+    author_email: p.author_email ?? null,
+    maintainer: p.maintainer ?? null,
+    maintainer_email: p.maintainer_email ?? null,
+    state: p.state ?? 'active',
+    type: p.type ?? 'dataset',
+    owner_org: p.owner_org ?? null,
+    private: p.private ?? false,
+    creator_user_id: p.creator_user_id ?? null,
+    plugin_data: p.plugin_data ?? null,
+    custom_fields: p.custom_fields ?? null,
   };
   const cols = Object.keys(row);
-  const r = await db.query<PackageRow>(
-    `INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
+  const r = await db
+    .query<PackageRow>(
+      `INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
      VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW}) RETURNING *`,
-    Object.values(row).map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
-  ).catch(nameTaken);
+      Object.values(row).map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
+    )
+    .catch(nameTaken);
   return r.rows[0];
 }
 
-const UPDATABLE = new Set(['name', 'title', 'version', 'url', 'notes', 'license_id', 'author', 'author_email', 'maintainer', 'maintainer_email',
-  'state', 'type', 'owner_org', 'private', 'plugin_data', 'custom_fields']);
+const UPDATABLE = new Set([
+  'name',
+  'title',
+  'version',
+  'url',
+  'notes',
+  'license_id',
+  'author',
+  'author_email',
+  'maintainer',
+  'maintainer_email',
+  'state',
+  'type',
+  'owner_org',
+  'private',
+  'plugin_data',
+  'custom_fields',
+]);
 
 /** Sets the given columns and metadata_modified. */
 export async function updatePackage(db: Queryable, id: string, changes: PackageWrite): Promise<PackageRow> {
@@ -114,14 +156,16 @@ export async function touchPackage(db: Queryable, id: string): Promise<void> {
 export async function setExtras(db: Queryable, packageId: string, extras: { key: string; value: string }[]): Promise<void> {
   await db.query('DELETE FROM package_extras WHERE package_id = $1', [packageId]);
   if (!extras.length) return;
-  await db.query(
-    'INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)',
-    [packageId, extras.map((e) => e.key), extras.map((e) => e.value)],
-  );
+  await db.query('INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)', [
+    packageId,
+    extras.map((e) => e.key),
+    extras.map((e) => e.value),
+  ]);
 }
 
 export async function extrasOf(db: Queryable, packageIds: string[]): Promise<{ package_id: string; key: string; value: string | null }[]> {
-  return (await db.query('SELECT package_id, key, value FROM package_extras WHERE package_id = ANY($1::text[]) ORDER BY key', [packageIds])).rows;
+  return (await db.query('SELECT package_id, key, value FROM package_extras WHERE package_id = ANY($1::text[]) ORDER BY key', [packageIds]))
+    .rows;
 }
 
 export interface GroupRef {
@@ -149,13 +193,15 @@ export async function groupsByIds(db: Queryable, ids: string[]): Promise<GroupRe
 
 /** Active (non-organization) groups the datasets belong to. */
 export async function packageGroups(db: Queryable, packageIds: string[]): Promise<(GroupRef & { package_id: string })[]> {
-  return (await db.query(
-    `SELECT m.table_id AS package_id, g.* FROM members m JOIN groups g ON g.id = m.group_id
+  return (
+    await db.query(
+      `SELECT m.table_id AS package_id, g.* FROM members m JOIN groups g ON g.id = m.group_id
      WHERE m.table_name = 'package' AND m.state = 'active' AND m.table_id = ANY($1::text[])
        AND NOT g.is_organization AND g.state = 'active'
      ORDER BY g.name`,
-    [packageIds],
-  )).rows;
+      [packageIds],
+    )
+  ).rows;
 }
 
 export async function addPackageToGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {
@@ -191,7 +237,10 @@ export async function activePublicNames(db: Queryable, limit?: number, offset = 
     params.push(limit);
     lim = ` LIMIT $2`;
   }
-  const r = await db.query<{ name: string }>(`SELECT name FROM packages WHERE state = 'active' AND NOT private ORDER BY name${lim} OFFSET $1`, params);
+  const r = await db.query<{ name: string }>(
+    `SELECT name FROM packages WHERE state = 'active' AND NOT private ORDER BY name${lim} OFFSET $1`,
+    params,
+  );
   return r.rows.map((x) => x.name);
 }
 
@@ -204,7 +253,10 @@ export type PackageChange = 'changed' | 'deleted' | 'purged';
  * database for when the transaction has committed.
  */
 export type PackageChangeListener = (
-  db: Queryable, packageId: string, change: PackageChange, afterCommit: (fn: () => void | Promise<void>) => void,
+  db: Queryable,
+  packageId: string,
+  change: PackageChange,
+  afterCommit: (fn: () => void | Promise<void>) => void,
   source: ChangeContext,
 ) => Promise<void> | void;
 

@@ -5,10 +5,14 @@ import type { Queryable } from '../db/database.ts';
 
 export const FORWARD_TYPES = ['depends_on', 'derives_from', 'links_to', 'child_of'] as const;
 const REVERSE: Record<string, string> = {
-  depends_on: 'dependency_of', dependency_of: 'depends_on',
-  derives_from: 'has_derivation', has_derivation: 'derives_from',
-  links_to: 'linked_from', linked_from: 'links_to',
-  child_of: 'parent_of', parent_of: 'child_of',
+  depends_on: 'dependency_of',
+  dependency_of: 'depends_on',
+  derives_from: 'has_derivation',
+  has_derivation: 'derives_from',
+  links_to: 'linked_from',
+  linked_from: 'links_to',
+  child_of: 'parent_of',
+  parent_of: 'child_of',
 };
 export const RELATIONSHIP_TYPES = Object.keys(REVERSE);
 
@@ -31,27 +35,44 @@ export interface RelationshipRow {
   state: string;
 }
 
-export async function findRelationship(db: Queryable, subjectId: string, type: string, objectId: string): Promise<RelationshipRow | undefined> {
+export async function findRelationship(
+  db: Queryable,
+  subjectId: string,
+  type: string,
+  objectId: string,
+): Promise<RelationshipRow | undefined> {
   const f = forwardForm(subjectId, type, objectId);
-  return (await db.query<RelationshipRow>(
-    "SELECT * FROM package_relationships WHERE subject_package_id = $1 AND type = $2 AND object_package_id = $3 AND state = 'active'",
-    [f.subject, f.type, f.object],
-  )).rows[0];
+  return (
+    await db.query<RelationshipRow>(
+      "SELECT * FROM package_relationships WHERE subject_package_id = $1 AND type = $2 AND object_package_id = $3 AND state = 'active'",
+      [f.subject, f.type, f.object],
+    )
+  ).rows[0];
 }
 
 /** Creates the relationship, or updates the comment of an existing one. */
-export async function saveRelationship(db: Queryable, subjectId: string, type: string, objectId: string, comment: string | null): Promise<RelationshipRow> {
+export async function saveRelationship(
+  db: Queryable,
+  subjectId: string,
+  type: string,
+  objectId: string,
+  comment: string | null,
+): Promise<RelationshipRow> {
   const existing = await findRelationship(db, subjectId, type, objectId);
   if (existing) {
-    const updated = (await db.query<RelationshipRow>('UPDATE package_relationships SET comment = $2 WHERE id = $1 RETURNING *', [existing.id, comment])).rows[0];
+    const updated = (
+      await db.query<RelationshipRow>('UPDATE package_relationships SET comment = $2 WHERE id = $1 RETURNING *', [existing.id, comment])
+    ).rows[0];
     // (gone meanwhile when the caller did not lock both datasets: written anew)
     if (updated) return updated;
   }
   const f = forwardForm(subjectId, type, objectId);
-  return (await db.query<RelationshipRow>(
-    "INSERT INTO package_relationships (id, subject_package_id, object_package_id, type, comment, state) VALUES ($1, $2, $3, $4, $5, 'active') RETURNING *",
-    [randomUUID(), f.subject, f.object, f.type, comment],
-  )).rows[0];
+  return (
+    await db.query<RelationshipRow>(
+      "INSERT INTO package_relationships (id, subject_package_id, object_package_id, type, comment, state) VALUES ($1, $2, $3, $4, $5, 'active') RETURNING *",
+      [randomUUID(), f.subject, f.object, f.type, comment],
+    )
+  ).rows[0];
 }
 
 export async function deleteRelationship(db: Queryable, id: string): Promise<void> {
@@ -60,11 +81,13 @@ export async function deleteRelationship(db: Queryable, id: string): Promise<voi
 
 /** Active relationships touching any of the datasets (as subject or object). */
 export async function relationshipsOf(db: Queryable, packageIds: string[]): Promise<RelationshipRow[]> {
-  return (await db.query<RelationshipRow>(
-    `SELECT * FROM package_relationships WHERE state = 'active' AND (subject_package_id = ANY($1::text[]) OR object_package_id = ANY($1::text[]))
+  return (
+    await db.query<RelationshipRow>(
+      `SELECT * FROM package_relationships WHERE state = 'active' AND (subject_package_id = ANY($1::text[]) OR object_package_id = ANY($1::text[]))
      ORDER BY id`,
-    [packageIds],
-  )).rows;
+      [packageIds],
+    )
+  ).rows;
 }
 
 /**
@@ -72,12 +95,25 @@ export async function relationshipsOf(db: Queryable, packageIds: string[]): Prom
  * as subject (reverse types when it is the stored object). Optionally only those with `otherId`
  * and of type `rel` (in the dataset's point of view).
  */
-export async function relationshipsFrom(db: Queryable, packageId: string, otherId?: string, rel?: string): Promise<{ subject: string; type: string; object: string; comment: string | null; other: string }[]> {
+export async function relationshipsFrom(
+  db: Queryable,
+  packageId: string,
+  otherId?: string,
+  rel?: string,
+): Promise<{ subject: string; type: string; object: string; comment: string | null; other: string }[]> {
   const rows = await relationshipsOf(db, [packageId]);
   const out = [];
   for (const r of rows) {
-    if (r.subject_package_id === packageId) out.push({ subject: packageId, type: r.type, object: r.object_package_id, comment: r.comment, other: r.object_package_id });
-    if (r.object_package_id === packageId) out.push({ subject: packageId, type: reverseType(r.type), object: r.subject_package_id, comment: r.comment, other: r.subject_package_id });
+    if (r.subject_package_id === packageId)
+      out.push({ subject: packageId, type: r.type, object: r.object_package_id, comment: r.comment, other: r.object_package_id });
+    if (r.object_package_id === packageId)
+      out.push({
+        subject: packageId,
+        type: reverseType(r.type),
+        object: r.subject_package_id,
+        comment: r.comment,
+        other: r.subject_package_id,
+      });
   }
   return out.filter((x) => (!otherId || x.other === otherId) && (!rel || x.type === rel));
 }

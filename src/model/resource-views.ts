@@ -22,7 +22,11 @@ export async function findView(db: Queryable, id: string): Promise<ResourceViewR
 
 export async function viewsOf(db: Queryable, resourceIds: string[]): Promise<ResourceViewRow[]> {
   if (!resourceIds.length) return [];
-  return (await db.query<ResourceViewRow>(`${SELECT} WHERE v.resource_id = ANY($1::text[]) ORDER BY v.resource_id, v."order", v.id`, [resourceIds])).rows;
+  return (
+    await db.query<ResourceViewRow>(`${SELECT} WHERE v.resource_id = ANY($1::text[]) ORDER BY v.resource_id, v."order", v.id`, [
+      resourceIds,
+    ])
+  ).rows;
 }
 
 export interface ViewWrite {
@@ -44,7 +48,12 @@ export async function insertView(db: Queryable, resourceId: string, viewType: st
 }
 
 export async function updateView(db: Queryable, id: string, v: ViewWrite): Promise<void> {
-  await db.query('UPDATE resource_views SET title = $2, description = $3, config = $4 WHERE id = $1', [id, v.title, v.description, JSON.stringify(v.config)]);
+  await db.query('UPDATE resource_views SET title = $2, description = $3, config = $4 WHERE id = $1', [
+    id,
+    v.title,
+    v.description,
+    JSON.stringify(v.config),
+  ]);
 }
 
 export async function deleteView(db: Queryable, id: string): Promise<void> {

@@ -27,8 +27,22 @@ export interface ResourceRow {
 }
 
 /** Resource columns a caller may write (everything else of a resource dict is an extra key). */
-export const RESOURCE_FIELDS = ['url', 'format', 'description', 'hash', 'name', 'resource_type', 'mimetype', 'mimetype_inner', 'size',
-  'created', 'last_modified', 'cache_url', 'cache_last_updated', 'url_type'] as const;
+export const RESOURCE_FIELDS = [
+  'url',
+  'format',
+  'description',
+  'hash',
+  'name',
+  'resource_type',
+  'mimetype',
+  'mimetype_inner',
+  'size',
+  'created',
+  'last_modified',
+  'cache_url',
+  'cache_last_updated',
+  'url_type',
+] as const;
 
 const NOW = "(now() at time zone 'utc')";
 
@@ -39,13 +53,17 @@ export async function findResource(db: Queryable, id: string): Promise<ResourceR
 /** Active resources of the datasets, by position. */
 export async function resourcesOf(db: Queryable, packageIds: string[]): Promise<ResourceRow[]> {
   if (!packageIds.length) return [];
-  return (await db.query<ResourceRow>(
-    "SELECT * FROM resources WHERE package_id = ANY($1::text[]) AND state = 'active' ORDER BY package_id, position, created",
-    [packageIds],
-  )).rows;
+  return (
+    await db.query<ResourceRow>(
+      "SELECT * FROM resources WHERE package_id = ANY($1::text[]) AND state = 'active' ORDER BY package_id, position, created",
+      [packageIds],
+    )
+  ).rows;
 }
 
-export type ResourceWrite = Partial<Pick<ResourceRow, (typeof RESOURCE_FIELDS)[number] | 'extras' | 'position' | 'datastore_active' | 'state'>>;
+export type ResourceWrite = Partial<
+  Pick<ResourceRow, (typeof RESOURCE_FIELDS)[number] | 'extras' | 'position' | 'datastore_active' | 'state'>
+>;
 
 function value(v: unknown): unknown {
   return v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
@@ -86,10 +104,9 @@ export async function markResourceDeleted(db: Queryable, id: string): Promise<vo
 /** Positions 0..n-1 in the given order. */
 export async function setPositions(db: Queryable, orderedIds: string[]): Promise<void> {
   if (!orderedIds.length) return;
-  await db.query(
-    'UPDATE resources r SET position = t.pos - 1 FROM unnest($1::text[]) WITH ORDINALITY AS t(id, pos) WHERE r.id = t.id',
-    [orderedIds],
-  );
+  await db.query('UPDATE resources r SET position = t.pos - 1 FROM unnest($1::text[]) WITH ORDINALITY AS t(id, pos) WHERE r.id = t.id', [
+    orderedIds,
+  ]);
 }
 
 /** All resources of a dataset, any state (purge removes their files). */

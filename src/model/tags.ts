@@ -12,7 +12,8 @@ export interface PackageTagRow {
 
 /** The tag's id, creating the tag when it does not exist. */
 export async function ensureTag(db: Queryable, name: string, vocabularyId: string | null): Promise<string> {
-  const find = () => db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
+  const find = () =>
+    db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
   const found = await find();
   if (found.rows[0]) return found.rows[0].id;
   // Another transaction may create the same tag meanwhile: the insert then waits for it and does
@@ -25,29 +26,41 @@ export async function ensureTag(db: Queryable, name: string, vocabularyId: strin
 }
 
 /** Replaces the dataset's tags. */
-export async function setPackageTags(db: Queryable, packageId: string, tags: { name: string; vocabulary_id?: string | null }[]): Promise<void> {
+export async function setPackageTags(
+  db: Queryable,
+  packageId: string,
+  tags: { name: string; vocabulary_id?: string | null }[],
+): Promise<void> {
   await db.query('DELETE FROM package_tags WHERE package_id = $1', [packageId]);
   const seen = new Set<string>();
   for (const t of tags) {
     const id = await ensureTag(db, t.name, t.vocabulary_id ?? null);
     if (seen.has(id)) continue;
     seen.add(id);
-    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active') ON CONFLICT DO NOTHING", [packageId, id]);
+    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active') ON CONFLICT DO NOTHING", [
+      packageId,
+      id,
+    ]);
   }
 }
 
 export async function tagsOf(db: Queryable, packageIds: string[]): Promise<PackageTagRow[]> {
-  return (await db.query<PackageTagRow>(
-    `SELECT pt.package_id, t.id, t.name, t.vocabulary_id, pt.state FROM package_tags pt JOIN tags t ON t.id = pt.tag_id
+  return (
+    await db.query<PackageTagRow>(
+      `SELECT pt.package_id, t.id, t.name, t.vocabulary_id, pt.state FROM package_tags pt JOIN tags t ON t.id = pt.tag_id
      WHERE pt.package_id = ANY($1::text[]) AND pt.state = 'active' ORDER BY t.name`,
-    [packageIds],
-  )).rows;
+      [packageIds],
+    )
+  ).rows;
 }
 
 /** Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay). */
 export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {
   if (!tagIds.length) return;
-  await db.query('DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)', [tagIds]);
+  await db.query(
+    'DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)',
+    [tagIds],
+  );
 }
 
 /**
@@ -56,7 +69,8 @@ export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise
  * whose parameters are already in params.
  */
 export async function listTags(
-  db: Queryable, opts: { query?: string; vocabularyId?: string | null; visible: string; params: unknown[] },
+  db: Queryable,
+  opts: { query?: string; vocabularyId?: string | null; visible: string; params: unknown[] },
 ): Promise<{ id: string; name: string; vocabulary_id: string | null }[]> {
   const params = opts.params;
   params.push(opts.vocabularyId ?? '');
@@ -74,5 +88,6 @@ export async function listTags(
 }
 
 export async function findVocabulary(db: Queryable, idOrName: string): Promise<{ id: string; name: string } | undefined> {
-  return (await db.query('SELECT id, name FROM vocabularies WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName])).rows[0];
+  return (await db.query('SELECT id, name FROM vocabularies WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName]))
+    .rows[0];
 }

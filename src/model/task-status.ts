@@ -33,12 +33,23 @@ export interface TaskStatusWrite {
  * (entity_id, task_type, key), created when missing. Returns null when an id names no record.
  */
 export async function saveTaskStatus(db: Queryable, t: TaskStatusWrite): Promise<TaskStatusRow | null> {
-  const params = [t.entity_id, t.entity_type, t.task_type, t.key, t.value ?? null, t.state ?? null, t.error ?? null, t.last_updated ?? null];
+  const params = [
+    t.entity_id,
+    t.entity_type,
+    t.task_type,
+    t.key,
+    t.value ?? null,
+    t.state ?? null,
+    t.error ?? null,
+    t.last_updated ?? null,
+  ];
   const stamp = `COALESCE($8::timestamp, now() at time zone 'utc')`;
   if (t.id) {
     const r = await db.query<TaskStatusRow>(
       `UPDATE task_status SET entity_id = $1, entity_type = $2, task_type = $3, key = $4, value = $5, state = $6, error = $7,
-         last_updated = ${stamp} WHERE id = $9 RETURNING ${COLUMNS}`, [...params, t.id]);
+         last_updated = ${stamp} WHERE id = $9 RETURNING ${COLUMNS}`,
+      [...params, t.id],
+    );
     return r.rows[0] ?? null;
   }
   const r = await db.query<TaskStatusRow>(
@@ -46,15 +57,24 @@ export async function saveTaskStatus(db: Queryable, t: TaskStatusWrite): Promise
      VALUES ($9, $1, $2, $3, $4, $5, $6, $7, ${stamp})
      ON CONFLICT (entity_id, task_type, key) DO UPDATE SET entity_type = EXCLUDED.entity_type, value = EXCLUDED.value,
        state = EXCLUDED.state, error = EXCLUDED.error, last_updated = EXCLUDED.last_updated
-     RETURNING ${COLUMNS}`, [...params, randomUUID()]);
+     RETURNING ${COLUMNS}`,
+    [...params, randomUUID()],
+  );
   return r.rows[0];
 }
 
-export async function findTaskStatus(db: Queryable, by: { id: string } | { entity_id: string; task_type: string; key: string }): Promise<TaskStatusRow | null> {
-  const r = 'id' in by
-    ? await db.query<TaskStatusRow>(`SELECT ${COLUMNS} FROM task_status WHERE id = $1`, [by.id])
-    : await db.query<TaskStatusRow>(`SELECT ${COLUMNS} FROM task_status WHERE entity_id = $1 AND task_type = $2 AND key = $3`,
-      [by.entity_id, by.task_type, by.key]);
+export async function findTaskStatus(
+  db: Queryable,
+  by: { id: string } | { entity_id: string; task_type: string; key: string },
+): Promise<TaskStatusRow | null> {
+  const r =
+    'id' in by
+      ? await db.query<TaskStatusRow>(`SELECT ${COLUMNS} FROM task_status WHERE id = $1`, [by.id])
+      : await db.query<TaskStatusRow>(`SELECT ${COLUMNS} FROM task_status WHERE entity_id = $1 AND task_type = $2 AND key = $3`, [
+          by.entity_id,
+          by.task_type,
+          by.key,
+        ]);
   return r.rows[0] ?? null;
 }
 

@@ -23,8 +23,10 @@ export async function findTermTranslations(db: Queryable, terms: string[], langC
     params.push(langCodes);
     cond = ' AND lang_code = ANY($2::text[])';
   }
-  return (await db.query<TermTranslation>(
-    `SELECT term, term_translation, lang_code FROM term_translations WHERE term = ANY($1::text[])${cond} ORDER BY term, lang_code`,
-    params,
-  )).rows;
+  return (
+    await db.query<TermTranslation>(
+      `SELECT term, term_translation, lang_code FROM term_translations WHERE term = ANY($1::text[])${cond} ORDER BY term, lang_code`,
+      params,
+    )
+  ).rows;
 }

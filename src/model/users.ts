@@ -62,14 +62,38 @@ export async function insertUser(db: Queryable, u: NewUser): Promise<UserRow> {
   const r = await db.query<UserRow>(
     `INSERT INTO users (id, name, email, password_hash, fullname, about, image_url, sysadmin, state, apikey, plugin_extras)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-    [u.id ?? randomUUID(), u.name, u.email ?? null, u.password_hash ?? null, u.fullname ?? null, u.about ?? null,
-      u.image_url ?? null, u.sysadmin ?? false, u.state ?? 'active', u.apikey ?? null, u.plugin_extras ?? null],
+    [
+      u.id ?? randomUUID(),
+      u.name,
+      u.email ?? null,
+      u.password_hash ?? null,
+      u.fullname ?? null,
+      u.about ?? null,
+      u.image_url ?? null,
+      u.sysadmin ?? false,
+      u.state ?? 'active',
+      u.apikey ?? null,
+      u.plugin_extras ?? null,
+    ],
   );
   return r.rows[0];
 }
 
-const UPDATABLE = ['name', 'email', 'password_hash', 'fullname', 'about', 'image_url', 'sysadmin', 'state', 'apikey', 'plugin_extras',
-  'activity_streams_email_notifications', 'last_active', 'reset_key'] as const;
+const UPDATABLE = [
+  'name',
+  'email',
+  'password_hash',
+  'fullname',
+  'about',
+  'image_url',
+  'sysadmin',
+  'state',
+  'apikey',
+  'plugin_extras',
+  'activity_streams_email_notifications',
+  'last_active',
+  'reset_key',
+] as const;
 export type UserChanges = Partial<Pick<UserRow, (typeof UPDATABLE)[number]>>;
 
 export async function updateUser(db: Queryable, id: string, changes: UserChanges): Promise<UserRow> {
@@ -94,8 +118,14 @@ export interface UserListQuery {
 // user_list's order_by values and their ORDER BY (CKAN's: all ascending; fullname, about, sysadmin
 // and number_created_packages then by name). The user's name ends every order, for stable pages.
 const ORDER_COLUMNS: Record<string, string> = {
-  id: 'u.id', name: 'u.name', fullname: 'u.fullname', display_name: "coalesce(nullif(u.fullname, ''), u.name)",
-  created: 'u.created', about: 'u.about', sysadmin: 'u.sysadmin', number_created_packages: 'number_created_packages',
+  id: 'u.id',
+  name: 'u.name',
+  fullname: 'u.fullname',
+  display_name: "coalesce(nullif(u.fullname, ''), u.name)",
+  created: 'u.created',
+  about: 'u.about',
+  sysadmin: 'u.sysadmin',
+  number_created_packages: 'number_created_packages',
 };
 export const USER_ORDER_BY = Object.keys(ORDER_COLUMNS);
 

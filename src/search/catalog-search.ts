@@ -5,8 +5,25 @@ import type { ResourceRow } from '../model/resources.ts';
 
 /** Resource columns resource_search may match and order by. */
 export const RESOURCE_SEARCH_COLUMNS = [
-  'id', 'package_id', 'url', 'format', 'description', 'hash', 'name', 'resource_type', 'mimetype', 'mimetype_inner', 'size',
-  'created', 'last_modified', 'metadata_modified', 'cache_url', 'cache_last_updated', 'url_type', 'position', 'state',
+  'id',
+  'package_id',
+  'url',
+  'format',
+  'description',
+  'hash',
+  'name',
+  'resource_type',
+  'mimetype',
+  'mimetype_inner',
+  'size',
+  'created',
+  'last_modified',
+  'metadata_modified',
+  'cache_url',
+  'cache_last_updated',
+  'url_type',
+  'position',
+  'state',
 ] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
@@ -19,7 +36,11 @@ export interface ResourceCriterion {
 }
 
 /** Active resources of active public datasets matching every criterion (case-insensitive; hash by prefix). */
-export async function searchResources(db: Queryable, criteria: ResourceCriterion[], opts: { orderBy?: string; extraOrder?: boolean; offset?: number; limit?: number }): Promise<{ count: number; rows: ResourceRow[] }> {
+export async function searchResources(
+  db: Queryable,
+  criteria: ResourceCriterion[],
+  opts: { orderBy?: string; extraOrder?: boolean; offset?: number; limit?: number },
+): Promise<{ count: number; rows: ResourceRow[] }> {
   const params: unknown[] = [];
   const conds = [`r.state = 'active'`, `p.state = 'active'`, 'NOT p.private'];
   for (const c of criteria) {
@@ -45,9 +66,12 @@ export async function searchResources(db: Queryable, criteria: ResourceCriterion
     } else order = `r.${quoteIdent(opts.orderBy)}, ${order}`;
   }
   params.push(opts.limit ?? null, opts.offset ?? 0);
-  const rows = (await db.query<ResourceRow>(
-    `SELECT r.* FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`, params,
-  )).rows;
+  const rows = (
+    await db.query<ResourceRow>(
+      `SELECT r.* FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    )
+  ).rows;
   return { count, rows };
 }
 
@@ -56,8 +80,15 @@ export async function searchResources(db: Queryable, criteria: ResourceCriterion
  * used by at least one dataset the caller may see (visible: a condition over packages p, with its
  * parameters already in params).
  */
-export async function searchTags(db: Queryable, terms: string[], vocabularyId: string | null, visible: string, params: unknown[],
-  limit: number, offset: number): Promise<{ count: number; rows: { id: string; name: string; vocabulary_id: string | null }[] }> {
+export async function searchTags(
+  db: Queryable,
+  terms: string[],
+  vocabularyId: string | null,
+  visible: string,
+  params: unknown[],
+  limit: number,
+  offset: number,
+): Promise<{ count: number; rows: { id: string; name: string; vocabulary_id: string | null }[] }> {
   const p = [...params];
   const conds: string[] = [];
   for (const t of terms) {
@@ -73,8 +104,11 @@ export async function searchTags(db: Queryable, terms: string[], vocabularyId: s
   const where = conds.join(' AND ');
   const count = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM tags t WHERE ${where}`, p)).rows[0].n);
   p.push(limit, offset);
-  const rows = (await db.query(
-    `SELECT t.id, t.name, t.vocabulary_id FROM tags t WHERE ${where} ORDER BY t.name LIMIT $${p.length - 1} OFFSET $${p.length}`, p,
-  )).rows;
+  const rows = (
+    await db.query(
+      `SELECT t.id, t.name, t.vocabulary_id FROM tags t WHERE ${where} ORDER BY t.name LIMIT $${p.length - 1} OFFSET $${p.length}`,
+      p,
+    )
+  ).rows;
   return { count, rows };
 }

@@ -24,9 +24,34 @@ export interface PostgresEngineOptions {
 }
 
 const INDEX_COLUMNS = [
-  'package_id', 'name', 'title', 'state', 'private', 'type', 'owner_org', 'organization', 'license_id', 'version', 'url', 'author',
-  'maintainer', 'creator_user_id', 'tags', 'groups', 'res_format', 'res_url', 'res_type', 'res_name', 'res_description', 'extras',
-  'labels', 'num_resources', 'num_tags', 'metadata_created', 'metadata_modified', 'doc',
+  'package_id',
+  'name',
+  'title',
+  'state',
+  'private',
+  'type',
+  'owner_org',
+  'organization',
+  'license_id',
+  'version',
+  'url',
+  'author',
+  'maintainer',
+  'creator_user_id',
+  'tags',
+  'groups',
+  'res_format',
+  'res_url',
+  'res_type',
+  'res_name',
+  'res_description',
+  'extras',
+  'labels',
+  'num_resources',
+  'num_tags',
+  'metadata_created',
+  'metadata_modified',
+  'doc',
 ];
 
 // One statement builds the index rows of many datasets from the catalog tables ($1 ids, $2 labels by id).
@@ -62,7 +87,9 @@ LEFT JOIN LATERAL (
   SELECT jsonb_object_agg(pe.key, pe.value) AS extras, string_agg(pe.value, ' ') AS text
   FROM package_extras pe WHERE pe.package_id = p.id) e ON true
 WHERE p.id = ANY($1::text[])
-ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
+  .map((c) => `${c} = EXCLUDED.${c}`)
+  .join(', ')}`;
 
 type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
 
@@ -78,10 +105,16 @@ async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]>
 
 function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nullable: boolean } {
   switch (f.type) {
-    case 'string': return { sql: `${columnSql(f.column)} COLLATE "C"`, nullable: !['name', 'package_id', 'state', 'type', 'title'].includes(f.column) };
-    case 'extra': return { sql: `(s.extras ->> ${builder.param(f.key)}::text) COLLATE "C"`, nullable: true };
-    case 'int': case 'date': case 'bool': return { sql: columnSql(f.column), nullable: false };
-    default: throw new Error('not sortable');
+    case 'string':
+      return { sql: `${columnSql(f.column)} COLLATE "C"`, nullable: !['name', 'package_id', 'state', 'type', 'title'].includes(f.column) };
+    case 'extra':
+      return { sql: `(s.extras ->> ${builder.param(f.key)}::text) COLLATE "C"`, nullable: true };
+    case 'int':
+    case 'date':
+    case 'bool':
+      return { sql: columnSql(f.column), nullable: false };
+    default:
+      throw new Error('not sortable');
   }
 }
 
@@ -119,9 +152,9 @@ export class PostgresSearchEngine implements SearchEngine {
 
   async index(db: Queryable, packageIds: string[]): Promise<void> {
     if (!packageIds.length) return;
-    const facts = (await db.query<Facts>(
-      'SELECT id, owner_org, private, state, creator_user_id FROM packages WHERE id = ANY($1::text[])', [packageIds],
-    )).rows;
+    const facts = (
+      await db.query<Facts>('SELECT id, owner_org, private, state, creator_user_id FROM packages WHERE id = ANY($1::text[])', [packageIds])
+    ).rows;
     const gone = new Set(packageIds);
     const labels: Record<string, string[]> = {};
     const keep: string[] = [];
@@ -156,7 +189,18 @@ export class PostgresSearchEngine implements SearchEngine {
     const order = this.orderBy(query.sort, rank, builder);
 
     // A cached result is valid while no index change has committed since it was computed.
-    const key = JSON.stringify([where, params, order, query.start, query.rows, query.sort, query.facetFields, query.facetLimit, query.facetMincount, this.opts.rankWindow()]);
+    const key = JSON.stringify([
+      where,
+      params,
+      order,
+      query.start,
+      query.rows,
+      query.sort,
+      query.facetFields,
+      query.facetLimit,
+      query.facetMincount,
+      this.opts.rankWindow(),
+    ]);
     const gen = String((await db.query<{ g: string }>('SELECT last_value AS g FROM package_search_generation')).rows[0].g);
     const cached = this.cache.get(key, gen);
     if (cached) return cached;
@@ -165,11 +209,18 @@ export class PostgresSearchEngine implements SearchEngine {
     return result;
   }
 
-  private async compute(db: Queryable, where: string, params: unknown[], order: { full: string; cheap: string }, rank: string | null,
-    query: PackageQuery): Promise<PackageQueryResult> {
+  private async compute(
+    db: Queryable,
+    where: string,
+    params: unknown[],
+    order: { full: string; cheap: string },
+    rank: string | null,
+    query: PackageQuery,
+  ): Promise<PackageQueryResult> {
     // count, page and facets do not depend on each other: side by side on a pool
     const tasks: (() => Promise<unknown>)[] = [
-      async () => Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n),
+      async () =>
+        Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n),
       () => this.page(db, where, params, order, rank, query),
     ];
     for (const field of query.facetFields) tasks.push(() => this.facet(db, where, params, field, query));
@@ -234,8 +285,14 @@ export class PostgresSearchEngine implements SearchEngine {
     return { full: keys.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', ') };
   }
 
-  private async page(db: Queryable, where: string, params: unknown[], order: { full: string; cheap: string }, rank: string | null,
-    query: PackageQuery): Promise<string[]> {
+  private async page(
+    db: Queryable,
+    where: string,
+    params: unknown[],
+    order: { full: string; cheap: string },
+    rank: string | null,
+    query: PackageQuery,
+  ): Promise<string[]> {
     const { start, rows } = query;
     if (rows === 0) return [];
     const window = this.opts.rankWindow();
@@ -249,39 +306,63 @@ export class PostgresSearchEngine implements SearchEngine {
     }
     const ids: string[] = [];
     if (start < window) {
-      ids.push(...await select(
-        `WITH w AS MATERIALIZED (SELECT * FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap} LIMIT ${window | 0})
-         SELECT s.package_id AS id FROM w s ORDER BY ${order.full}`, Math.min(rows, window - start), start));
+      ids.push(
+        ...(await select(
+          `WITH w AS MATERIALIZED (SELECT * FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap} LIMIT ${window | 0})
+         SELECT s.package_id AS id FROM w s ORDER BY ${order.full}`,
+          Math.min(rows, window - start),
+          start,
+        )),
+      );
     }
     if (start + rows > window) {
       const from = Math.max(start, window);
-      ids.push(...await select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap}`, start + rows - from, from));
+      ids.push(
+        ...(await select(
+          `SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap}`,
+          start + rows - from,
+          from,
+        )),
+      );
     }
     return ids;
   }
 
-  private async facet(db: Queryable, where: string, params: unknown[], field: string, query: PackageQuery): Promise<{ name: string; count: number }[]> {
+  private async facet(
+    db: Queryable,
+    where: string,
+    params: unknown[],
+    field: string,
+    query: PackageQuery,
+  ): Promise<{ name: string; count: number }[]> {
     const f = facetableField(field);
     if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
     const p = [...params];
     const b = new SqlBuilder(p);
     let from: string;
     switch (f.type) {
-      case 'strings': from = `package_search_index s, unnest(${columnSql(f.column)}) v`; break;
+      case 'strings':
+        from = `package_search_index s, unnest(${columnSql(f.column)}) v`;
+        break;
       case 'extra': {
         const k = b.param(f.key);
         from = `package_search_index s, unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
           THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`;
         break;
       }
-      case 'fulltext': case 'constant': throw new SearchQueryError(`Can not facet on field "${field}"`);
-      default: from = `package_search_index s, LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`;
+      case 'fulltext':
+      case 'constant':
+        throw new SearchQueryError(`Can not facet on field "${field}"`);
+      default:
+        from = `package_search_index s, LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`;
     }
     const min = b.param(Math.max(1, query.facetMincount));
     const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
     const r = await db.query<{ name: string; n: string }>(
       `SELECT v AS name, count(*) AS n FROM ${from} WHERE ${where} AND v IS NOT NULL AND v <> ''
-       GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`, p);
+       GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`,
+      p,
+    );
     return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
   }
 }

@@ -36,7 +36,10 @@ const SPECIAL = new Set(['(', ')', '[', ']', '{', '}', '"', ':', '^', '~', ' ', 
 class Lexer {
   private i = 0;
   readonly tokens: Token[] = [];
-  constructor(private readonly s: string, private readonly fail: (msg: string, pos: number) => never) {
+  constructor(
+    private readonly s: string,
+    private readonly fail: (msg: string, pos: number) => never,
+  ) {
     while (this.next());
     this.tokens.push({ kind: 'eof', pos: s.length, text: '' });
   }
@@ -150,7 +153,9 @@ class Lexer {
     if (close !== ']' && close !== '}') this.fail('a range is not closed with ] or }', this.i);
     this.i++;
     this.tokens.push({
-      kind: 'range', pos, text: s.slice(pos, this.i),
+      kind: 'range',
+      pos,
+      text: s.slice(pos, this.i),
       range: { lo: lo === '*' ? null : lo, hi: hi === '*' ? null : hi, loIncl, hiIncl: close === ']' },
     });
     this.skipModifiers();
@@ -217,8 +222,15 @@ class Parser {
   }
 
   private startsClause(t: Token): boolean {
-    return t.kind === 'lparen' || t.kind === 'word' || t.kind === 'phrase' || t.kind === 'range'
-      || t.kind === 'not' || t.kind === 'plus' || t.kind === 'minus';
+    return (
+      t.kind === 'lparen' ||
+      t.kind === 'word' ||
+      t.kind === 'phrase' ||
+      t.kind === 'range' ||
+      t.kind === 'not' ||
+      t.kind === 'plus' ||
+      t.kind === 'minus'
+    );
   }
 
   private and(field: string | null): QueryNode {

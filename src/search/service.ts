@@ -59,9 +59,9 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
   let after = '';
   opts.progress?.(0, total);
   for (;;) {
-    const ids = (await db.query<{ id: string }>(
-      `SELECT p.id FROM packages p WHERE p.id > $1 ${missing} ORDER BY p.id LIMIT $2`, [after, batch],
-    )).rows.map((r) => r.id);
+    const ids = (
+      await db.query<{ id: string }>(`SELECT p.id FROM packages p WHERE p.id > $1 ${missing} ORDER BY p.id LIMIT $2`, [after, batch])
+    ).rows.map((r) => r.id);
     if (!ids.length) break;
     await db.transaction((tx: Queryable) => engine.index(tx, ids));
     await engine.changed(db);
@@ -76,12 +76,19 @@ export async function rebuildSearchIndex(services: Services, opts: RebuildOption
  * A group or organization was renamed or retitled: its datasets carry its name (organization,
  * groups) and title (text) in the index, so they are indexed again in the caller's transaction.
  */
-export async function reindexGroupDatasets(services: Services, db: Queryable, groupId: string,
-  afterCommit: (fn: () => Promise<void>) => unknown): Promise<void> {
-  const ids = (await db.query<{ id: string }>(
-    `SELECT id FROM packages WHERE owner_org = $1
-     UNION SELECT table_id FROM members WHERE group_id = $1 AND table_name = 'package' AND state = 'active'`, [groupId],
-  )).rows.map((r) => r.id);
+export async function reindexGroupDatasets(
+  services: Services,
+  db: Queryable,
+  groupId: string,
+  afterCommit: (fn: () => Promise<void>) => unknown,
+): Promise<void> {
+  const ids = (
+    await db.query<{ id: string }>(
+      `SELECT id FROM packages WHERE owner_org = $1
+     UNION SELECT table_id FROM members WHERE group_id = $1 AND table_name = 'package' AND state = 'active'`,
+      [groupId],
+    )
+  ).rows.map((r) => r.id);
   const engine = searchEngine(services);
   for (let i = 0; i < ids.length; i += 500) await engine.index(db, ids.slice(i, i + 500));
   await afterCommit(() => engine.changed(services.db));

@@ -13,13 +13,27 @@ function unitOf(u: string): Unit | undefined {
 
 function add(d: Date, n: number, unit: Unit): void {
   switch (unit) {
-    case 'YEAR': d.setUTCFullYear(d.getUTCFullYear() + n); break;
-    case 'MONTH': d.setUTCMonth(d.getUTCMonth() + n); break;
-    case 'DAY': case 'DATE': d.setUTCDate(d.getUTCDate() + n); break;
-    case 'HOUR': d.setUTCHours(d.getUTCHours() + n); break;
-    case 'MINUTE': d.setUTCMinutes(d.getUTCMinutes() + n); break;
-    case 'SECOND': d.setUTCSeconds(d.getUTCSeconds() + n); break;
-    default: d.setUTCMilliseconds(d.getUTCMilliseconds() + n);
+    case 'YEAR':
+      d.setUTCFullYear(d.getUTCFullYear() + n);
+      break;
+    case 'MONTH':
+      d.setUTCMonth(d.getUTCMonth() + n);
+      break;
+    case 'DAY':
+    case 'DATE':
+      d.setUTCDate(d.getUTCDate() + n);
+      break;
+    case 'HOUR':
+      d.setUTCHours(d.getUTCHours() + n);
+      break;
+    case 'MINUTE':
+      d.setUTCMinutes(d.getUTCMinutes() + n);
+      break;
+    case 'SECOND':
+      d.setUTCSeconds(d.getUTCSeconds() + n);
+      break;
+    default:
+      d.setUTCMilliseconds(d.getUTCMilliseconds() + n);
   }
 }
 

@@ -31,8 +31,13 @@ function textQueryOf(node: Extract<QueryNode, { kind: 'term' }>): TextQuery | nu
 /** The word and phrase queries of free-text fields in a query (to find those made only of stop words). */
 export function textQueriesOf(node: QueryNode, out: TextQuery[] = []): TextQuery[] {
   switch (node.kind) {
-    case 'and': case 'or': node.items.forEach((n) => textQueriesOf(n, out)); break;
-    case 'not': textQueriesOf(node.item, out); break;
+    case 'and':
+    case 'or':
+      node.items.forEach((n) => textQueriesOf(n, out));
+      break;
+    case 'not':
+      textQueriesOf(node.item, out);
+      break;
     case 'term': {
       const tq = isText(resolveField(node.field)) ? textQueryOf(node) : null;
       if (tq && tq.kind !== 'prefix') out.push(tq);
@@ -44,14 +49,20 @@ export function textQueriesOf(node: QueryNode, out: TextQuery[] = []): TextQuery
 
 /** A LIKE pattern from a Solr wildcard term: * any text, ? one character. */
 function likePattern(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => '\\' + c).replace(/\*/g, '%').replace(/\?/g, '_');
+  return value
+    .replace(/[\\%_]/g, (c) => '\\' + c)
+    .replace(/\*/g, '%')
+    .replace(/\?/g, '_');
 }
 
 export class SqlBuilder {
   /** tsquery expressions of the free-text terms that are not negated: what score ranks by. */
   readonly rankQueries: string[] = [];
 
-  constructor(readonly params: unknown[], private readonly stopWordsOnly: Set<string> = new Set()) {}
+  constructor(
+    readonly params: unknown[],
+    private readonly stopWordsOnly: Set<string> = new Set(),
+  ) {}
 
   static stopWordKey = textKey;
 
@@ -62,12 +73,18 @@ export class SqlBuilder {
 
   where(node: QueryNode, negated = false): string {
     switch (node.kind) {
-      case 'all': return 'TRUE';
-      case 'and': return `(${node.items.map((n) => this.where(n, negated)).join(' AND ')})`;
-      case 'or': return `(${node.items.map((n) => this.where(n, negated)).join(' OR ')})`;
-      case 'not': return `NOT coalesce(${this.where(node.item, !negated)}, false)`;
-      case 'term': return this.term(node, negated);
-      case 'range': return this.range(node);
+      case 'all':
+        return 'TRUE';
+      case 'and':
+        return `(${node.items.map((n) => this.where(n, negated)).join(' AND ')})`;
+      case 'or':
+        return `(${node.items.map((n) => this.where(n, negated)).join(' OR ')})`;
+      case 'not':
+        return `NOT coalesce(${this.where(node.item, !negated)}, false)`;
+      case 'term':
+        return this.term(node, negated);
+      case 'range':
+        return this.range(node);
     }
   }
 
@@ -146,10 +163,22 @@ export class SqlBuilder {
     let expr: string;
     let conv: (v: string) => string;
     switch (f.type) {
-      case 'int': expr = columnSql(f.column); conv = (v) => `${this.param(this.integer(v, name))}`; break;
-      case 'date': expr = columnSql(f.column); conv = (v) => `${this.param(parseSolrDate(v, name))}::timestamp`; break;
-      case 'string': expr = `${columnSql(f.column)} COLLATE "C"`; conv = (v) => this.param(v); break;
-      case 'extra': expr = `(s.extras ->> ${this.param(f.key)}::text) COLLATE "C"`; conv = (v) => this.param(v); break;
+      case 'int':
+        expr = columnSql(f.column);
+        conv = (v) => `${this.param(this.integer(v, name))}`;
+        break;
+      case 'date':
+        expr = columnSql(f.column);
+        conv = (v) => `${this.param(parseSolrDate(v, name))}::timestamp`;
+        break;
+      case 'string':
+        expr = `${columnSql(f.column)} COLLATE "C"`;
+        conv = (v) => this.param(v);
+        break;
+      case 'extra':
+        expr = `(s.extras ->> ${this.param(f.key)}::text) COLLATE "C"`;
+        conv = (v) => this.param(v);
+        break;
       case 'strings': {
         const parts = this.bounds('v COLLATE "C"', node, (v) => this.param(v));
         return `EXISTS (SELECT 1 FROM unnest(${columnSql(f.column)}) v WHERE ${parts})`;

@@ -40,7 +40,8 @@ export const packageNameValidator: Validator = async (v, f) => {
 };
 
 const versionValidator: Validator = (v) => {
-  if (typeof v === 'string' && v.length > PACKAGE_VERSION_MAX) throw new Invalid(`Version must be a maximum of ${PACKAGE_VERSION_MAX} characters long`);
+  if (typeof v === 'string' && v.length > PACKAGE_VERSION_MAX)
+    throw new Invalid(`Version must be a maximum of ${PACKAGE_VERSION_MAX} characters long`);
   return v;
 };
 
@@ -106,19 +107,25 @@ export function tagNameErrors(name: string): string[] {
   const out: string[] = [];
   if (name.length < 2) out.push(`Tag "${name}" length is less than minimum 2`);
   if (name.length > 100) out.push(`Tag "${name}" length is more than maximum 100`);
-  if (!/^[\p{L}\p{N}_ \-.]*$/u.test(name)) out.push(`Tag "${name}" can only contain alphanumeric characters, spaces (" "), hyphens ("-"), underscores ("_") or dots (".")`);
+  if (!/^[\p{L}\p{N}_ \-.]*$/u.test(name))
+    out.push(`Tag "${name}" can only contain alphanumeric characters, spaces (" "), hyphens ("-"), underscores ("_") or dots (".")`);
   return out;
 }
 
-const tagCheck = (i: number): Validator => (v) => {
-  const name = String(v);
-  const all = [name.length < 2, name.length > 100, !/^[\p{L}\p{N}_ \-.]*$/u.test(name)];
-  if (all[i]) throw new Invalid(tagNameErrors(name).find((m) => m.includes(['less than', 'more than', 'can only'][i]))!);
-  return v;
-};
+const tagCheck =
+  (i: number): Validator =>
+  (v) => {
+    const name = String(v);
+    const all = [name.length < 2, name.length > 100, !/^[\p{L}\p{N}_ \-.]*$/u.test(name)];
+    if (all[i]) throw new Invalid(tagNameErrors(name).find((m) => m.includes(['less than', 'more than', 'can only'][i]))!);
+    return v;
+  };
 
 const tagParams = {
-  name: p.string('the tag').required().use((v: string) => v.trim(), tagCheck(0), tagCheck(1), tagCheck(2)),
+  name: p
+    .string('the tag')
+    .required()
+    .use((v: string) => v.trim(), tagCheck(0), tagCheck(1), tagCheck(2)),
   vocabulary_id: p.string('id or name of the vocabulary (free tag when not given)'),
 };
 
@@ -141,7 +148,16 @@ const resourceUrl: Validator = (v, f) => {
 };
 
 /** Keys of a resource dict that are the service's, never stored as extras. */
-export const RESOURCE_SERVICE_KEYS = new Set(['package_id', 'position', 'state', 'metadata_modified', 'tracking_summary', 'upload', 'clear_upload', 'revision_timestamp']);
+export const RESOURCE_SERVICE_KEYS = new Set([
+  'package_id',
+  'position',
+  'state',
+  'metadata_modified',
+  'tracking_summary',
+  'upload',
+  'clear_upload',
+  'revision_timestamp',
+]);
 
 /** A value that is given unless blank: missing, null and "" leave the key out. */
 const unlessBlank = <T>(description: string, validators: Validator[], schema: TSchema = Type.String(), typeName = 'string') =>
@@ -177,8 +193,18 @@ export const resourceSchema: Schema = compileParams(resourceParams, 'keep');
 // --- datasets -------------------------------------------------------------------------------
 
 /** Keys the service computes: accepted in input (ckanapi dumps send them) and ignored. */
-export const COMPUTED_PACKAGE_KEYS = new Set(['isopen', 'license_title', 'license_url', 'num_resources', 'num_tags', 'organization',
-  'metadata_created', 'metadata_modified', 'creator_user_id', 'tracking_summary']);
+export const COMPUTED_PACKAGE_KEYS = new Set([
+  'isopen',
+  'license_title',
+  'license_url',
+  'num_resources',
+  'num_tags',
+  'organization',
+  'metadata_created',
+  'metadata_modified',
+  'creator_user_id',
+  'tracking_summary',
+]);
 
 const extraValue: Validator = (v) => {
   if (v === null || typeof v === 'string') return v;
@@ -207,27 +233,44 @@ const packageFields = {
   name: p.name('the name: 2-100 characters, lowercase alphanumeric, - and _').required().use(packageNameValidator),
   title: p.string('the title (default: the name)'),
   author: p.string('the author'),
-  author_email: p.string('the author\'s email').use(optionalEmail),
+  author_email: p.string("the author's email").use(optionalEmail),
   maintainer: p.string('the maintainer'),
-  maintainer_email: p.string('the maintainer\'s email').use(optionalEmail),
+  maintainer_email: p.string("the maintainer's email").use(optionalEmail),
   license_id: p.string('the license (see license_list)'),
   notes: p.string('a description (Markdown)'),
   url: p.string('the URL of the source'),
   version: p.string('the version (at most 100 characters)').use(versionValidator),
-  state: p.custom<'active' | 'draft' | 'deleted'>('the state (create: sysadmins only; default active)', [oneOf(PACKAGE_STATES)],
-    Type.Union(PACKAGE_STATES.map((s) => Type.Literal(s)))).first(stateValidator),
+  state: p
+    .custom<'active' | 'draft' | 'deleted'>(
+      'the state (create: sysadmins only; default active)',
+      [oneOf(PACKAGE_STATES)],
+      Type.Union(PACKAGE_STATES.map((s) => Type.Literal(s))),
+    )
+    .first(stateValidator),
   type: p.string('the type (default dataset)'),
-  owner_org: p.custom<string | null>('id or name of the organization (required unless svc.auth.create_unowned_dataset)', [ownerOrgValidator], Type.String())
+  owner_org: p
+    .custom<string | null>(
+      'id or name of the organization (required unless svc.auth.create_unowned_dataset)',
+      [ownerOrgValidator],
+      Type.String(),
+    )
     .handlesMissing(),
-  private: p.boolean('private datasets are seen by the organization\'s members only (needs an organization; default false)').use(noOrgNotPrivate),
+  private: p
+    .boolean("private datasets are seen by the organization's members only (needs an organization; default false)")
+    .use(noOrgNotPrivate),
   plugin_data: p.object('data of plugins (sysadmins only)').first(sysadminOnlyField),
   tag_string: p.string('free tags as "a,b,c"'),
   tags: p.listOf(tagParams, 'tags: list of {name, vocabulary_id}'),
-  extras: p.listOf({
-    key: p.string('the key').required(),
-    value: p.custom<string | null>('the value (other JSON becomes its text)', [extraValueRequired, extraValue], Type.Unknown(), 'any').handlesMissing(),
-    deleted: p.any('leave the extra out'),
-  }, 'custom fields: list of {key, value}'),
+  extras: p.listOf(
+    {
+      key: p.string('the key').required(),
+      value: p
+        .custom<string | null>('the value (other JSON becomes its text)', [extraValueRequired, extraValue], Type.Unknown(), 'any')
+        .handlesMissing(),
+      deleted: p.any('leave the extra out'),
+    },
+    'custom fields: list of {key, value}',
+  ),
   resources: p.listOf(resourceParams, 'the resources (other keys of a resource are kept as its extra fields)', { extras: 'keep' }),
   groups: p.listOf({ id: p.string('id'), name: p.string('name') }, 'groups: list of {id or name}'),
   relationships_as_subject: p.listOf(relationshipItem('object'), 'relationships with this dataset as subject'),

@@ -134,7 +134,11 @@ export async function validate(schema: Schema, input: Record<string, unknown>, c
   return { data, errors };
 }
 
-export async function validateOrThrow<T = Record<string, any>>(schema: Schema, input: Record<string, unknown>, context?: unknown): Promise<T> {
+export async function validateOrThrow<T = Record<string, any>>(
+  schema: Schema,
+  input: Record<string, unknown>,
+  context?: unknown,
+): Promise<T> {
   const { data, errors } = await validate(schema, input, context);
   if (Object.keys(errors).length) throw new ValidationError(errors);
   return data as T;

@@ -28,8 +28,10 @@ export const notMissing: Validator = (v) => {
 };
 
 /** Replaces a missing, null or empty value with a default (a function gets the field, e.g. for the configuration). */
-export const defaultValue = (d: unknown | ((field: FieldContext) => unknown)): Validator => (v, f) =>
-  isBlank(v) || v === '' ? (typeof d === 'function' ? (d as (field: FieldContext) => unknown)(f) : d) : v;
+export const defaultValue =
+  (d: unknown | ((field: FieldContext) => unknown)): Validator =>
+  (v, f) =>
+    isBlank(v) || v === '' ? (typeof d === 'function' ? (d as (field: FieldContext) => unknown)(f) : d) : v;
 
 /** Missing, null or "" ends the chain with null (kept in the output). */
 export const nullIfEmpty: Validator = (v) => {
@@ -100,17 +102,24 @@ export const positiveInteger: Validator = (v) => {
 };
 
 /** Clamps an integer to at most max (CKAN clamps limits silently). */
-export const clampTo = (max: () => number): Validator => (v) => Math.min(v as number, max());
+export const clampTo =
+  (max: () => number): Validator =>
+  (v) =>
+    Math.min(v as number, max());
 
-export const oneOf = (values: readonly string[]): Validator => (v) => {
-  if (!values.includes(v)) throw new Invalid(`Value must be one of ${JSON.stringify(values)}`);
-  return v;
-};
+export const oneOf =
+  (values: readonly string[]): Validator =>
+  (v) => {
+    if (!values.includes(v)) throw new Invalid(`Value must be one of ${JSON.stringify(values)}`);
+    return v;
+  };
 
-export const maxLength = (n: number, message?: string): Validator => (v) => {
-  if (typeof v === 'string' && v.length > n) throw new Invalid(message ?? `Must be a maximum of ${n} characters long`);
-  return v;
-};
+export const maxLength =
+  (n: number, message?: string): Validator =>
+  (v) => {
+    if (typeof v === 'string' && v.length > n) throw new Invalid(message ?? `Must be a maximum of ${n} characters long`);
+    return v;
+  };
 
 const RESERVED_NAMES = new Set(['new', 'edit', 'search']);
 
@@ -130,11 +139,19 @@ export const emailValidator: Validator = (v) => {
 };
 
 /** A list of strings; also accepts one string (comma-separated when split is true). */
-export const stringList = (split = false): Validator => (v) => {
-  if (typeof v === 'string') return split ? v.split(',').map((s) => s.trim()).filter(Boolean) : [v];
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
-  throw new Invalid('Must be a list of strings');
-};
+export const stringList =
+  (split = false): Validator =>
+  (v) => {
+    if (typeof v === 'string')
+      return split
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [v];
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+    throw new Invalid('Must be a list of strings');
+  };
 
 /** A JSON object, also given as a JSON string (GET and form requests). */
 export const jsonObject: Validator = (v) => {
@@ -175,5 +192,8 @@ export const isoDate: Validator = (v) => {
   if (!m) throw new Invalid('Date format incorrect');
   const d = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${m[7] ?? ''}${m[8] ?? 'Z'}`);
   if (Number.isNaN(d.getTime())) throw new Invalid('Date format incorrect');
-  return d.toISOString().replace('Z', '').replace(/\.000$/, '');
+  return d
+    .toISOString()
+    .replace('Z', '')
+    .replace(/\.000$/, '');
 };

@@ -76,11 +76,13 @@ export async function freshPostgresDatabase(suffix = ''): Promise<{ url: string;
 export async function ensureReadRole(): Promise<void> {
   const client = new pg.Client({ connectionString: process.env.SVC_TEST_DATABASE_URL! });
   await client.connect();
-  await client.query(`DO $$ BEGIN
+  await client
+    .query(`DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${READ_ROLE}') THEN CREATE ROLE ${READ_ROLE} LOGIN; END IF;
-  END $$`).catch((e) => {
-    if (!/already exists/.test(String(e))) throw e;
-  });
+  END $$`)
+    .catch((e) => {
+      if (!/already exists/.test(String(e))) throw e;
+    });
   await client.end();
 }
 
@@ -188,7 +190,12 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
       }
       res = await app.inject({ method: 'GET', url: `/api/3/action/${action}${qs.size ? '?' + qs : ''}`, headers });
     } else {
-      res = await app.inject({ method: 'POST', url: `/api/3/action/${action}`, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(data) });
+      res = await app.inject({
+        method: 'POST',
+        url: `/api/3/action/${action}`,
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify(data),
+      });
     }
     return { status: res.statusCode, body: res.json() };
   }
@@ -202,7 +209,9 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   let counter = 0;
   async function user(name: string, uo: { sysadmin?: boolean; email?: string } = {}) {
     const row = await insertUser(services.db, {
-      name, email: uo.email ?? `${name}@example.org`, sysadmin: uo.sysadmin ?? false,
+      name,
+      email: uo.email ?? `${name}@example.org`,
+      sysadmin: uo.sysadmin ?? false,
       password_hash: await hashPassword('correct horse battery'),
     });
     const { issueToken } = await import('../../src/actions/api-token.ts');
@@ -214,7 +223,13 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   const admin = await user('test_sysadmin', { sysadmin: true });
 
   return {
-    services, app, storagePath, call, ok, user, sysadminToken: admin.token,
+    services,
+    app,
+    storagePath,
+    call,
+    ok,
+    user,
+    sysadminToken: admin.token,
     async close() {
       await app.close();
       await closeServices(services);

@@ -6,22 +6,43 @@ import { checkAccess, defineAction, type ActionDefinition } from '../../actions/
 import { p } from '../../actions/params.ts';
 import { anyone } from '../../auth/rules.ts';
 import {
-  canEditGroup, canEditPackage, canReadPackage, canSeeActivityDetail, requireUser, userPermissionLabels, visiblePackagesCondition,
+  canEditGroup,
+  canEditPackage,
+  canReadPackage,
+  canSeeActivityDetail,
+  requireUser,
+  userPermissionLabels,
+  visiblePackagesCondition,
 } from '../../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import {
-  dashboardLastViewed, findActivity, listActivities, markDashboardViewed, previousActivity, type ActivityRow, type ActivityScope,
+  dashboardLastViewed,
+  findActivity,
+  listActivities,
+  markDashboardViewed,
+  previousActivity,
+  type ActivityRow,
+  type ActivityScope,
 } from '../../model/activities.ts';
 import { findGroup, findPackage } from '../../model/packages.ts';
 import { findUser } from '../../model/users.ts';
 import { Invalid, type Validator } from '../../validation/validate.ts';
 import { DIFF_TYPES, diffObjects, type DiffType } from './diff.ts';
 
-const activitySchema = Type.Object({
-  id: Type.String(), timestamp: Type.String(), user_id: Type.Union([Type.String(), Type.Null()]), object_id: Type.String(),
-  revision_id: Type.Null(), activity_type: Type.String(), data: Type.Record(Type.String(), Type.Unknown()),
-  permission_labels: Type.Array(Type.String()), is_new: Type.Optional(Type.Boolean()),
-}, { additionalProperties: true, title: 'Activity' });
+const activitySchema = Type.Object(
+  {
+    id: Type.String(),
+    timestamp: Type.String(),
+    user_id: Type.Union([Type.String(), Type.Null()]),
+    object_id: Type.String(),
+    revision_id: Type.Null(),
+    activity_type: Type.String(),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    permission_labels: Type.Array(Type.String()),
+    is_new: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: true, title: 'Activity' },
+);
 const activityList = Type.Array(activitySchema);
 
 /** 'package', 'group', 'organization' or 'user': the object an activity type is about (views: their dataset). */
@@ -42,7 +63,9 @@ const paging = {
 };
 
 const filters = {
-  include_hidden_activity: p.boolean('include activity of the site user and of svc.hide_activity_from_users (sysadmins only)').default(false),
+  include_hidden_activity: p
+    .boolean('include activity of the site user and of svc.hide_activity_from_users (sysadmins only)')
+    .default(false),
   activity_types: p.stringList('only activities of these types'),
   exclude_activity_types: p.stringList('leave out activities of these types'),
 };
@@ -81,8 +104,12 @@ async function page(ctx: ActionContext, scope: ActivityScope, prm: Paging & Part
     labels: sysadmin ? null : await userPermissionLabels(ctx),
     visible,
     hiddenUserIds: prm.include_hidden_activity && sysadmin ? [] : await hiddenUserIds(ctx),
-    types: prm.activity_types, excludeTypes: prm.exclude_activity_types,
-    after: prm.after, before: prm.before, limit: pageSize(ctx, prm.limit), offset: prm.offset,
+    types: prm.activity_types,
+    excludeTypes: prm.exclude_activity_types,
+    after: prm.after,
+    before: prm.before,
+    limit: pageSize(ctx, prm.limit),
+    offset: prm.offset,
   });
 }
 
@@ -119,8 +146,14 @@ async function dictize(ctx: ActionContext, rows: ActivityRow[]): Promise<Record<
       full = editable.get(a.object_id)!;
     }
     out.push({
-      activity_type: a.activity_type, data: full ? a.data : summary(a.data), id: a.id, object_id: a.object_id,
-      permission_labels: a.permission_labels, revision_id: null, timestamp: a.timestamp, user_id: a.user_id,
+      activity_type: a.activity_type,
+      data: full ? a.data : summary(a.data),
+      id: a.id,
+      object_id: a.object_id,
+      permission_labels: a.permission_labels,
+      revision_id: null,
+      timestamp: a.timestamp,
+      user_id: a.user_id,
     });
   }
   return out;
@@ -135,8 +168,9 @@ async function visibleActivity(ctx: ActionContext, id: string, detail: boolean):
   if (type === 'package') {
     const labels = await userPermissionLabels(ctx);
     const pkg = await findPackage(ctx.db, a.object_id);
-    const readable = pkg ? await canReadPackage(ctx, pkg) || pkg.state === 'deleted' && !pkg.private : true;
-    if (!a.permission_labels.some((l) => labels.includes(l)) || !readable) throw new AuthorizationError('Unauthorized to view activity data');
+    const readable = pkg ? (await canReadPackage(ctx, pkg)) || (pkg.state === 'deleted' && !pkg.private) : true;
+    if (!a.permission_labels.some((l) => labels.includes(l)) || !readable)
+      throw new AuthorizationError('Unauthorized to view activity data');
   } else if (type !== 'user') {
     await checkAccess(ctx, `${type}_show`, { id: a.object_id });
   }
@@ -146,34 +180,36 @@ async function visibleActivity(ctx: ActionContext, id: string, detail: boolean):
   return a;
 }
 
-const scopedList = (kind: 'package' | 'group' | 'organization' | 'user'): ActionDefinition<any, any> => defineAction({
-  name: `${kind}_activity_list`,
-  sideEffectFree: true,
-  auth: anyone,
-  description: `Return the activity stream of a ${kind === 'package' ? 'dataset' : kind}${kind === 'group' || kind === 'organization' ? ' and its datasets' : kind === 'user' ? ' (what they did and what was done to them)' : ''}, newest first. Activities of private datasets are shown only to those who may read them; without svc.auth.public_activity_stream_detail the data of each activity is a summary unless you may edit its object.`,
-  params: { id: p.string(`the id or name of the ${kind}`).required(), ...paging, ...filters },
-  returns: { description: 'activities', rtype: 'list', schema: activityList },
-  handler: async (ctx, prm) => {
-    let id: string;
-    if (kind === 'package') {
-      const pkg = await findPackage(ctx.db, prm.id);
-      if (!pkg) throw new NotFoundError('Package not found');
-      await checkAccess(ctx, 'package_show', { id: pkg.id });
-      id = pkg.id;
-    } else if (kind === 'user') {
-      const user = await findUser(ctx.db, prm.id);
-      if (!user) throw new NotFoundError('User not found');
-      await checkAccess(ctx, 'user_show', { id: user.id });
-      id = user.id;
-    } else {
-      const group = await findGroup(ctx.db, prm.id);
-      if (!group || group.is_organization !== (kind === 'organization')) throw new NotFoundError(`${kind === 'group' ? 'Group' : 'Organization'} not found`);
-      await checkAccess(ctx, `${kind}_show`, { id: group.id });
-      id = group.id;
-    }
-    return dictize(ctx, await page(ctx, { kind, id } as ActivityScope, prm));
-  },
-});
+const scopedList = (kind: 'package' | 'group' | 'organization' | 'user'): ActionDefinition<any, any> =>
+  defineAction({
+    name: `${kind}_activity_list`,
+    sideEffectFree: true,
+    auth: anyone,
+    description: `Return the activity stream of a ${kind === 'package' ? 'dataset' : kind}${kind === 'group' || kind === 'organization' ? ' and its datasets' : kind === 'user' ? ' (what they did and what was done to them)' : ''}, newest first. Activities of private datasets are shown only to those who may read them; without svc.auth.public_activity_stream_detail the data of each activity is a summary unless you may edit its object.`,
+    params: { id: p.string(`the id or name of the ${kind}`).required(), ...paging, ...filters },
+    returns: { description: 'activities', rtype: 'list', schema: activityList },
+    handler: async (ctx, prm) => {
+      let id: string;
+      if (kind === 'package') {
+        const pkg = await findPackage(ctx.db, prm.id);
+        if (!pkg) throw new NotFoundError('Package not found');
+        await checkAccess(ctx, 'package_show', { id: pkg.id });
+        id = pkg.id;
+      } else if (kind === 'user') {
+        const user = await findUser(ctx.db, prm.id);
+        if (!user) throw new NotFoundError('User not found');
+        await checkAccess(ctx, 'user_show', { id: user.id });
+        id = user.id;
+      } else {
+        const group = await findGroup(ctx.db, prm.id);
+        if (!group || group.is_organization !== (kind === 'organization'))
+          throw new NotFoundError(`${kind === 'group' ? 'Group' : 'Organization'} not found`);
+        await checkAccess(ctx, `${kind}_show`, { id: group.id });
+        id = group.id;
+      }
+      return dictize(ctx, await page(ctx, { kind, id } as ActivityScope, prm));
+    },
+  });
 
 async function dashboard(ctx: ActionContext, prm: Paging): Promise<Record<string, unknown>[]> {
   const me = ctx.identity.user!;
@@ -191,7 +227,10 @@ const diffType: Validator = (v: string) => {
 };
 
 export const activityActions: ActionDefinition<any, any>[] = [
-  scopedList('package'), scopedList('group'), scopedList('organization'), scopedList('user'),
+  scopedList('package'),
+  scopedList('group'),
+  scopedList('organization'),
+  scopedList('user'),
   defineAction({
     name: 'recently_changed_packages_activity_list',
     sideEffectFree: true,
@@ -205,7 +244,8 @@ export const activityActions: ActionDefinition<any, any>[] = [
     name: 'dashboard_activity_list',
     sideEffectFree: true,
     auth: loginRequired('dashboard_activity_list'),
-    description: "Return your dashboard: your own activity and that of the users, datasets, groups and organizations you follow, newest first. Each activity has is_new: it happened since you last marked your dashboard seen (dashboard_mark_activities_old), and not by you.",
+    description:
+      'Return your dashboard: your own activity and that of the users, datasets, groups and organizations you follow, newest first. Each activity has is_new: it happened since you last marked your dashboard seen (dashboard_mark_activities_old), and not by you.',
     params: paging,
     returns: { description: 'activities with is_new', rtype: 'list', schema: activityList },
     handler: (ctx, prm) => dashboard(ctx, prm),
@@ -216,7 +256,8 @@ export const activityActions: ActionDefinition<any, any>[] = [
     auth: loginRequired('dashboard_new_activities_count'),
     description: 'Return how many activities of your dashboard are new (at most svc.activity_list_limit_max).',
     returns: { description: 'a count', rtype: 'int', schema: Type.Integer() },
-    handler: async (ctx) => (await dashboard(ctx, { offset: 0, limit: ctx.config.int('svc.activity_list_limit_max') })).filter((a) => a.is_new).length,
+    handler: async (ctx) =>
+      (await dashboard(ctx, { offset: 0, limit: ctx.config.int('svc.activity_list_limit_max') })).filter((a) => a.is_new).length,
   }),
   defineAction({
     name: 'dashboard_mark_activities_old',
@@ -236,7 +277,9 @@ export const activityActions: ActionDefinition<any, any>[] = [
     description: 'Return one activity.',
     params: {
       id: p.string('the id of the activity').required(),
-      include_data: p.boolean('include the object dict (needs edit rights on the object unless svc.auth.public_activity_stream_detail)').default(true),
+      include_data: p
+        .boolean('include the object dict (needs edit rights on the object unless svc.auth.public_activity_stream_detail)')
+        .default(true),
     },
     returns: { description: 'the activity', rtype: 'dictionary', schema: activitySchema },
     handler: async (ctx, prm) => {
@@ -275,7 +318,8 @@ export const activityActions: ActionDefinition<any, any>[] = [
       diff_type: p.string("'unified', 'context' or 'html'").default('unified').use(diffType),
     },
     returns: {
-      description: 'diff (text) and activities (the previous one and this one)', rtype: 'dictionary',
+      description: 'diff (text) and activities (the previous one and this one)',
+      rtype: 'dictionary',
       schema: Type.Object({ diff: Type.String(), activities: activityList }),
     },
     handler: async (ctx, prm) => {

@@ -32,7 +32,13 @@ async function record(db: Queryable, source: Pick<ChangeContext, 'afterCommit' |
     await updateActivity(db, earlier, { activity_type: r.activityType, data, permission_labels: r.labels });
     return;
   }
-  const id = await insertActivity(db, { user_id: user?.id ?? null, object_id: r.objectId, activity_type: r.activityType, data, permission_labels: r.labels });
+  const id = await insertActivity(db, {
+    user_id: user?.id ?? null,
+    object_id: r.objectId,
+    activity_type: r.activityType,
+    data,
+    permission_labels: r.labels,
+  });
   seen?.set(r.objectId, id);
 }
 
@@ -51,7 +57,12 @@ function listenToDatasets(services: Services): void {
     const [dict] = await buildPackageDicts({ db, config: services.config, identity: { sysadmin: false } }, [pkg]);
     const deleted = change === 'deleted' || pkg.state === 'deleted';
     const labels = packagePermissionLabels(pkg, services.config.bool('svc.auth.allow_dataset_collaborators'));
-    await record(db, source, { objectId: pkg.id, activityType: `${await verb(db, pkg.id, deleted)} package`, data: { package: dict }, labels });
+    await record(db, source, {
+      objectId: pkg.id,
+      activityType: `${await verb(db, pkg.id, deleted)} package`,
+      data: { package: dict },
+      labels,
+    });
   });
 }
 
@@ -111,7 +122,13 @@ function wrapViewWrites(services: Services): void {
       const labels = packagePermissionLabels(pkg, services.config.bool('svc.auth.allow_dataset_collaborators'));
       const activityType = `${op === 'create' ? 'new' : op === 'update' ? 'changed' : 'deleted'} resource view`;
       const user = ctx.identity.user;
-      await insertActivity(ctx.db, { user_id: user?.id ?? null, object_id: pkg.id, activity_type: activityType, data, permission_labels: labels });
+      await insertActivity(ctx.db, {
+        user_id: user?.id ?? null,
+        object_id: pkg.id,
+        activity_type: activityType,
+        data,
+        permission_labels: labels,
+      });
       return result;
     });
   }

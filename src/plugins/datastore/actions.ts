@@ -12,13 +12,24 @@ import { datastoreResourceIdsIn, findDatastoreResource, setDatastoreActiveFlag }
 import { visiblePackagesCondition } from '../../auth/authz.ts';
 import { Invalid, MISSING, Stop, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
 import {
-  bool, booleanValidator, defaultValue, ignoreMissing, intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList, unicodeString,
+  bool,
+  booleanValidator,
+  defaultValue,
+  ignoreMissing,
+  intValidator,
+  jsonObject,
+  jsonValue,
+  notEmpty,
+  oneOf,
+  stringList,
+  unicodeString,
 } from '../../validation/validators.ts';
 import { Type } from '@sinclair/typebox';
 import { compileParams, p } from '../../actions/params.ts';
 import { datastoreCreateSchema, datastoreSearchSchema } from '../../actions/result-schemas.ts';
 
-export const READ_ONLY_MESSAGE = 'Cannot edit read-only resource because changes made may be lost. Use a resource created for editing e.g. with datastore_create or use "force=True" to ignore this warning.';
+export const READ_ONLY_MESSAGE =
+  'Cannot edit read-only resource because changes made may be lost. Use a resource created for editing e.g. with datastore_create or use "force=True" to ignore this warning.';
 
 export function backendOf(ctx: { services: ActionContext['services'] }): DatastoreBackend {
   const b = ctx.services.plugins.datastore as DatastoreBackend | undefined;
@@ -32,27 +43,38 @@ const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /** A table name / resource id: a non-empty string without NUL, at most 63 bytes (PostgreSQL's limit). */
 const tableName: Validator = (v) => {
-  if (typeof v !== 'string' || !v || v.includes('\u0000') || byteLength(v) > 63) throw new Invalid(`invalid value "${String(v).slice(0, 100)}"`);
+  if (typeof v !== 'string' || !v || v.includes('\u0000') || byteLength(v) > 63)
+    throw new Invalid(`invalid value "${String(v).slice(0, 100)}"`);
   return v;
 };
 
 /** `id` accepted for resource_id (CKAN 2.11); `id` must come first in the schema. */
-const fromId: Validator = (v, f) => (v === MISSING || v === null || v === undefined ? f.data.id ?? v : v);
+const fromId: Validator = (v, f) => (v === MISSING || v === null || v === undefined ? (f.data.id ?? v) : v);
 const skipMissing: Validator = (v) => {
   if (v === MISSING || v === null || v === undefined) throw new Stop();
   return v;
 };
 const idFields = (required: boolean) => ({
   id: p.custom<string>('another name of resource_id', [tableName]),
-  resource_id: p.custom<string>(`id or alias of the resource${required ? '' : ' (or give resource)'}`,
-    [fromId, required ? notEmpty : skipMissing, tableName], Type.String()).handlesMissing(),
+  resource_id: p
+    .custom<string>(
+      `id or alias of the resource${required ? '' : ' (or give resource)'}`,
+      [fromId, required ? notEmpty : skipMissing, tableName],
+      Type.String(),
+    )
+    .handlesMissing(),
 });
 const resourceIdParam = (description: string) => p.custom<string>(description, [tableName]).required();
 const force = p.boolean('edit a read-only resource').default(false);
 const calculateRecordCount = p.boolean('update the stored record count after this call').default(false);
 
 const validFieldName = (name: string) =>
-  typeof name === 'string' && name.length > 0 && !name.startsWith('_') && !name.includes('"') && !name.includes('\u0000') && name.trim() === name;
+  typeof name === 'string' &&
+  name.length > 0 &&
+  !name.startsWith('_') &&
+  !name.includes('"') &&
+  !name.includes('\u0000') &&
+  name.trim() === name;
 
 const aliasList: Validator = (v) => {
   const list = stringList(true)(v, undefined as any) as string[];
@@ -161,24 +183,44 @@ const resourceShowAuth: AuthFunction = async (ctx, p) => {
 
 // --- datastore_create -------------------------------------------------------------------------
 
-const names = (description: string) => p.custom<string[]>(`${description} (a list, or comma-separated)`, [nameList], Type.Array(Type.String()), 'list of strings');
+const names = (description: string) =>
+  p.custom<string[]>(`${description} (a list, or comma-separated)`, [nameList], Type.Array(Type.String()), 'list of strings');
 const recordsSchema = Type.Array(Type.Record(Type.String(), Type.Unknown()));
 
 const createParams = {
   ...idFields(false),
   resource: p.object('resource dictionary passed to resource_create (with package_id)'),
   force,
-  aliases: p.custom<string[]>('names for read-only aliases of the resource (list or comma-separated)', [aliasList], Type.Array(Type.String()), 'list of strings'),
-  fields: p.listOf({
-    id: p.string('the column name').required(),
-    type: p.string('the column type (guessed from the first record when not given)'),
-    info: p.object('data dictionary entries (label, notes, type_override...)'),
-  }, 'fields/columns and their extra metadata').use(jsonValue),
-  records: p.custom<unknown[]>('the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]', [jsonList], recordsSchema, 'list of dictionaries'),
+  aliases: p.custom<string[]>(
+    'names for read-only aliases of the resource (list or comma-separated)',
+    [aliasList],
+    Type.Array(Type.String()),
+    'list of strings',
+  ),
+  fields: p
+    .listOf(
+      {
+        id: p.string('the column name').required(),
+        type: p.string('the column type (guessed from the first record when not given)'),
+        info: p.object('data dictionary entries (label, notes, type_override...)'),
+      },
+      'fields/columns and their extra metadata',
+    )
+    .use(jsonValue),
+  records: p.custom<unknown[]>(
+    'the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]',
+    [jsonList],
+    recordsSchema,
+    'list of dictionaries',
+  ),
   primary_key: names('fields that represent a unique key (replaces an existing one)'),
   indexes: names('indexes on the table (replace existing ones)'),
-  triggers: p.listOf({ function: p.string('a trigger function (datastore_function_create)').required() },
-    'trigger functions to apply to this table on update/insert').use(jsonValue),
+  triggers: p
+    .listOf(
+      { function: p.string('a trigger function (datastore_function_create)').required() },
+      'trigger functions to apply to this table on update/insert',
+    )
+    .use(jsonValue),
   calculate_record_count: calculateRecordCount,
   delete_fields: p.boolean('drop existing fields not listed in fields').default(false),
 };
@@ -198,7 +240,11 @@ const datastoreCreate: ActionDefinition = {
     checkFieldsInput(p.fields);
     const backend = backendOf(ctx);
     if (p.resource) {
-      const res = await ctx.call('resource_create', { ...p.resource, url: p.resource.url || '_datastore_only_resource', url_type: 'datastore' });
+      const res = await ctx.call('resource_create', {
+        ...p.resource,
+        url: p.resource.url || '_datastore_only_resource',
+        url_type: 'datastore',
+      });
       p.resource_id = res.id;
     } else {
       await writableResource(ctx, p.resource_id, p.force);
@@ -235,10 +281,21 @@ const datastoreUpsert: ActionDefinition = {
   params: {
     resource_id: resourceIdParam('resource id that the data is going to be stored under'),
     force,
-    records: p.custom<unknown[] | JsonArrayText>('the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]', [recordList], recordsSchema, 'list of dictionaries')
+    records: p
+      .custom<unknown[] | JsonArrayText>(
+        'the data, e.g. [{"dob": "2005", "some_stuff": ["a", "b"]}]',
+        [recordList],
+        recordsSchema,
+        'list of dictionaries',
+      )
       .default(() => []),
-    method: p.custom<'upsert' | 'insert' | 'update'>('upsert, insert or update', [oneOf(UPSERT_METHODS)],
-      Type.Union(UPSERT_METHODS.map((m) => Type.Literal(m)))).default('upsert'),
+    method: p
+      .custom<'upsert' | 'insert' | 'update'>(
+        'upsert, insert or update',
+        [oneOf(UPSERT_METHODS)],
+        Type.Union(UPSERT_METHODS.map((m) => Type.Literal(m))),
+      )
+      .default('upsert'),
     dry_run: p.boolean('validate and roll back instead of committing').default(false),
     calculate_record_count: calculateRecordCount,
   },
@@ -246,7 +303,11 @@ const datastoreUpsert: ActionDefinition = {
   async handler(ctx, p: Record<string, any>) {
     await writableResource(ctx, p.resource_id, p.force);
     await backendOf(ctx).upsert({
-      resource_id: p.resource_id, records: p.records, method: p.method, dry_run: p.dry_run, calculate_record_count: p.calculate_record_count,
+      resource_id: p.resource_id,
+      records: p.records,
+      method: p.method,
+      dry_run: p.dry_run,
+      calculate_record_count: p.calculate_record_count,
     });
     return p;
   },
@@ -269,10 +330,14 @@ const filtersDict: Validator = (v) => {
 };
 
 const deleteParams = (filtersRequired: boolean) => {
-  const filters = p.custom<Record<string, unknown>>(filtersRequired
-    ? 'filters selecting the records to delete ({} deletes all)'
-    : 'filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped',
-  [filtersDict], Type.Record(Type.String(), Type.Unknown()), 'dictionary');
+  const filters = p.custom<Record<string, unknown>>(
+    filtersRequired
+      ? 'filters selecting the records to delete ({} deletes all)'
+      : 'filters to apply before deleting (e.g. {"name": "fred"}); without filters the table and its aliases are dropped',
+    [filtersDict],
+    Type.Record(Type.String(), Type.Unknown()),
+    'dictionary',
+  );
   return {
     resource_id: resourceIdParam('resource id that the data will be deleted from'),
     force,
@@ -327,7 +392,10 @@ const datastoreInfo: ActionDefinition = {
   returns: {
     description: '{"meta": {id, count, table_type, size, db_size, idx_size, aliases}, "fields": [...]}',
     rtype: 'dictionary',
-    schema: Type.Object({ meta: Type.Record(Type.String(), Type.Unknown()), fields: Type.Array(Type.Unknown()) }, { additionalProperties: true }),
+    schema: Type.Object(
+      { meta: Type.Record(Type.String(), Type.Unknown()), fields: Type.Array(Type.Unknown()) },
+      { additionalProperties: true },
+    ),
   },
   async handler(ctx, p: Record<string, any>) {
     try {
@@ -348,7 +416,9 @@ const qValue: Validator = (v) => {
       try {
         const o = JSON.parse(t);
         if (o && typeof o === 'object' && !Array.isArray(o)) return qObject(o);
-      } catch { /* a plain query string */ }
+      } catch {
+        /* a plain query string */
+      }
     }
     return v;
   }
@@ -387,24 +457,46 @@ export function searchParams(dump = false) {
   const limit = natural('maximum number of rows (default svc.datastore.search.rows_default, at most svc.datastore.search.rows_max)');
   return {
     ...idFields(true),
-    filters: p.custom<Record<string, unknown>>('matching conditions, e.g. {"key1": "a", "key2": ["b", "c"]}', [filtersValidator],
-      Type.Record(Type.String(), Type.Unknown()), 'dictionary'),
-    q: p.custom<string | Record<string, string>>('full text query (string), or {field: query} per field', [qValue],
-      Type.Union([Type.String(), Type.Record(Type.String(), Type.String())]), 'string or dictionary'),
+    filters: p.custom<Record<string, unknown>>(
+      'matching conditions, e.g. {"key1": "a", "key2": ["b", "c"]}',
+      [filtersValidator],
+      Type.Record(Type.String(), Type.Unknown()),
+      'dictionary',
+    ),
+    q: p.custom<string | Record<string, string>>(
+      'full text query (string), or {field: query} per field',
+      [qValue],
+      Type.Union([Type.String(), Type.Record(Type.String(), Type.String())]),
+      'string or dictionary',
+    ),
     full_text: p.string('full text query over all fields'),
     plain: p.boolean('treat q as plain text (default true); false allows the full text query language'),
     language: p.string('full text search language (default english)'),
     distinct: p.boolean('return only distinct rows (default false)'),
-    limit: dump ? limit : limit.default((f) => f.context.config.int('svc.datastore.search.rows_default'))
-      .use((n: number, f) => Math.min(n, f.context.config.int('svc.datastore.search.rows_max'))),
+    limit: dump
+      ? limit
+      : limit
+          .default((f) => f.context.config.int('svc.datastore.search.rows_default'))
+          .use((n: number, f) => Math.min(n, f.context.config.int('svc.datastore.search.rows_max'))),
     offset: natural('rows to skip'),
     fields: names('fields to return (default all, in table order)'),
     sort: names('fields, each optionally followed by asc or desc'),
     include_total: p.boolean('count the matching rows').default(true),
-    total_estimation_threshold: p.custom<number | null>('estimate the total above this many rows (default none)', [thresholdValidator],
-      Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]), 'int').default(null),
-    records_format: p.custom<(typeof RECORDS_FORMATS)[number]>('objects, lists, csv or tsv', [oneOf(RECORDS_FORMATS)],
-      Type.Union(RECORDS_FORMATS.map((f) => Type.Literal(f)))).default('objects'),
+    total_estimation_threshold: p
+      .custom<number | null>(
+        'estimate the total above this many rows (default none)',
+        [thresholdValidator],
+        Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        'int',
+      )
+      .default(null),
+    records_format: p
+      .custom<(typeof RECORDS_FORMATS)[number]>(
+        'objects, lists, csv or tsv',
+        [oneOf(RECORDS_FORMATS)],
+        Type.Union(RECORDS_FORMATS.map((f) => Type.Literal(f))),
+      )
+      .default('objects'),
   };
 }
 const searchSchemas = [compileParams(searchParams(false), 'keep'), compileParams(searchParams(true), 'keep')];
@@ -412,7 +504,11 @@ const searchSchemas = [compileParams(searchParams(false), 'keep'), compileParams
 const SEARCH_KEYS = new Set(Object.keys(searchParams()));
 
 /** Validates search parameters (stray keys are errors), checks read access, resolves aliases. */
-export async function prepareSearch(ctx: ActionContext, input: Record<string, unknown>, dump = false): Promise<{ params: Record<string, any>; search: SearchInput }> {
+export async function prepareSearch(
+  ctx: ActionContext,
+  input: Record<string, unknown>,
+  dump = false,
+): Promise<{ params: Record<string, any>; search: SearchInput }> {
   const p = await validateOrThrow(searchSchemas[dump ? 1 : 0], withResourceId(input), ctx);
   const stray = Object.keys(p).filter((k) => !SEARCH_KEYS.has(k) && k !== 'callback' && !(dump && (k === 'format' || k === 'bom')));
   if (stray.length) throw new ValidationError({ __extras: [`invalid value "${stray[0]}"`] });
@@ -421,9 +517,20 @@ export async function prepareSearch(ctx: ActionContext, input: Record<string, un
   return {
     params: p,
     search: {
-      resource_id: id, filters: p.filters, q: p.q, full_text: p.full_text, plain: p.plain, language: p.language, distinct: p.distinct,
-      limit: p.limit, offset: p.offset, fields: p.fields, sort: p.sort, include_total: p.include_total,
-      total_estimation_threshold: p.total_estimation_threshold, records_format: p.records_format,
+      resource_id: id,
+      filters: p.filters,
+      q: p.q,
+      full_text: p.full_text,
+      plain: p.plain,
+      language: p.language,
+      distinct: p.distinct,
+      limit: p.limit,
+      offset: p.offset,
+      fields: p.fields,
+      sort: p.sort,
+      include_total: p.include_total,
+      total_estimation_threshold: p.total_estimation_threshold,
+      records_format: p.records_format,
       ...(id === METADATA_VIEW ? { only_resources: await readableResources(ctx) } : {}),
     },
   };
@@ -474,7 +581,11 @@ const datastoreSearch: ActionDefinition = {
   // resolved before the access check: prepareSearch validates with these declarations.
   extras: 'keep',
   validatedBy: 'handler',
-  returns: { description: '{fields, records, total, total_was_estimated, limit, offset, _links, ...}', rtype: 'dictionary', schema: datastoreSearchSchema },
+  returns: {
+    description: '{fields, records, total, total_was_estimated, limit, offset, _links, ...}',
+    rtype: 'dictionary',
+    schema: datastoreSearchSchema,
+  },
   async handler(ctx, input: Record<string, any>) {
     const { params: p, search } = await prepareSearch(ctx, input);
     const r = await backendOf(ctx).search(search);
@@ -531,7 +642,9 @@ const datastoreFunctionCreate: ActionDefinition = {
     or_replace: p.boolean('replace an existing function of that name').default(false),
     rettype: p.custom<'trigger'>('return type; must be trigger', [oneOf(['trigger'])], Type.Literal('trigger')).default('trigger'),
     definition: p.string('PL/pgSQL function body').required(),
-    arguments: p.custom<unknown[]>('not allowed: trigger functions take no arguments', [jsonList], Type.Array(Type.Unknown()), 'list').use(noArguments),
+    arguments: p
+      .custom<unknown[]>('not allowed: trigger functions take no arguments', [jsonList], Type.Array(Type.Unknown()), 'list')
+      .use(noArguments),
   },
   returns: { description: 'None', schema: Type.Null() },
   async handler(ctx, p: Record<string, any>) {
@@ -554,8 +667,15 @@ const datastoreFunctionDelete: ActionDefinition = {
 };
 
 export const datastoreActions: ActionDefinition<any, any>[] = [
-  datastoreCreate, datastoreUpsert, datastoreDelete, datastoreRecordsDelete, datastoreInfo, datastoreSearch,
-  datastoreRunTriggers, datastoreFunctionCreate, datastoreFunctionDelete,
+  datastoreCreate,
+  datastoreUpsert,
+  datastoreDelete,
+  datastoreRecordsDelete,
+  datastoreInfo,
+  datastoreSearch,
+  datastoreRunTriggers,
+  datastoreFunctionCreate,
+  datastoreFunctionDelete,
 ];
 
 /** CKAN's set_datastore_active_flag: sets the resource's datastore_active flag (context, data_dict, flag). */

@@ -30,7 +30,8 @@ function queryObject(request: FastifyRequest): Record<string, unknown> {
 }
 
 function badRequest(reply: FastifyReply, errors: Record<string, unknown>) {
-  const lines = Object.entries(errors).filter(([k]) => k !== '__type' && k !== 'message')
+  const lines = Object.entries(errors)
+    .filter(([k]) => k !== '__type' && k !== 'message')
     .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : typeof v === 'string' ? v : JSON.stringify(v)}`);
   return reply.code(400).type('text/plain; charset=utf-8').send(lines.join('\n'));
 }
@@ -54,13 +55,22 @@ export const dumpExtension = {
       try {
         const identity = await requestIdentity(services, request);
         const ctx: ActionContext = {
-          services, config: services.config, identity, db: services.db, ignoreAuth: false,
+          services,
+          config: services.config,
+          identity,
+          db: services.db,
+          ignoreAuth: false,
           request: { method: 'GET', path: request.url.split('?')[0], query: request.url.split('?')[1] ?? '' },
           call: (name, input) => callAction(services, name, input, { identity }) as Promise<any>,
         };
         const { search } = await prepareSearch(ctx, { ...params, resource_id: id }, true);
         const backend = services.plugins.datastore as DatastoreBackend;
-        iterator = backend.dump({ ...search, limit: search.limit ?? null, records_format: format === 'csv' || format === 'tsv' ? format : 'lists', include_total: false });
+        iterator = backend.dump({
+          ...search,
+          limit: search.limit ?? null,
+          records_format: format === 'csv' || format === 'tsv' ? format : 'lists',
+          include_total: false,
+        });
         first = await iterator.next();
       } catch (e) {
         if (e instanceof ValidationError) return badRequest(reply, e.errors);
@@ -75,7 +85,12 @@ export const dumpExtension = {
   },
 };
 
-async function* writeDump(format: string, bom: boolean, first: IteratorResult<DumpChunk>, rest: AsyncGenerator<DumpChunk>): AsyncGenerator<string | Buffer> {
+async function* writeDump(
+  format: string,
+  bom: boolean,
+  first: IteratorResult<DumpChunk>,
+  rest: AsyncGenerator<DumpChunk>,
+): AsyncGenerator<string | Buffer> {
   async function* chunks(): AsyncGenerator<DumpChunk> {
     if (!first.done) yield first.value;
     for (;;) {

@@ -20,29 +20,74 @@ import type { Services } from '../../actions/context.ts';
 const postgresUrl = (v: string) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? undefined : 'must be a postgresql:// URL');
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
 
-declareOption({ name: 'svc.datastore.write_url', type: 'string', default: '', secret: true, validate: postgresUrl,
-  description: 'PostgreSQL URL of the data store database for the write user (its owner); empty uses an embedded database' });
-declareOption({ name: 'svc.datastore.read_url', type: 'string', default: '', secret: true, validate: postgresUrl,
-  description: 'PostgreSQL URL of the data store database for the read-only user (see svc datastore set-permissions)' });
-declareOption({ name: 'svc.datastore.search.rows_default', type: 'int', default: 100, validate: positive,
-  description: 'Default number of rows datastore_search returns' });
-declareOption({ name: 'svc.datastore.search.rows_max', type: 'int', default: 32000, validate: positive,
-  description: 'Most rows datastore_search and datastore_search_sql return' });
-declareOption({ name: 'svc.datastore.sqlsearch.enabled', type: 'bool', default: false,
-  description: 'Enable datastore_search_sql' });
-declareOption({ name: 'svc.datastore.sqlsearch.timeout', type: 'int', default: 60000, validate: positive,
-  description: 'Longest time a datastore_search_sql query may run, in milliseconds' });
+declareOption({
+  name: 'svc.datastore.write_url',
+  type: 'string',
+  default: '',
+  secret: true,
+  validate: postgresUrl,
+  description: 'PostgreSQL URL of the data store database for the write user (its owner); empty uses an embedded database',
+});
+declareOption({
+  name: 'svc.datastore.read_url',
+  type: 'string',
+  default: '',
+  secret: true,
+  validate: postgresUrl,
+  description: 'PostgreSQL URL of the data store database for the read-only user (see svc datastore set-permissions)',
+});
+declareOption({
+  name: 'svc.datastore.search.rows_default',
+  type: 'int',
+  default: 100,
+  validate: positive,
+  description: 'Default number of rows datastore_search returns',
+});
+declareOption({
+  name: 'svc.datastore.search.rows_max',
+  type: 'int',
+  default: 32000,
+  validate: positive,
+  description: 'Most rows datastore_search and datastore_search_sql return',
+});
+declareOption({ name: 'svc.datastore.sqlsearch.enabled', type: 'bool', default: false, description: 'Enable datastore_search_sql' });
+declareOption({
+  name: 'svc.datastore.sqlsearch.timeout',
+  type: 'int',
+  default: 60000,
+  validate: positive,
+  description: 'Longest time a datastore_search_sql query may run, in milliseconds',
+});
 
-declareOption({ name: 'svc.datastore.default_fts_lang', type: 'string', default: 'english',
+declareOption({
+  name: 'svc.datastore.default_fts_lang',
+  type: 'string',
+  default: 'english',
   validate: (v: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : 'must be a text search configuration name'),
-  description: 'Language of full-text search: the default of datastore_search language, and of the stored, indexed text of new tables' });
-declareOption({ name: 'svc.datastore.default_fts_index_method', type: 'string', default: 'gin',
+  description: 'Language of full-text search: the default of datastore_search language, and of the stored, indexed text of new tables',
+});
+declareOption({
+  name: 'svc.datastore.default_fts_index_method',
+  type: 'string',
+  default: 'gin',
   validate: (v: string) => (v === 'gin' || v === 'gist' ? undefined : 'must be gin or gist'),
-  description: 'Index method of the full-text indexes (gin: faster searches; gist: smaller, faster to update)' });
-declareOption({ name: 'svc.datastore.default_fts_index_field_types', type: 'list', default: ['text', 'tsvector'],
-  description: 'Column types that get a full-text index of their own (for datastore_search q as a per-column dict), space or comma separated' });
-declareOption({ name: 'svc.datastore.fts_inline_max_rows', type: 'int', default: 5000, validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
-  description: 'Writes of at most this many rows compute their full-text index entries before they commit; larger ones (loads) leave them to a background task that runs once writes pause' });
+  description: 'Index method of the full-text indexes (gin: faster searches; gist: smaller, faster to update)',
+});
+declareOption({
+  name: 'svc.datastore.default_fts_index_field_types',
+  type: 'list',
+  default: ['text', 'tsvector'],
+  description:
+    'Column types that get a full-text index of their own (for datastore_search q as a per-column dict), space or comma separated',
+});
+declareOption({
+  name: 'svc.datastore.fts_inline_max_rows',
+  type: 'int',
+  default: 5000,
+  validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  description:
+    'Writes of at most this many rows compute their full-text index entries before they commit; larger ones (loads) leave them to a background task that runs once writes pause',
+});
 
 /** The full-text settings of the data store from the configuration. */
 export function ftsSettings(config: Services['config']): FtsSettings {
@@ -69,7 +114,9 @@ export const datastorePlugin: Plugin = {
     if (writeUrl) {
       // Reads (search, SQL search, dumps) run as a user that can only read.
       if (!readUrl) {
-        throw new ConfigError('svc.datastore.read_url must be set when svc.datastore.write_url is: data store reads run as a read-only user (see svc datastore set-permissions)');
+        throw new ConfigError(
+          'svc.datastore.read_url must be set when svc.datastore.write_url is: data store reads run as a read-only user (see svc datastore set-permissions)',
+        );
       }
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
       const read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions });

@@ -57,13 +57,17 @@ cliCommands.push((program, tools) => {
   const datastore = program.command('datastore').description('the data store');
   datastore
     .command('set-permissions')
-    .description('print the SQL a database superuser runs to give the read-only user of svc.datastore.read_url read access (pipe it to psql)')
+    .description(
+      'print the SQL a database superuser runs to give the read-only user of svc.datastore.read_url read access (pipe it to psql)',
+    )
     .action(() => {
       const cfg = tools.config();
       const writeUrl = cfg.str('svc.datastore.write_url');
       const readUrl = cfg.str('svc.datastore.read_url');
       if (!writeUrl) {
-        throw new ConfigError('svc.datastore.write_url is not set: the embedded data store creates its read-only role itself and needs no permissions');
+        throw new ConfigError(
+          'svc.datastore.write_url is not set: the embedded data store creates its read-only role itself and needs no permissions',
+        );
       }
       if (!readUrl) throw new ConfigError('svc.datastore.read_url is not set: give the URL of the read-only user');
       process.stdout.write(setPermissionsSql(writeUrl, readUrl));

@@ -24,13 +24,28 @@ import { kindOf, outValue, reportedType } from '../../datastore/types.ts';
 // data store plugin; declared here too (same defaults) only if this module is used without it.
 const options: OptionDeclaration[] = [
   { name: 'svc.datastore.sqlsearch.enabled', type: 'bool', default: false, description: 'Enable datastore_search_sql' },
-  { name: 'svc.datastore.sqlsearch.timeout', type: 'int', default: 60000, description: 'Longest time a datastore_search_sql query may run, in milliseconds',
-    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
-  { name: 'svc.datastore.search.rows_max', type: 'int', default: 32000, description: 'Most rows datastore_search and datastore_search_sql return',
-    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
-  { name: 'svc.datastore.sqlsearch.embedded_max_cost', type: 'float', default: 200000,
-    description: 'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since stopping a running query restarts the embedded database',
-    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number') },
+  {
+    name: 'svc.datastore.sqlsearch.timeout',
+    type: 'int',
+    default: 60000,
+    description: 'Longest time a datastore_search_sql query may run, in milliseconds',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.search.rows_max',
+    type: 'int',
+    default: 32000,
+    description: 'Most rows datastore_search and datastore_search_sql return',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.embedded_max_cost',
+    type: 'float',
+    default: 200000,
+    description:
+      'Embedded database only: datastore_search_sql refuses a query whose estimated plan cost (EXPLAIN) is higher, since stopping a running query restarts the embedded database',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
 ];
 for (const o of options) if (!optionDeclaration(o.name)) declareOption(o);
 
@@ -56,7 +71,6 @@ export interface SqlSearchResult {
   records_truncated?: true;
 }
 
-
 /**
  * Default resolution through the system catalog: tables in schema public are resources (named by
  * resource id), views in public are aliases of the one public table they read. Names starting with
@@ -78,7 +92,8 @@ async function catalogResolve(conn: Connection, names: string[]): Promise<Map<st
   for (const row of r.rows) {
     if (row.relname.startsWith('_')) out.set(row.relname, null);
     else if (row.relkind === 'r' || row.relkind === 'p') out.set(row.relname, row.relname);
-    else if ((row.relkind === 'v' || row.relkind === 'm') && row.alias_of && !row.alias_of.startsWith('_')) out.set(row.relname, row.alias_of);
+    else if ((row.relkind === 'v' || row.relkind === 'm') && row.alias_of && !row.alias_of.startsWith('_'))
+      out.set(row.relname, row.alias_of);
     else out.set(row.relname, null);
   }
   return out;
@@ -102,7 +117,8 @@ function planFacts(plan: unknown): { relations: { schema?: string; name: string 
     if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      if (typeof o['Relation Name'] === 'string') relations.push({ schema: o.Schema as string | undefined, name: o['Relation Name'] as string });
+      if (typeof o['Relation Name'] === 'string')
+        relations.push({ schema: o.Schema as string | undefined, name: o['Relation Name'] as string });
       // The largest cost of any node: a LIMIT above a plan scales the plan's cost down by the
       // rows it expects to need, which a filter that never matches makes arbitrarily wrong.
       if (typeof o['Total Cost'] === 'number') cost = Math.max(cost, o['Total Cost'] as number);
@@ -120,7 +136,10 @@ async function fieldTypes(db: Database, conn: Connection, oids: number[]): Promi
   if (!cache) typeNames.set(db, (cache = new Map()));
   const missing = [...new Set(oids)].filter((o) => !cache!.has(o));
   if (missing.length) {
-    const r = await conn.query<{ oid: number; typname: string }>('SELECT oid::int4 AS oid, typname::text FROM pg_catalog.pg_type WHERE oid = ANY($1::oid[])', [missing]);
+    const r = await conn.query<{ oid: number; typname: string }>(
+      'SELECT oid::int4 AS oid, typname::text FROM pg_catalog.pg_type WHERE oid = ANY($1::oid[])',
+      [missing],
+    );
     for (const row of r.rows) cache.set(Number(row.oid), row.typname);
   }
   return cache;
@@ -133,9 +152,14 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
 
   const guard = await guardSql(sql);
   if (embedded) {
-    if (guard.recursive) throw queryError('WITH RECURSIVE is not available with the embedded database (stopping a running query restarts the embedded database).');
+    if (guard.recursive)
+      throw queryError(
+        'WITH RECURSIVE is not available with the embedded database (stopping a running query restarts the embedded database).',
+      );
     if (guard.unboundedCalls.length) {
-      throw queryError(`With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): stopping a running query restarts the embedded database.`);
+      throw queryError(
+        `With the embedded database, ${guard.unboundedCalls.join(', ')} must be called with plain arguments (constants, sizes up to 1000000; generate_series: constants only; set-returning functions: columns, constants or subqueries): stopping a running query restarts the embedded database.`,
+      );
     }
   }
   // What runs is exactly the statement PostgreSQL's parser delimited, inside a row limit; the
@@ -143,13 +167,17 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   const wrapped = `SELECT * FROM (\n${guard.statement}\n) AS blah LIMIT ${rowsMax + 1}`;
   const rechecked = await guardSql(wrapped);
   const same = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
-  if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions)) throw queryError('Query is not a single statement.');
+  if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions))
+    throw queryError('Query is not a single statement.');
 
   const timeout = config.int('svc.datastore.sqlsearch.timeout');
   // Read-only, rolled back, as the read-only role. The parser that checked the text reads strings
   // with standard_conforming_strings on: so must the server.
   const tx = {
-    readOnly: true, rollback: true, role: backend.readRole, statementTimeoutMs: timeout,
+    readOnly: true,
+    rollback: true,
+    role: backend.readRole,
+    statementTimeoutMs: timeout,
     settings: { standard_conforming_strings: 'on', search_path: 'public' },
   };
   return backend.readDb.transaction(async (conn) => {
@@ -168,7 +196,8 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
           try {
             await checkAccess(ctx, 'resource_show', { id });
           } catch (e) {
-            if (e instanceof AuthorizationError || e instanceof NotFoundError) throw new AuthorizationError('Not authorized to read resource.');
+            if (e instanceof AuthorizationError || e instanceof NotFoundError)
+              throw new AuthorizationError('Not authorized to read resource.');
             throw e;
           }
         }
@@ -180,17 +209,24 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
       const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
       const facts = planFacts(plan);
       for (const rel of facts.relations) {
-        if ((rel.schema && rel.schema !== 'public') || !resourceIds.has(rel.name)) throw new AuthorizationError('Not authorized to access system tables');
+        if ((rel.schema && rel.schema !== 'public') || !resourceIds.has(rel.name))
+          throw new AuthorizationError('Not authorized to access system tables');
       }
       if (embedded) {
         const max = config.get<number>('svc.datastore.sqlsearch.embedded_max_cost');
         if (facts.cost > max) {
-          throw queryError(`Query is too expensive for the embedded database (estimated cost ${Math.round(facts.cost)}, limit ${max}); use PostgreSQL for heavier queries.`);
+          throw queryError(
+            `Query is too expensive for the embedded database (estimated cost ${Math.round(facts.cost)}, limit ${max}); use PostgreSQL for heavier queries.`,
+          );
         }
       }
 
       const result = await conn.query<Record<string, unknown>>(wrapped);
-      const types = await fieldTypes(backend.readDb, conn, result.fields.map((f) => f.dataTypeID));
+      const types = await fieldTypes(
+        backend.readDb,
+        conn,
+        result.fields.map((f) => f.dataTypeID),
+      );
       const typnames = result.fields.map((f) => types.get(f.dataTypeID) ?? 'text');
       const kinds = typnames.map(kindOf);
       const fields = result.fields.map((f, i) => ({ id: f.name, type: reportedType(typnames[i]) }));
@@ -233,10 +269,15 @@ svc.datastore.sqlsearch.enabled is set.`,
     returns: {
       description: '{sql, records, fields: [{id, type}], records_truncated (only when true)}',
       rtype: 'dictionary',
-      schema: Type.Object({
-        sql: Type.String(), records: Type.Array(Type.Record(Type.String(), Type.Unknown())), fields: Type.Array(datastoreFieldSchema),
-        records_truncated: Type.Optional(Type.Boolean()),
-      }, { additionalProperties: true }),
+      schema: Type.Object(
+        {
+          sql: Type.String(),
+          records: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+          fields: Type.Array(datastoreFieldSchema),
+          records_truncated: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: true },
+      ),
     },
     handler: (ctx, params) => runSearchSql(ctx, backend, params.sql),
   };

@@ -13,21 +13,27 @@ export const expireApiTokenPlugin: Plugin = {
   name: 'expire_api_token',
   setup(services) {
     const def = services.registry.get('api_token_create');
-    services.registry.define(defineAction({
-      ...def,
-      description: def.description,
-      params: {
-        ...def.params,
-        expires_in: p.positive('(expire_api_token) the token expires after this many units'),
-        // CKAN sends the unit as a number of seconds (1, 60, 3600, 86400); names are accepted too.
-        unit: p.custom<string>('(expire_api_token) seconds, minutes, hours or days (or 1, 60, 3600, 86400)',
-          [(v: unknown) => UNIT_CODES[String(v)] ?? v, oneOf(UNITS)],
-          Type.Union([...UNITS.map((u) => Type.Literal(u)), ...Object.keys(UNIT_CODES).map((c) => Type.Literal(Number(c)))])).default('days'),
-      },
-      handler: (ctx, params) => {
-        const expiresAt = params.expires_in ? new Date(Date.now() + params.expires_in * UNIT_SECONDS[params.unit] * 1000) : undefined;
-        return def.handler(ctx, expiresAt ? { ...params, expires_at: expiresAt } : params);
-      },
-    }));
+    services.registry.define(
+      defineAction({
+        ...def,
+        description: def.description,
+        params: {
+          ...def.params,
+          expires_in: p.positive('(expire_api_token) the token expires after this many units'),
+          // CKAN sends the unit as a number of seconds (1, 60, 3600, 86400); names are accepted too.
+          unit: p
+            .custom<string>(
+              '(expire_api_token) seconds, minutes, hours or days (or 1, 60, 3600, 86400)',
+              [(v: unknown) => UNIT_CODES[String(v)] ?? v, oneOf(UNITS)],
+              Type.Union([...UNITS.map((u) => Type.Literal(u)), ...Object.keys(UNIT_CODES).map((c) => Type.Literal(Number(c)))]),
+            )
+            .default('days'),
+        },
+        handler: (ctx, params) => {
+          const expiresAt = params.expires_in ? new Date(Date.now() + params.expires_in * UNIT_SECONDS[params.unit] * 1000) : undefined;
+          return def.handler(ctx, expiresAt ? { ...params, expires_at: expiresAt } : params);
+        },
+      }),
+    );
   },
 };

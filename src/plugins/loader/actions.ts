@@ -35,8 +35,13 @@ const submit = defineAction({
   returns: { description: 'true when the load was queued', rtype: 'bool' },
   handler: async (ctx, q) => {
     const res = await activeResource(ctx, q);
-    if (res.url_type === 'datastore') throw new ValidationError({ resource_id: ['the resource is a data store table (url_type "datastore"): there is no file to load'] });
-    await submitLoad(ctx.services, ctx.db, res.id, { ignoreHash: q.ignore_hash, source: sourceSignature(res), afterCommit: ctx.afterCommit });
+    if (res.url_type === 'datastore')
+      throw new ValidationError({ resource_id: ['the resource is a data store table (url_type "datastore"): there is no file to load'] });
+    await submitLoad(ctx.services, ctx.db, res.id, {
+      ignoreHash: q.ignore_hash,
+      source: sourceSignature(res),
+      afterCommit: ctx.afterCommit,
+    });
     return true;
   },
 });
@@ -47,7 +52,10 @@ const status = defineAction({
   auth: canEditResource,
   params: resourceParams,
   description: 'The status of the last load of a resource into the data store.',
-  returns: { description: 'status (pending, running, complete, error), job_id, job_url, last_updated, task_info (with the log lines), error', rtype: 'dictionary' },
+  returns: {
+    description: 'status (pending, running, complete, error), job_id, job_url, last_updated, task_info (with the log lines), error',
+    rtype: 'dictionary',
+  },
   handler: async (ctx, q) => {
     const res = await activeResource(ctx, q);
     const row = await loadTask(ctx.db, res.id);
@@ -57,7 +65,8 @@ const status = defineAction({
 });
 
 export const loaderActions: ActionDefinition<any, any>[] = [
-  submit, status,
+  submit,
+  status,
   { ...submit, name: 'datapusher_submit', description: `Same as xloader_submit. ${submit.description}` },
   { ...status, name: 'datapusher_status', description: `Same as xloader_status. ${status.description}` },
 ];

@@ -67,12 +67,18 @@ export function datastoreBackend(services: Services): BulkLoadBackend {
 
 export async function runLoad(services: Services, resourceId: string, opts: LoadRunOptions): Promise<LoadOutcome> {
   const { config } = services;
-  const value: LoadTaskValue = { ...parseValue(await loadTask(services.db, resourceId)), job_id: opts.jobId, logs: [], finished_timestamp: null };
+  const value: LoadTaskValue = {
+    ...parseValue(await loadTask(services.db, resourceId)),
+    job_id: opts.jobId,
+    logs: [],
+    finished_timestamp: null,
+  };
   value.requested_timestamp ??= nowIso();
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(2)} s`;
   const log = (message: string, level: LogLine['level'] = 'INFO') => value.logs.push({ timestamp: nowIso(), message, level });
-  const save = (state: 'running' | 'complete' | 'error', error: string | null = null) => saveLoadTask(services.db, resourceId, state, value, error);
+  const save = (state: 'running' | 'complete' | 'error', error: string | null = null) =>
+    saveLoadTask(services.db, resourceId, state, value, error);
   let lastSaved = 0;
   const progress = (p: LoadProgress) => {
     opts.onProgress?.(p);
@@ -92,7 +98,8 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     await save('running');
     const res = await findResource(services.db, resourceId);
     if (!res || res.state !== 'active') throw new LoadError(`resource ${resourceId} was not found`);
-    if (res.url_type === 'datastore') throw new LoadError('the resource is a data store table (url_type "datastore"): there is no file to load');
+    if (res.url_type === 'datastore')
+      throw new LoadError('the resource is a data store table (url_type "datastore"): there is no file to load');
     let file: string;
     let hash: string;
     let total: number | undefined;
@@ -107,9 +114,15 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       log(`fetching ${res.url}`);
       let got = 0;
       const r = await fetchToFile(res.url, download, {
-        maxBytes: config.int('svc.loader.max_size') * 1024 * 1024, timeoutMs: config.int('svc.loader.timeout') * 1000,
-        allowPrivate: config.bool('svc.loader.allow_private_urls'), signal: opts.signal, resolve: opts.resolve,
-        onBytes: (n) => { got += n; progress({ phase: 'download', rows: 0, bytes: got }); },
+        maxBytes: config.int('svc.loader.max_size') * 1024 * 1024,
+        timeoutMs: config.int('svc.loader.timeout') * 1000,
+        allowPrivate: config.bool('svc.loader.allow_private_urls'),
+        signal: opts.signal,
+        resolve: opts.resolve,
+        onBytes: (n) => {
+          got += n;
+          progress({ phase: 'download', rows: 0, bytes: got });
+        },
       });
       file = download;
       hash = r.md5;
@@ -130,14 +143,17 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       if (typeof o === 'string' && o.trim()) overrides.set(f.id, o.trim());
     }
     const prepared = await prepareTable(file, {
-      overrides, spoolPath: spool, signal: opts.signal,
+      overrides,
+      spoolPath: spool,
+      signal: opts.signal,
       onProgress: (p) => progress({ phase: 'read', ...p, total }),
     });
     prepared.log.forEach((l) => log(l, /loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO'));
     log(`file read and types guessed (${elapsed()})`);
     const spoolSize = fs.statSync(spool).size;
     const rows = await replaceTable(backend, resourceId, prepared, {
-      signal: opts.signal, onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
+      signal: opts.signal,
+      onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
     });
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
     // The catalog: the resource is active in the data store, the dataset changed.
@@ -151,7 +167,12 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     if (services.registry.has('package_create_default_resource_views')) {
       try {
         const pkg = await callAction(services, 'package_show', { id: res.package_id }, { identity: SYSADMIN_INTERNAL });
-        await callAction(services, 'package_create_default_resource_views', { package: pkg, create_datastore_views: true }, { identity: SYSADMIN_INTERNAL });
+        await callAction(
+          services,
+          'package_create_default_resource_views',
+          { package: pkg, create_datastore_views: true },
+          { identity: SYSADMIN_INTERNAL },
+        );
       } catch (e) {
         log(`the default views could not be created: ${(e as Error).message}`, 'WARNING');
       }

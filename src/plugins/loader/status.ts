@@ -32,7 +32,9 @@ export function parseValue(row: TaskStatusRow | null): LoadTaskValue {
   try {
     const v = row?.value ? JSON.parse(row.value) : null;
     if (v && typeof v === 'object') return { logs: [], job_id: null, ...v };
-  } catch { /* a value written by someone else */ }
+  } catch {
+    /* a value written by someone else */
+  }
   return { job_id: null, logs: [] };
 }
 
@@ -40,10 +42,21 @@ export async function loadTask(db: Queryable, resourceId: string): Promise<TaskS
   return findTaskStatus(db, { entity_id: resourceId, task_type: TASK_TYPE, key: TASK_TYPE });
 }
 
-export async function saveLoadTask(db: Queryable, resourceId: string, state: LoadState, value: LoadTaskValue, error: string | null = null): Promise<TaskStatusRow> {
+export async function saveLoadTask(
+  db: Queryable,
+  resourceId: string,
+  state: LoadState,
+  value: LoadTaskValue,
+  error: string | null = null,
+): Promise<TaskStatusRow> {
   const row = await saveTaskStatus(db, {
-    entity_id: resourceId, entity_type: 'resource', task_type: TASK_TYPE, key: TASK_TYPE,
-    value: JSON.stringify(value), state, error,
+    entity_id: resourceId,
+    entity_type: 'resource',
+    task_type: TASK_TYPE,
+    key: TASK_TYPE,
+    value: JSON.stringify(value),
+    state,
+    error,
   });
   return row!;
 }
@@ -57,9 +70,17 @@ export function statusDict(row: TaskStatusRow) {
     job_url: null,
     last_updated: row.last_updated,
     task_info: {
-      job_id: v.job_id, job_type: LOAD_JOB_TYPE, status: row.state, data: { resource_id: row.entity_id }, error: row.error ? { message: row.error } : null,
-      requested_timestamp: v.requested_timestamp ?? null, finished_timestamp: v.finished_timestamp ?? null,
-      sent_data: null, result_url: null, api_key: null, metadata: { resource_id: row.entity_id, progress: v.progress ?? null },
+      job_id: v.job_id,
+      job_type: LOAD_JOB_TYPE,
+      status: row.state,
+      data: { resource_id: row.entity_id },
+      error: row.error ? { message: row.error } : null,
+      requested_timestamp: v.requested_timestamp ?? null,
+      finished_timestamp: v.finished_timestamp ?? null,
+      sent_data: null,
+      result_url: null,
+      api_key: null,
+      metadata: { resource_id: row.entity_id, progress: v.progress ?? null },
       logs: v.logs.map((l) => ({ ...l, module: 'loader', funcName: null, lineno: null })),
     },
     error: row.error ? { message: row.error } : null,

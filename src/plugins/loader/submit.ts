@@ -16,21 +16,36 @@ export interface SubmitOptions {
 export async function submitLoad(services: Services, db: Queryable, resourceId: string, opts: SubmitOptions = {}): Promise<JobRow> {
   // A load still waiting for a worker is replaced by this one.
   await dropQueuedLike(db, LOAD_JOB_TYPE, 'resource_id', resourceId);
-  const job = await services.jobs.enqueue(db, {
-    type: LOAD_JOB_TYPE, queue: services.config.str('svc.loader.queue'), title: `load resource ${resourceId} into the data store`,
-    data: { resource_id: resourceId, ignore_hash: !!opts.ignoreHash },
-  }, opts.afterCommit);
+  const job = await services.jobs.enqueue(
+    db,
+    {
+      type: LOAD_JOB_TYPE,
+      queue: services.config.str('svc.loader.queue'),
+      title: `load resource ${resourceId} into the data store`,
+      data: { resource_id: resourceId, ignore_hash: !!opts.ignoreHash },
+    },
+    opts.afterCommit,
+  );
   const prev = parseValue(await loadTask(db, resourceId));
   await saveLoadTask(db, resourceId, 'pending', {
-    ...prev, job_id: job.id, source: opts.source ?? prev.source, requested_timestamp: nowIso(), finished_timestamp: null, progress: undefined,
+    ...prev,
+    job_id: job.id,
+    source: opts.source ?? prev.source,
+    requested_timestamp: nowIso(),
+    finished_timestamp: null,
+    progress: undefined,
     logs: [{ timestamp: nowIso(), message: 'load submitted', level: 'INFO' }],
   });
   return job;
 }
 
 const MIME_FORMATS: Record<string, string> = {
-  'text/csv': 'csv', 'application/csv': 'csv', 'text/tab-separated-values': 'tsv', 'text/plain': 'txt',
-  'application/vnd.ms-excel': 'xls', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+  'text/csv': 'csv',
+  'application/csv': 'csv',
+  'text/tab-separated-values': 'tsv',
+  'text/plain': 'txt',
+  'application/vnd.ms-excel': 'xls',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
   'application/vnd.oasis.opendocument.spreadsheet': 'ods',
 };
 

@@ -16,21 +16,27 @@ const AUDIO_FORMATS = ['wav', 'ogg', 'mp3'];
 
 export const VIEW_TYPES: ViewType[] = [
   {
-    name: 'image_view', defaultTitle: 'Image',
+    name: 'image_view',
+    defaultTitle: 'Image',
     options: { image_url: p.string('URL of the image (default: the resource URL)').ignoreEmpty() },
     canView: (r) => IMAGE_FORMATS.includes(fmt(r)),
   },
   {
-    name: 'text_view', defaultTitle: 'Text', options: {},
+    name: 'text_view',
+    defaultTitle: 'Text',
+    options: {},
     canView: (r) => TEXT_FORMATS.includes(fmt(r)),
   },
   {
-    name: 'webpage_view', defaultTitle: 'Website',
+    name: 'webpage_view',
+    defaultTitle: 'Website',
     options: { page_url: p.string('URL of the page (default: the resource URL)').ignoreEmpty() },
     canView: (r) => ['html', 'htm'].includes(fmt(r)) || ['html', 'htm'].includes(urlSuffix(r)),
   },
   {
-    name: 'datatables_view', defaultTitle: 'Table', requiresDatastore: true,
+    name: 'datatables_view',
+    defaultTitle: 'Table',
+    requiresDatastore: true,
     options: {
       responsive: p.boolean('responsive table layout').default(false),
       ellipsis_length: p.natural('longest text shown in a cell before it is cut').default(100),
@@ -41,7 +47,8 @@ export const VIEW_TYPES: ViewType[] = [
     canView: (r) => r.datastore_active || r.url_type === 'datastore',
   },
   {
-    name: 'video_view', defaultTitle: 'Video',
+    name: 'video_view',
+    defaultTitle: 'Video',
     options: {
       video_url: p.string('URL of the video (default: the resource URL)').ignoreEmpty(),
       poster_url: p.string('URL of an image shown before the video plays').ignoreEmpty(),
@@ -49,7 +56,8 @@ export const VIEW_TYPES: ViewType[] = [
     canView: (r) => VIDEO_FORMATS.includes(fmt(r)),
   },
   {
-    name: 'audio_view', defaultTitle: 'Audio',
+    name: 'audio_view',
+    defaultTitle: 'Audio',
     options: { audio_url: p.string('URL of the audio file (default: the resource URL)').ignoreEmpty() },
     canView: (r) => AUDIO_FORMATS.includes(fmt(r)),
   },
