@@ -2,7 +2,7 @@
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
-import { p, type ParamValues } from './params.ts';
+import { p, type ParamValues } from '../validation/params.ts';
 import { apiTokenSchema, listOf } from './result-schemas.ts';
 import { newTokenId, signToken, tokenSecret, verifyToken } from '../auth/tokens.ts';
 import { denied } from '../auth/rules.ts';

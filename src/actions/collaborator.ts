@@ -3,7 +3,7 @@
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { listOf } from './result-schemas.ts';
 import { NotFoundError } from '../errors.ts';
 import { canManageCollaborators, collaboratorCapacities, collaboratorsEnabled, notAuthorized, requireUser } from '../auth/authz.ts';

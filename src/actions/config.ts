@@ -3,7 +3,7 @@
 import type { Services } from './context.ts';
 import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { listOf } from './result-schemas.ts';
 import { sysadminOnly } from '../auth/rules.ts';
 import { ConfigError, convertOption } from '../config/load.ts';

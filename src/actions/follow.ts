@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { canReadPackage, visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, ValidationError } from '../errors.ts';

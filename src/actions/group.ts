@@ -4,7 +4,7 @@
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
-import { compileParams, p, type ParamValues } from './params.ts';
+import { compileParams, p, type ParamValues } from '../validation/params.ts';
 import { datasetSchema, groupSchema, groupSummarySchema, listOf, organizationSummarySchema } from './result-schemas.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import {

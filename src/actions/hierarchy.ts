@@ -2,7 +2,7 @@
 // active groups or organizations as nested nodes {id, name, title, highlighted, children}.
 import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { NotFoundError } from '../errors.ts';
 import { anyone } from '../auth/rules.ts';
 import { findGroup } from '../model/groups.ts';

@@ -1,6 +1,6 @@
 // Background job actions (sysadmin-only, as in CKAN): job_list, job_show, job_clear, job_cancel.
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError } from '../errors.ts';
 import { cancelJob, clearQueues, findJob, jobDict, listJobs } from '../jobs/queue.ts';

@@ -6,7 +6,7 @@ import { canReadPackage } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';
 import { ValidationError } from '../errors.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
-import { p, type ParamValues } from './params.ts';
+import { p, type ParamValues } from '../validation/params.ts';
 import { packageOr404, showPackage } from './package-save.ts';
 
 class DataError extends Error {}

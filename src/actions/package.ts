@@ -1,6 +1,7 @@
 // Dataset actions: package_create/show/update/patch/revise/delete, dataset_purge, lists, autocomplete,
 // owner org and bulk updates. Saving is in package-save.ts, package_revise's paths in package-revise.ts.
 import type { ActionContext } from './context.ts';
+import { escapeLike } from '../db/sql.ts';
 import { afterCommit, defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
 import { canBulkUpdate, canDeletePackage, canEditPackage, canReadPackage, checkPackageCreate, hasGroupPermission } from '../auth/authz.ts';
@@ -25,7 +26,7 @@ import { buildPackageDicts } from '../model/package-dict.ts';
 import { allResourcesOf } from '../model/resources.ts';
 import { deleteUnusedTags } from '../model/tags.ts';
 import { packageParams } from '../validation/package-schema.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { datasetSchema, listOf } from './result-schemas.ts';
 import { createPackage, packageOr404, showPackage, updatePackageFrom } from './package-save.ts';
 import { packageRevise, reviseParams, reviseTarget } from './package-revise.ts';
@@ -330,7 +331,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       ),
     },
     handler: async (ctx, p) => {
-      const like = `%${p.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+      const like = `%${escapeLike(p.q)}%`;
       const rows = (
         await ctx.db.query<{ name: string; title: string | null }>(
           `SELECT name, title FROM packages WHERE state = 'active' AND NOT private AND (name ILIKE $1 OR title ILIKE $1)

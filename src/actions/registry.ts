@@ -7,7 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { validateOrThrow, type ExtrasPolicy, type Schema } from '../validation/validate.ts';
 import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
 import { backoff, checkInput, databaseErrorAsValidation, isRace, overflowAsValidation } from './call-errors.ts';
-import { compileParams, helpText, type ParamValues, type Params } from './params.ts';
+import { compileParams, helpText, type ParamValues, type Params } from '../validation/params.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -22,7 +22,7 @@ export interface ActionDefinition<P = Record<string, any>, R = unknown> {
   authBeforeValidation?: boolean;
   /** What the action does: the first paragraph of help_show and the OpenAPI summary. */
   description: string;
-  /** The typed parameter declarations (src/actions/params.ts): validation, help and OpenAPI. */
+  /** The typed parameter declarations (src/validation/params.ts): validation, help and OpenAPI. */
   params?: Params;
   /** What happens to keys the declarations do not name: kept, dropped or refused (default drop: CKAN ignores them). */
   extras?: ExtrasPolicy;

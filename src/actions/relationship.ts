@@ -2,7 +2,7 @@
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
-import { p, type ParamValues } from './params.ts';
+import { p, type ParamValues } from '../validation/params.ts';
 import { listOf } from './result-schemas.ts';
 import { canEditPackage, canReadPackage } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';

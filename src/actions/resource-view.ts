@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ActionContext, Services } from './context.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
-import { compileParams, p, type Params } from './params.ts';
+import { compileParams, p, type Params } from '../validation/params.ts';
 import { sysadminOnly } from '../auth/rules.ts';
 import { canEditPackage, canReadPackage, notAuthorized } from '../auth/authz.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';

@@ -3,7 +3,7 @@
 import type { ActionContext } from './context.ts';
 import { afterCommit, defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { listOf, resourceSchema as resourceResult } from './result-schemas.ts';
 import { canEditPackage, canReadPackage, visiblePackagesCondition } from '../auth/authz.ts';
 import { anyone, denied } from '../auth/rules.ts';

@@ -2,7 +2,7 @@
 // tag_search, tag_autocomplete.
 import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import type { ActionContext } from './context.ts';
 import { anyone } from '../auth/rules.ts';
 import { userPermissionLabels, visiblePackagesCondition } from '../auth/authz.ts';
@@ -219,7 +219,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
       if (!Array.isArray(list) || !list.every((x) => typeof x === 'string'))
         throw new ValidationError({ query: ['Must be <field>:<value> pair(s)'] });
       const extraFields = new Set(ctx.config.list('svc.extra_resource_fields'));
-      const known = (f: string) => (RESOURCE_SEARCH_COLUMNS as readonly string[]).includes(f);
+      const known = (f: string) => RESOURCE_SEARCH_COLUMNS.includes(f);
       const criteria: ResourceCriterion[] = list.map((item) => {
         const at = item.indexOf(':');
         if (at <= 0) throw new ValidationError({ query: ['Must be <field>:<value> pair(s)'] });

@@ -1,7 +1,7 @@
 // Site-level actions: site_read, status_show, help_show, get_site_user.
 import { Type } from '@sinclair/typebox';
 import { actionHelp, defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError } from '../errors.ts';
 import { siteUrl } from '../config/site-url.ts';

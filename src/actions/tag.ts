@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ActionContext } from './context.ts';
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError } from '../errors.ts';

@@ -1,7 +1,7 @@
 // task_status_update/_many/show/delete: CKAN's task status records (writes are sysadmin-only).
 import { defineAction, type ActionDefinition } from './registry.ts';
 import type { ActionContext } from './context.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { deleteTaskStatus, findTaskStatus, saveTaskStatus, type TaskStatusWrite } from '../model/task-status.ts';

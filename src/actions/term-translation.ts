@@ -1,7 +1,7 @@
 // Term translations: term_translation_update, term_translation_update_many, term_translation_show.
 import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
-import { p } from './params.ts';
+import { p } from '../validation/params.ts';
 import { anyone, sysadminOnly } from '../auth/rules.ts';
 import { ValidationError } from '../errors.ts';
 import { findTermTranslations, saveTermTranslation } from '../model/term-translations.ts';

@@ -1,5 +1,6 @@
 // User actions: user_create, user_show, user_list, user_update, user_patch, user_delete, user_autocomplete.
 import type { ActionContext } from './context.ts';
+import { escapeLike } from '../db/sql.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { denied, sysadminOnly } from '../auth/rules.ts';
@@ -18,7 +19,7 @@ import {
 } from '../model/users.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { Type } from '@sinclair/typebox';
-import { p, type ParamValues } from './params.ts';
+import { p, type ParamValues } from '../validation/params.ts';
 import { listOf, userSchema } from './result-schemas.ts';
 import { userDict } from './user-dict.ts';
 import { issueToken } from './api-token.ts';
@@ -309,11 +310,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       schema: listOf(Type.Object({ id: Type.String(), name: Type.String(), fullname: Type.Union([Type.String(), Type.Null()]) })),
     },
     handler: async (ctx, p) => {
-      const params: unknown[] = [
-        `%${String(p.q).replace(/[\\%_]/g, (c) => '\\' + c)}%`,
-        Math.max(0, p.limit),
-        ctx.config.str('svc.site_id'),
-      ];
+      const params: unknown[] = [`%${escapeLike(String(p.q))}%`, Math.max(0, p.limit), ctx.config.str('svc.site_id')];
       let extra = '';
       if (p.ignore_self && ctx.identity.user) {
         params.push(ctx.identity.user.id);

@@ -11,7 +11,7 @@ import { cliCommands } from './extensions.ts';
 import { registerSearchIndexCommands } from './search-index.ts';
 import { adminCommands, CliError } from './admin-commands.ts';
 import { sendAdminCommand } from './admin-socket.ts';
-import '../jobs/cli.ts'; // adds `svc jobs ...`
+import './jobs.ts'; // adds `svc jobs ...`
 
 const program = new Command();
 program

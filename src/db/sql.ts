@@ -12,3 +12,6 @@ export function quoteLiteral(value: string): string {
   if (value.includes('\u0000')) throw new Error('literal contains NUL');
   return "'" + value.replace(/'/g, "''") + "'";
 }
+
+/** Text matched literally by LIKE/ILIKE (its \\, % and _ escaped with the default escape character). */
+export const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => '\\' + c);

@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Services } from '../context.ts';
 import type { ActionDefinition } from '../actions/registry.ts';
 import { actionHelp } from '../actions/registry.ts';
-import { objectSchema, type Params } from '../actions/params.ts';
+import { objectSchema, type Params } from '../validation/params.ts';
 import { namedSchemas } from '../actions/result-schemas.ts';
 import { API_COMPAT_VERSION } from '../actions/site.ts';
 import { siteUrl } from '../config/site-url.ts';

@@ -1,6 +1,7 @@
 // Groups and organizations (one table, is_organization tells them apart): the only place that
 // writes group and group-extra SQL.
 import { randomUUID } from 'node:crypto';
+import { escapeLike } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface GroupRow {
@@ -141,7 +142,7 @@ export async function listGroups(db: Queryable, query: GroupListQuery): Promise<
     where.push(`g.name = ANY($${params.length}::text[])`);
   }
   if (query.q) {
-    params.push(`%${query.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+    params.push(`%${escapeLike(query.q)}%`);
     const p = `$${params.length}`;
     where.push(`(g.name ILIKE ${p} OR g.title ILIKE ${p} OR g.description ILIKE ${p})`);
   }
@@ -168,13 +169,13 @@ export async function autocompleteGroups(
   q: string,
   limit: number,
 ): Promise<{ id: string; name: string; title: string | null }[]> {
-  const like = `%${q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+  const like = `%${escapeLike(q.trim())}%`;
   return (
     await db.query(
       `SELECT id, name, title FROM groups
      WHERE state = 'active' AND is_organization = $1 AND (name ILIKE $2 OR title ILIKE $2)
      ORDER BY (name ILIKE $3) DESC, lower(coalesce(title, name)) COLLATE "C", name COLLATE "C" LIMIT $4`,
-      [isOrganization, like, `${q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`, Math.max(0, limit)],
+      [isOrganization, like, `${escapeLike(q.trim())}%`, Math.max(0, limit)],
     )
   ).rows;
 }

@@ -106,17 +106,9 @@ export async function insertPackage(db: Queryable, p: PackageWrite & { name: str
   return r.rows[0];
 }
 
-const UPDATABLE = new Set([
+const UPDATABLE = new Set<string>([
+  ...PACKAGE_TEXT_FIELDS,
   'name',
-  'title',
-  'version',
-  'url',
-  'notes',
-  'license_id',
-  'author',
-  'author_email',
-  'maintainer',
-  'maintainer_email',
   'state',
   'type',
   'owner_org',

@@ -1,5 +1,6 @@
 // Resources of datasets: the only place that writes resource SQL.
 import { randomUUID } from 'node:crypto';
+import { escapeLike } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface ResourceRow {
@@ -124,7 +125,7 @@ export async function setDatastoreActive(db: Queryable, resourceId: string, acti
  * matching visible (an SQL condition over alias p whose parameters are already in params).
  */
 export async function formatsLike(db: Queryable, q: string, limit: number, visible: string, params: unknown[]): Promise<string[]> {
-  params.push(`%${q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, limit);
+  params.push(`%${escapeLike(q)}%`, limit);
   const n = params.length;
   const r = await db.query<{ f: string }>(
     `SELECT lower(r.format) AS f FROM resources r JOIN packages p ON p.id = r.package_id

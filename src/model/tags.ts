@@ -1,5 +1,6 @@
 // Tags of datasets (free tags and vocabulary tags).
 import { randomUUID } from 'node:crypto';
+import { escapeLike } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface PackageTagRow {
@@ -76,7 +77,7 @@ export async function listTags(
   params.push(opts.vocabularyId ?? '');
   let cond = `coalesce(t.vocabulary_id, '') = $${params.length}`;
   if (opts.query) {
-    params.push(`%${opts.query.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+    params.push(`%${escapeLike(opts.query)}%`);
     cond += ` AND t.name ILIKE $${params.length}`;
   }
   // Free tags: only those in use; vocabulary tags exist on their own.

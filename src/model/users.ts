@@ -1,5 +1,6 @@
 // Users: the only place that writes user SQL.
 import { randomUUID } from 'node:crypto';
+import { escapeLike } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface UserRow {
@@ -134,7 +135,7 @@ export async function listUsers(db: Queryable, query: UserListQuery): Promise<(U
   const where = ["u.state <> 'deleted'"];
   const params: unknown[] = [];
   if (query.q) {
-    params.push(`%${query.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+    params.push(`%${escapeLike(query.q)}%`);
     where.push(`(u.name ILIKE $${params.length} OR u.fullname ILIKE $${params.length} OR u.email ILIKE $${params.length})`);
   }
   if (query.email) {

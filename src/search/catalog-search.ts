@@ -1,32 +1,17 @@
 // resource_search and tag_search: plain SQL over the catalog tables (no index of their own).
 import type { Queryable } from '../db/database.ts';
-import { quoteIdent } from '../db/sql.ts';
-import type { ResourceRow } from '../model/resources.ts';
+import { quoteIdent, escapeLike } from '../db/sql.ts';
+import { RESOURCE_FIELDS, type ResourceRow } from '../model/resources.ts';
 
 /** Resource columns resource_search may match and order by. */
-export const RESOURCE_SEARCH_COLUMNS = [
+export const RESOURCE_SEARCH_COLUMNS: readonly string[] = [
+  ...RESOURCE_FIELDS,
   'id',
   'package_id',
-  'url',
-  'format',
-  'description',
-  'hash',
-  'name',
-  'resource_type',
-  'mimetype',
-  'mimetype_inner',
-  'size',
-  'created',
-  'last_modified',
   'metadata_modified',
-  'cache_url',
-  'cache_last_updated',
-  'url_type',
   'position',
   'state',
-] as const;
-
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
+];
 
 export interface ResourceCriterion {
   field: string;

@@ -7,7 +7,7 @@ import { canonicalFormat } from '../model/resources.ts';
 import { findGroup, packageNameHolder, type PackageRow } from '../model/packages.ts';
 import { RELATIONSHIP_TYPES } from '../model/relationships.ts';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { compileParams, p } from '../actions/params.ts';
+import { compileParams, p } from './params.ts';
 import { Invalid, MISSING, Stop, type Schema, type Validator } from './validate.ts';
 import { emailValidator, intValidator, isoDate, oneOf, unicodeString } from './validators.ts';
 

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load.ts';
 import { createServices, closeServices } from '../../src/services.ts';
-import { runWorker } from '../../src/jobs/cli.ts';
+import { runWorker } from '../../src/cli/jobs.ts';
 
 const [url] = process.argv.slice(2);
 const config = loadConfig({ env: {}, overrides: { 'svc.database_url': url, 'svc.plugins': [], 'svc.log_level': 'silent' } });

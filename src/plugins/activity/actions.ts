@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ActionContext } from '../../actions/context.ts';
 import { checkAccess, defineAction, type ActionDefinition } from '../../actions/registry.ts';
-import { p } from '../../actions/params.ts';
+import { p } from '../../validation/params.ts';
 import { anyone } from '../../auth/rules.ts';
 import {
   canEditGroup,

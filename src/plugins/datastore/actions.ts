@@ -25,7 +25,7 @@ import {
   unicodeString,
 } from '../../validation/validators.ts';
 import { Type } from '@sinclair/typebox';
-import { compileParams, p } from '../../actions/params.ts';
+import { compileParams, p } from '../../validation/params.ts';
 import { datastoreCreateSchema, datastoreSearchSchema } from '../../actions/result-schemas.ts';
 
 export const READ_ONLY_MESSAGE =

@@ -16,7 +16,7 @@ import { declareOption, optionDeclaration, type OptionDeclaration } from '../../
 import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { guardSql } from '../../datastore/sql-guard.ts';
 import { Type } from '@sinclair/typebox';
-import { p } from '../../actions/params.ts';
+import { p } from '../../validation/params.ts';
 import { datastoreFieldSchema } from '../../actions/result-schemas.ts';
 import { kindOf, outValue, reportedType } from '../../datastore/types.ts';
 

@@ -1,7 +1,7 @@
 // expire_api_token: api_token_create takes expires_in and unit; the token stops working after that.
 import { Type } from '@sinclair/typebox';
 import type { Plugin } from '../plugin.ts';
-import { p } from '../../actions/params.ts';
+import { p } from '../../validation/params.ts';
 import { defineAction } from '../../actions/registry.ts';
 import { oneOf } from '../../validation/validators.ts';
 

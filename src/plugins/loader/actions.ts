@@ -2,7 +2,7 @@
 // aliases. Whoever may edit the dataset may submit a load and see its status.
 import { checkAccess, defineAction, type ActionDefinition, type AuthFunction } from '../../actions/registry.ts';
 import type { ActionContext } from '../../actions/context.ts';
-import { p } from '../../actions/params.ts';
+import { p } from '../../validation/params.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { findResource } from '../../model/resources.ts';
 import { loadTask, statusDict } from './status.ts';

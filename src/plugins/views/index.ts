@@ -2,7 +2,7 @@
 // datatables_view, video_view and audio_view do). Which are created by default, and for which
 // resources, is svc.views.default_views and each type's canView.
 import type { Plugin } from '../plugin.ts';
-import { p } from '../../actions/params.ts';
+import { p } from '../../validation/params.ts';
 import { registerViewType, type ViewType } from '../../actions/resource-view.ts';
 import { ConfigError } from '../../config/load.ts';
 

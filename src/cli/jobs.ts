@@ -1,11 +1,11 @@
 // `svc jobs list|show|clear|cancel|test|worker`.
 import type { Command } from 'commander';
-import { cliCommands } from '../cli/extensions.ts';
+import { cliCommands } from './extensions.ts';
 import { callAction } from '../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../auth/identity.ts';
 import type { Services } from '../actions/context.ts';
-import { DEFAULT_QUEUE, findJob, type JobDict } from './queue.ts';
-import { TEST_JOB_TYPE } from './service.ts';
+import { DEFAULT_QUEUE, findJob, type JobDict } from '../jobs/queue.ts';
+import { TEST_JOB_TYPE } from '../jobs/service.ts';
 
 const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) =>
   callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
@@ -88,7 +88,7 @@ function registerJobsCli(program: Command, { withServices }: Parameters<(typeof 
 /** Runs a worker in this process until SIGINT/SIGTERM (or, with burst, until no job is left). */
 export async function runWorker(s: Services, queues: string[], burst: boolean): Promise<void> {
   if (burst) {
-    const { Worker } = await import('./worker.ts');
+    const { Worker } = await import('../jobs/worker.ts');
     const w = new Worker(s.db, s.jobs.types, s.logger, {
       queues: queues.length ? queues : s.config.list('svc.jobs.queues'),
       pollMs: 0,

@@ -12,7 +12,7 @@
 // help_show text, and the TypeScript type of the handler's parameters (ParamValues<P>).
 // Domain validators that need the database go into the same chain with `.use(...)`.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from '../validation/validate.ts';
+import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from './validate.ts';
 import {
   booleanValidator,
   defaultValue,
@@ -36,7 +36,7 @@ import {
   uuidValidator,
   clampTo,
   numberValidator,
-} from '../validation/validators.ts';
+} from './validators.ts';
 
 /** How a missing value is treated. */
 type Presence =
