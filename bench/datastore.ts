@@ -38,10 +38,9 @@ import copyStreams from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { FIELDS, SOURCE, generateRows, resultsDir, toCsv, type BenchRow } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
-import { api, stopChild } from './child.ts';
+import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
-const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const READ_ROLE = 'svc_bench_reader';
 const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
 const DURATION = Number(process.env.SVC_BENCH_DURATION ?? 10);
@@ -66,35 +65,6 @@ const qi = (s: string) => '"' + s.replace(/"/g, '""') + '"';
 const COLS = FIELDS.map((f) => qi(f.id)).join(', ');
 const TABLE_DDL = (name: string) =>
   `CREATE TABLE ${qi(name)} ("_id" serial PRIMARY KEY, ${FIELDS.map((f) => `${qi(f.id)} ${f.type}`).join(', ')})`;
-
-function log(msg: string) {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
-
-function urlWith(url: string, db: string, user?: string): string {
-  const u = new URL(url);
-  u.pathname = '/' + db;
-  if (user) {
-    u.username = user;
-    u.password = '';
-  }
-  return u.toString();
-}
-
-async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
 
 /** Samples a process's RSS every 25 ms until stopped; returns the peak. */
 function rssSampler(pid: number) {

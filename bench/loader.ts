@@ -17,14 +17,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import ExcelJS from 'exceljs';
 import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
-import { api, stopChild } from './child.ts';
+import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
-const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const READ_ROLE = 'svc_bench_reader';
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
   .split(',')
@@ -32,30 +30,6 @@ const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
   .filter((n) => n > 0);
 const XLSX_ROWS = Number(process.env.SVC_BENCH_XLSX_ROWS ?? 100000);
 const MB = 1024 * 1024;
-
-const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-
-function urlWith(url: string, db: string, user?: string): string {
-  const u = new URL(url);
-  u.pathname = '/' + db;
-  if (user) {
-    u.username = user;
-    u.password = '';
-  }
-  return u.toString();
-}
-
-async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
   const child = fork(path.join(benchDir, 'server.ts'), [], {

@@ -30,24 +30,13 @@ import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
 import { resultsDir } from './data.ts';
-import { stopChild } from './child.ts';
+import { ADMIN_URL, log, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
-const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CATALOG = process.env.SVC_BENCH_CATALOG ?? '/work/shared/data/catalogs/depositar-datasets.jsonl.gz';
 const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
 const CREATE = Math.min(TOTAL, Number(process.env.SVC_BENCH_CREATE ?? 2_000));
 const RUNS = Number(process.env.SVC_BENCH_RUNS ?? 30);
-
-function log(msg: string) {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
-
-function urlWith(url: string, db: string): string {
-  const u = new URL(url);
-  u.pathname = '/' + db;
-  return u.toString();
-}
 
 // --- a deterministic pseudo-random source (the same catalog every run) ---------------------------
 let seed = 42;

@@ -1,0 +1,58 @@
+// What the benchmarks share: the admin database, logging, the child server they start.
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import pg from 'pg';
+
+/** The PostgreSQL server the benchmarks make their databases on (a superuser). */
+export const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+/** The URL with another database (and user). */
+export function urlWith(url: string, db: string, user?: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + db;
+  if (user) {
+    u.username = user;
+    u.password = '';
+  }
+  return u.toString();
+}
+
+/** Runs one statement on its own connection. */
+export async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Resident memory of a process (Linux). */
+export const rssBytes = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
+/** Stops a child server: SIGTERM, then SIGKILL when it has not exited within 15 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 15000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** Calls an action on the child server; throws with the error when it fails. */
+export async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: token },
+    body: JSON.stringify(body),
+  });
+  const json: any = await res.json();
+  if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
