@@ -12,7 +12,7 @@ export interface Identity {
   user: UserRow | null;
   sysadmin: boolean;
   /** How the caller authenticated; 'internal' for the CLI and the site user. */
-  via?: 'token' | 'apikey' | 'internal';
+  via?: 'token' | 'apikey' | 'session' | 'internal';
   tokenId?: string;
 }
 
@@ -58,6 +58,8 @@ export interface ActionContext {
   files?: Record<string, UploadedFile>;
   /** The HTTP request behind the call, when there is one (for links in results). */
   request?: { method: string; path: string; query: string };
+  /** The call comes from a web page rather than the Action API (user_create follows create_user_via_web then). */
+  web?: boolean;
   /** Internal calls may skip auth checks (CKAN's ignore_auth). */
   ignoreAuth: boolean;
   /**

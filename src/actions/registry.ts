@@ -163,6 +163,7 @@ export interface CallOptions {
   identity: Identity;
   files?: ActionContext['files'];
   request?: ActionContext['request'];
+  web?: boolean;
 }
 
 /** How many times a write that lost a race to another transaction is run (call-errors.ts). */
@@ -187,6 +188,7 @@ export async function callAction(services: Services, name: string, input: Record
       identity: opts.identity,
       files: opts.files,
       request: opts.request,
+      web: opts.web,
       ignoreAuth: false,
       afterCommit: (fn: AfterCommit) => committed.push(fn),
     };
@@ -238,4 +240,15 @@ async function runDefinition(ctx: ActionContext, def: ActionDefinition, input: R
   const params = schema ? await validateOrThrow(schema, input, ctx) : { ...input };
   if (!def.authBeforeValidation) await checkAccess(ctx, def.name, params);
   return def.handler(ctx, params);
+}
+
+/** Whether a caller passes an auth function, outside any call (the web pages decide which buttons to show). */
+export async function callerMay(
+  services: Services,
+  identity: Identity,
+  authName: string,
+  params: Record<string, any> = {},
+): Promise<boolean> {
+  const ctx = makeContext({ services, config: services.config, identity, db: services.db, ignoreAuth: false, web: true });
+  return isAuthorized(ctx, authName, params);
 }

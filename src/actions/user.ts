@@ -32,7 +32,8 @@ const userListAuth: AuthFunction = (ctx) => {
 };
 
 const userCreateAuth: AuthFunction = (ctx) => {
-  if (!ctx.config.bool('svc.auth.create_user_via_api')) throw denied(ctx, 'create users via the API');
+  if (ctx.web ? !ctx.config.bool('svc.auth.create_user_via_web') : !ctx.config.bool('svc.auth.create_user_via_api'))
+    throw denied(ctx, ctx.web ? 'register on this site' : 'create users via the API');
 };
 
 /** Self or sysadmin (the target is given as id/name in params). */

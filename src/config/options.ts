@@ -160,6 +160,7 @@ const core: OptionDeclaration[] = [
     description: 'Collaborators may move a dataset to another organization',
   },
   { name: 'svc.auth.create_default_api_keys', type: 'bool', default: false, description: 'New users get a legacy API key' },
+  { name: 'svc.auth.session_timeout', type: 'int', default: 1209600, description: 'Seconds a web session lasts after sign-in' },
   { name: 'svc.auth.enable_cookie_auth_in_api', type: 'bool', default: true, description: 'Session cookies authenticate API calls' },
   // Lists and limits.
   {

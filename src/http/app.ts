@@ -3,6 +3,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
+import cookie from '@fastify/cookie';
+import helmet from '@fastify/helmet';
 import type { Identity, Services } from '../context.ts';
 import { ANONYMOUS } from '../context.ts';
 import { callAction } from '../actions/registry.ts';
@@ -12,10 +14,12 @@ import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { sameReading, stringifyWithRaw } from '../json/array-text.ts';
-import { registerHome } from './home.ts';
+import { webRoutes } from '../web/routes.ts';
+import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { downloadRoutes } from './downloads.ts';
 import { requestIdentity } from './request-identity.ts';
+import { CSRF_FIELD } from '../auth/sessions.ts';
 import { availablePlugins } from '../plugins/index.ts';
 
 export { requestIdentity };
@@ -94,7 +98,9 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     files = parsed.files;
     // JSONP calls run as anonymous (CKAN): a page on another site must not act with the visitor's credentials.
     const hasCallback = request.method === 'GET' && new URLSearchParams(request.url.split('?')[1] ?? '').has('callback');
-    const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request);
+    const formToken = parsed.data[CSRF_FIELD];
+    delete parsed.data[CSRF_FIELD];
+    const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request, { api: true, formToken });
     request.identity = identity;
     const [pathPart, query = ''] = request.url.split('?');
     const call = (data: Record<string, unknown>) =>
@@ -133,6 +139,12 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
   await app.register(formbody, { bodyLimit });
   await app.register(multipart, { limits: { fileSize: services.config.int('svc.max_resource_size') * 1024 * 1024, fieldSize: bodyLimit } });
+  await app.register(cookie);
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
 
   app.addHook('onResponse', async (request, reply) => {
     services.logger.info(
@@ -157,13 +169,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   for (const prefix of ['/api/3/action/:name', '/api/action/:name']) {
     app.route({ method: ['GET', 'POST'], url: prefix, handler: (req, reply) => handleAction(services, req, reply) });
   }
-  registerHome(app, services);
   app.get('/api', async () => ({ version: 3 }));
   app.get('/api/3', async () => ({ version: 3 }));
   await app.register(apiDocsRoutes, { services });
 
   // Routes belong to this app instance: the downloads, then those of the enabled plugins.
   await app.register(downloadRoutes, { services });
+  await app.register(webRoutes, { services, requestData, requestIdentity, discardFiles });
   for (const name of services.config.list('svc.plugins')) {
     const routes = availablePlugins[name]?.routes;
     if (routes) await app.register(routes, { services });

@@ -1,0 +1,65 @@
+// Static assets of the web interface, fingerprinted: /static/<hash>/<file> is cached for a year;
+// a page always names the current hash, so a changed file is fetched anew.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
+const TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'application/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+};
+
+interface Asset {
+  hash: string;
+  body: Buffer;
+  type: string;
+}
+
+function loadAssets(): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  const walk = (sub: string) => {
+    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(rel);
+      else {
+        const body = fs.readFileSync(path.join(dir, rel));
+        const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+        assets.set(rel, { hash, body, type: TYPES[path.extname(rel)] ?? 'application/octet-stream' });
+      }
+    }
+  };
+  walk('');
+  return assets;
+}
+
+export interface AssetTable {
+  /** The fingerprinted URL of a file under src/web/static. */
+  url(file: string): string;
+}
+
+export function assetRoutes(app: FastifyInstance): AssetTable {
+  const assets = loadAssets();
+  app.get('/static/:hash/*', async (request, reply) => {
+    const { hash, '*': file } = request.params as { hash: string; '*': string };
+    const asset = assets.get(file);
+    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
+    reply.type(asset.type);
+    // An old hash still gets the current file, but only for a short while.
+    reply.header('cache-control', hash === asset.hash ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+    return reply.send(asset.body);
+  });
+  return {
+    url(file) {
+      const asset = assets.get(file);
+      if (!asset) throw new Error(`no static asset ${file}`);
+      return `/static/${asset.hash}/${file}`;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// Signing in and out, and registering. A session starts only after a successful sign-in; the
+// anonymous CSRF cookie is replaced by the session (tokens of forms made before do not carry over).
+import type { WebContext, WebRouter } from '../router.ts';
+import { localPath } from '../router.ts';
+import { CSRF_COOKIE, SESSION_COOKIE, checkLogin, endSession, startSession } from '../../auth/sessions.ts';
+import { ValidationError } from '../../errors.ts';
+
+async function signIn(ctx: WebContext, userId: string, cameFrom: string) {
+  const raw = await startSession(ctx.services.db, ctx.services.config, userId);
+  ctx.setCookie(SESSION_COOKIE, raw, ctx.services.config.int('svc.auth.session_timeout'));
+  ctx.clearCookie(CSRF_COOKIE);
+  return ctx.redirect(cameFrom);
+}
+
+export function accountPages(web: WebRouter): void {
+  web.get('/user/login', async (ctx) => {
+    if (ctx.user) return ctx.redirect('/dashboard');
+    return ctx.render('user/login.njk', { came_from: localPath(ctx.query.came_from, '/dashboard') });
+  });
+
+  web.post('/user/login', async (ctx) => {
+    const login = String(ctx.form.login ?? '').trim();
+    const password = String(ctx.form.password ?? '');
+    const cameFrom = localPath(ctx.form.came_from, '/dashboard');
+    const user = login && password ? await checkLogin(ctx.services.db, login, password) : undefined;
+    if (!user) return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
+    return signIn(ctx, user.id, cameFrom);
+  });
+
+  web.post('/user/logout', async (ctx) => {
+    await endSession(ctx.services.db, ctx.request.cookies[SESSION_COOKIE]);
+    ctx.clearCookie(SESSION_COOKIE);
+    ctx.clearCookie(CSRF_COOKIE);
+    return ctx.redirect('/', { kind: 'info', text: ctx.t('logout.done') });
+  });
+
+  web.get('/user/register', async (ctx) => {
+    if (!(await ctx.may('user_create')))
+      return ctx.render('errors/error.njk', { status: 403, title: ctx.t('error.403.title'), message: ctx.t('register.closed') }, 403);
+    return ctx.render('user/register.njk', { form: {} });
+  });
+
+  web.post('/user/register', async (ctx) => {
+    const form = ctx.form;
+    const errors: Record<string, string[]> = {};
+    if (form.password1 !== form.password2) errors.password2 = [ctx.t('register.passwords_differ')];
+    const data = { name: form.name, fullname: form.fullname, email: form.email, password: form.password1 };
+    try {
+      if (Object.keys(errors).length) throw new ValidationError(errors);
+      const user = await ctx.call('user_create', data);
+      // A sysadmin creating an account stays signed in as themselves.
+      if (ctx.user)
+        return ctx.redirect(`/user/${encodeURIComponent(user.name)}`, {
+          kind: 'success',
+          text: ctx.t('register.created', { name: user.name }),
+        });
+      return signIn(ctx, user.id, '/dashboard');
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      const fieldErrors = { ...(e.errors as Record<string, string[]>), ...errors };
+      if (fieldErrors.password) fieldErrors.password1 = fieldErrors.password;
+      return ctx.render('user/register.njk', { form: { ...form, password1: '', password2: '' }, errors: fieldErrors }, 400);
+    }
+  });
+}

@@ -1,0 +1,207 @@
+// How a web page runs: the visitor's identity (session cookie), the CSRF check of every form post,
+// actions called in-process with that identity, and errors shown as pages in the site's layout.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Identity, Services, UploadedFile } from '../context.ts';
+import type { UserRow } from '../model/users.ts';
+import { callAction, callerMay } from '../actions/registry.ts';
+import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
+import { CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, csrfToken, csrfTokenMatches, newCookieValue } from '../auth/sessions.ts';
+import { uploadTmpDir } from '../files/storage.ts';
+import type { Renderer } from './render.ts';
+import { translator, type Translate } from './i18n.ts';
+import { siteVariables } from './site.ts';
+
+export interface FormData {
+  data: Record<string, unknown>;
+  files: Record<string, UploadedFile>;
+}
+
+/** What the http layer lends the pages (the web layer does not reach into it). */
+export interface WebDeps {
+  services: Services;
+  requestData: (request: FastifyRequest, opts: { sideEffectFree: boolean; maxFileBytes: number; tmpDir?: string }) => Promise<FormData>;
+  requestIdentity: (services: Services, request: FastifyRequest) => Promise<Identity>;
+  discardFiles: (files: Record<string, UploadedFile>) => void;
+}
+
+export interface Flash {
+  kind: 'success' | 'error' | 'info';
+  text: string;
+}
+
+export interface WebContext {
+  services: Services;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  identity: Identity;
+  user: UserRow | null;
+  t: Translate;
+  /** Route parameters. */
+  params: Record<string, string>;
+  /** The query string; repeated keys are lists. */
+  query: Record<string, string | string[]>;
+  /** A form post's fields (CSRF already checked) and uploaded files. */
+  form: Record<string, unknown>;
+  files: Record<string, UploadedFile>;
+  csrfToken: string;
+  /** Calls an action as the visitor. */
+  call<T = any>(action: string, data?: Record<string, unknown>): Promise<T>;
+  /** Whether the visitor passes an auth function (to show or hide a button). */
+  may(authName: string, params?: Record<string, unknown>): Promise<boolean>;
+  render(template: string, vars?: Record<string, unknown>, status?: number): FastifyReply;
+  redirect(url: string, flash?: Flash): FastifyReply;
+  setCookie(name: string, value: string, maxAgeSeconds?: number): void;
+  clearCookie(name: string): void;
+}
+
+export type PageHandler = (ctx: WebContext) => Promise<FastifyReply | undefined>;
+
+export interface WebRouter {
+  /** A Fastify handler running a page (for handlers Fastify calls itself, such as not-found). */
+  handler(page: PageHandler): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+  get(url: string, handler: PageHandler): void;
+  post(url: string, handler: PageHandler, opts?: { upload?: boolean }): void;
+  services: Services;
+}
+
+const FLASH_COOKIE = 'svc_flash';
+
+function firstValues(raw: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** A came_from address that stays on this site. */
+export function localPath(value: unknown, fallback = '/'): string {
+  return typeof value === 'string' && /^\/(?![/\\])/.test(value) ? value : fallback;
+}
+
+export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Renderer): WebRouter {
+  const { services } = deps;
+  const secure = services.config.str('svc.site_url').startsWith('https:');
+  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
+
+  async function run(request: FastifyRequest, reply: FastifyReply, handler: PageHandler, post: boolean): Promise<FastifyReply> {
+    const t = translator(services.config.str('svc.locale_default'));
+    let identity: Identity;
+    try {
+      identity = await deps.requestIdentity(services, request);
+    } catch {
+      identity = { user: null, sysadmin: false }; // a bad Authorization header on a page: treat as a visitor
+    }
+    const session = request.cookies[SESSION_COOKIE];
+    let anonymousBasis = request.cookies[CSRF_COOKIE];
+    if (!identity.user && !anonymousBasis) {
+      anonymousBasis = newCookieValue();
+      reply.setCookie(CSRF_COOKIE, anonymousBasis, cookieOptions);
+    }
+    const basis = identity.user && session ? session : anonymousBasis!;
+    const token = await csrfToken(services.db, services.config, basis);
+    let flash: Flash | undefined;
+    if (request.cookies[FLASH_COOKIE]) {
+      try {
+        flash = JSON.parse(request.cookies[FLASH_COOKIE]!);
+      } catch {}
+      reply.clearCookie(FLASH_COOKIE, { path: '/' });
+    }
+    const [pathPart, rawQuery = ''] = request.url.split('?');
+    const ctx: WebContext = {
+      services,
+      request,
+      reply,
+      identity,
+      user: identity.user,
+      t,
+      params: (request.params ?? {}) as Record<string, string>,
+      query: firstValues(rawQuery),
+      form: {},
+      files: {},
+      csrfToken: token,
+      call: (action, data = {}) =>
+        callAction(services, action, data, {
+          identity,
+          files: ctx.files,
+          request: { method: request.method, path: pathPart, query: rawQuery },
+          web: true,
+        }) as Promise<any>,
+      may: (authName, params = {}) => callerMay(services, identity, authName, params),
+      render(template, vars = {}, status = 200) {
+        const html = render(template, {
+          ...siteVariables(services.config, t),
+          user: identity.user,
+          sysadmin: identity.sysadmin,
+          csrf_token: token,
+          csrf_field: CSRF_FIELD,
+          current_path: pathPart,
+          current_url: request.url,
+          flash,
+          t,
+          ...vars,
+        });
+        return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
+      },
+      redirect(url, message) {
+        if (message) reply.setCookie(FLASH_COOKIE, JSON.stringify(message), { ...cookieOptions, maxAge: 60 });
+        return reply.code(303).header('location', url).send();
+      },
+      setCookie: (name, value, maxAge) => reply.setCookie(name, value, { ...cookieOptions, ...(maxAge ? { maxAge } : {}) }),
+      clearCookie: (name) => reply.clearCookie(name, { path: '/' }),
+    };
+    try {
+      if (post) {
+        const parsed = await deps.requestData(request, {
+          sideEffectFree: false,
+          maxFileBytes: services.config.int('svc.max_resource_size') * 1024 * 1024,
+          tmpDir: uploadTmpDir(services.config),
+        });
+        ctx.form = parsed.data;
+        ctx.files = parsed.files;
+        if (!(await csrfTokenMatches(services.db, services.config, basis, ctx.form[CSRF_FIELD]))) {
+          return ctx.render('errors/error.njk', { status: 403, title: t('error.csrf.title'), message: t('error.csrf.text') }, 403);
+        }
+        delete ctx.form[CSRF_FIELD];
+      }
+      const result = await handler(ctx);
+      return result ?? reply;
+    } catch (e) {
+      return errorPage(ctx, e);
+    } finally {
+      deps.discardFiles(ctx.files);
+    }
+  }
+
+  function errorPage(ctx: WebContext, e: unknown): FastifyReply {
+    const { t } = ctx;
+    if (e instanceof NotFoundError)
+      return ctx.render('errors/error.njk', { status: 404, title: t('error.404.title'), message: t('error.404.text') }, 404);
+    if (e instanceof AuthorizationError) {
+      if (!ctx.user && ctx.request.method === 'GET') return ctx.redirect(`/user/login?came_from=${encodeURIComponent(ctx.request.url)}`);
+      return ctx.render('errors/error.njk', { status: 403, title: t('error.403.title'), message: t('error.403.text') }, 403);
+    }
+    if (e instanceof ValidationError || e instanceof ActionError) {
+      const err = e as ActionError;
+      return ctx.render(
+        'errors/error.njk',
+        { status: err.status, title: t('error.400.title'), message: err.message },
+        err.status >= 500 ? 500 : 400,
+      );
+    }
+    services.logger.error({ err: e, url: ctx.request.url }, 'web page failed');
+    return ctx.render('errors/error.njk', { status: 500, title: t('error.500.title'), message: t('error.500.text') }, 500);
+  }
+
+  return {
+    services,
+    handler: (page) => (request, reply) => run(request, reply, page, false),
+    get(url, handler) {
+      app.get(url, (request, reply) => run(request, reply, handler, false));
+    },
+    post(url, handler) {
+      app.post(url, (request, reply) => run(request, reply, handler, true));
+    },
+  };
+}

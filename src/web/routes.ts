@@ -1,0 +1,34 @@
+// The web interface: static assets, then each area's pages (src/web/pages/*.ts), then the
+// not-found page for any other address outside the API.
+import type { FastifyInstance } from 'fastify';
+import { assetRoutes } from './assets.ts';
+import { createRenderer } from './render.ts';
+import { createWebRouter, type WebDeps } from './router.ts';
+import { NotFoundError } from '../errors.ts';
+import { homePages } from './pages/home.ts';
+import { accountPages } from './pages/account.ts';
+
+const AREAS = [homePages, accountPages];
+
+export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
+  const assets = assetRoutes(app);
+  const router = createWebRouter(app, deps, createRenderer(assets));
+  app.get('/custom.css', async (_request, reply) =>
+    reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'public, max-age=60')
+      .send(deps.services.config.str('svc.site_custom_css')),
+  );
+  for (const area of AREAS) area(router);
+  const notFound = router.handler(async () => {
+    throw new NotFoundError('page');
+  });
+  app.setNotFoundHandler((request, reply) => {
+    if (request.url.startsWith('/api/'))
+      return reply
+        .code(404)
+        .type('application/json; charset=utf-8')
+        .send({ message: `Route ${request.method}:${request.url} not found`, error: 'Not Found', statusCode: 404 });
+    return notFound(request, reply);
+  });
+}
