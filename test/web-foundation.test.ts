@@ -222,3 +222,23 @@ test('registration is closed when svc.auth.create_user_via_web is off (the API s
     await closed.close();
   }
 });
+
+test('every message a template or page names is in the English catalogue', async () => {
+  const { messageKeys } = await import('../src/web/i18n.ts');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const known = new Set(messageKeys());
+  const missing: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, e.name);
+      if (e.isDirectory()) walk(file);
+      else if (/\.(njk|ts)$/.test(e.name)) {
+        for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bt\('([\w.|-]+)'/g))
+          if (!known.has(m[1])) missing.push(`${file}: ${m[1]}`);
+      }
+    }
+  };
+  walk(path.join(process.cwd(), 'src/web'));
+  assert.deepEqual(missing, []);
+});

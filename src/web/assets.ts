@@ -1,4 +1,4 @@
-// Static assets of the web interface, fingerprinted: /static/<hash>/<file> is cached for a year;
+// Static assets of the web interface (src/web/static), fingerprinted: /static/<hash>/<file> is cached for a year;
 // a page always names the current hash, so a changed file is fetched anew.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,6 +36,10 @@ function loadAssets(): Map<string, Asset> {
     }
   };
   walk('');
+  // app.css is every file of static/css in name order (each area of the site has its own file).
+  const css = [...assets.keys()].filter((k) => /^css\/[^/]+\.css$/.test(k)).sort();
+  const bundle = Buffer.concat(css.map((k) => Buffer.concat([assets.get(k)!.body, Buffer.from('\n')])));
+  assets.set('app.css', { hash: createHash('sha256').update(bundle).digest('hex').slice(0, 12), body: bundle, type: TYPES['.css'] });
   return assets;
 }
 

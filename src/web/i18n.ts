@@ -1,5 +1,6 @@
 // All user-facing text of the web interface comes from a message catalogue per locale
-// (src/web/messages/<locale>.json, flat keys). English is complete; another locale falls back to it.
+// (src/web/messages/<locale>/*.json, flat keys, one file per area of the site). English is complete;
+// another locale falls back to it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,17 +11,24 @@ const catalogues = new Map<string, Catalogue>();
 
 function catalogue(locale: string): Catalogue | undefined {
   if (!catalogues.has(locale)) {
-    const file = path.join(dir, `${locale}.json`);
-    catalogues.set(locale, /^[a-z]{2}(_[A-Z]{2})?$/.test(locale) && fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {});
+    const folder = path.join(dir, locale);
+    const merged: Catalogue = {};
+    if (/^[a-z]{2}(_[A-Z]{2})?$/.test(locale) && fs.existsSync(folder)) {
+      for (const file of fs.readdirSync(folder).sort()) {
+        if (!file.endsWith('.json')) continue;
+        for (const [key, text] of Object.entries(JSON.parse(fs.readFileSync(path.join(folder, file), 'utf8')) as Catalogue)) {
+          if (key in merged) throw new Error(`message ${key} is defined twice (${locale}/${file})`);
+          merged[key] = text;
+        }
+      }
+    }
+    catalogues.set(locale, merged);
   }
   return catalogues.get(locale);
 }
 
 export function availableLocales(): string[] {
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => f.slice(0, -5));
+  return fs.readdirSync(dir).filter((f) => fs.statSync(path.join(dir, f)).isDirectory());
 }
 
 export type Translate = (key: string, vars?: Record<string, unknown>) => string;
