@@ -143,7 +143,12 @@ async function loaderStatus(ctx: WebContext, res: Dict): Promise<{ status: Dict 
   try {
     const status: Dict = await ctx.call('xloader_status', { resource_id: res.id });
     const logs = (status.task_info?.logs ?? []) as Dict[];
-    return { status: { ...status, logs: logs.slice(-LOG_LINES_SHOWN), hiddenLogs: Math.max(0, logs.length - LOG_LINES_SHOWN) }, maySubmit };
+    const stateKey = `loader.state.${status.status}`;
+    const stateText = ctx.t(stateKey) === stateKey ? String(status.status) : ctx.t(stateKey);
+    return {
+      status: { ...status, stateText, logs: logs.slice(-LOG_LINES_SHOWN), hiddenLogs: Math.max(0, logs.length - LOG_LINES_SHOWN) },
+      maySubmit,
+    };
   } catch (e) {
     if (e instanceof NotFoundError) return { status: null, maySubmit };
     throw e;
