@@ -135,6 +135,21 @@ test('a column filter narrows the rows; q searches the full text', async () => {
   // The small form's column + value pair works the same.
   const paired = await page(`?${new URLSearchParams({ filter_column: 'population', filter_value: '120' })}`);
   assert.deepEqual(firstColumn(paired.body), ['City 012']);
+  // A filter matching many rows is not counted until asked: the page knows only that more follow.
+  const many = await page(`?${new URLSearchParams({ 'filter.note': 'long '.repeat(60) })}`);
+  assert.deepEqual(firstColumn(many.body), ['City 006']);
+  const wide = await page('?filter.population=10&filter.population=20&filter.population=30');
+  assert.deepEqual(firstColumn(wide.body), ['City 001', 'City 002', 'City 003']);
+  assert.match(wide.body, /Rows 1–3 of 3 rows/);
+  assert.match(wide.body, /<input type="hidden" name="filter.population" value="20">/);
+  const names = Array.from({ length: 60 }, (_, i) => `filter.name=City+${pad(i)}`).join('&');
+  const uncounted = await page(`?${names}`);
+  assert.equal(firstColumn(uncounted.body).length, 50);
+  assert.match(uncounted.body, /Rows 1–50; more rows match/);
+  const countLink = /href="([^"]+count=1[^"]*)">Count the matching rows/.exec(uncounted.body)![1].replace(/&amp;/g, '&');
+  const counted = await new WebClient(t.app).get(countLink);
+  assert.match(counted.body, /Rows 1–50 of 60 rows/);
+  assert.match((await page(`?${names}&page=2`)).body, /Rows 51–60 of 60 rows/);
   const searched = await page('?q=Zanzibar');
   assert.deepEqual(firstColumn(searched.body), ['Zanzibar']);
   assert.match(searched.body, /value="Zanzibar"/);

@@ -22,6 +22,8 @@ export interface ExplorerState {
   order: 'asc' | 'desc';
   /** column -> one value or several (matched as any of them). */
   filters: Record<string, string[]>;
+  /** Count every matching row of a filtered table (asked for with count=1). */
+  count: boolean;
 }
 
 export interface DictionaryEntry {
@@ -64,6 +66,10 @@ export interface Explorer {
   first: number;
   last: number;
   pages: number;
+  /** A filtered page without a count: whether rows follow this page. */
+  more: boolean;
+  /** The link that counts a filtered search's rows. */
+  countUrl: string | null;
   /** Query parameters of the current state (for paging links), without page. */
   params: Record<string, unknown>;
   resetUrl: string;
@@ -96,7 +102,14 @@ export function explorerState(query: WebContext['query']): ExplorerState {
   const column = one(query.filter_column);
   const value = one(query.filter_value);
   if (column && value !== '') filters[column] = [...(filters[column] ?? []), value];
-  return { page, q: one(query.q).trim(), sort: one(query.sort), order: one(query.order) === 'desc' ? 'desc' : 'asc', filters };
+  return {
+    page,
+    q: one(query.q).trim(),
+    sort: one(query.sort),
+    order: one(query.order) === 'desc' ? 'desc' : 'asc',
+    filters,
+    count: one(query.count) === '1',
+  };
 }
 
 /** Query parameters that reproduce a state (the view stays selected). */
@@ -107,6 +120,7 @@ export function stateParams(state: ExplorerState, viewId?: string): Record<strin
     params.order = state.order;
   }
   for (const [column, values] of Object.entries(state.filters)) params[FILTER_PREFIX + column] = values;
+  if (state.count && Object.keys(state.filters).length) params.count = '1';
   return params;
 }
 
@@ -120,17 +134,25 @@ function datastoreFilters(state: ExplorerState): Record<string, unknown> | undef
   return Object.fromEntries(entries.map(([k, v]) => [k, v.length === 1 ? v[0] : v]));
 }
 
+/** Whether a state's search counts the matching rows: a filter's count reads every matching row
+ * (seconds on a big table), so a filtered page asks for one row more than it shows instead, and
+ * counts only when asked (count=1) — or knows the total on its last page. */
+export function countsTotal(state: ExplorerState): boolean {
+  return !Object.keys(state.filters).length || state.count;
+}
+
 /** The datastore_search input of a state. */
 export function searchInput(resourceId: string, state: ExplorerState, fields?: string[]): Record<string, unknown> {
   const filters = datastoreFilters(state);
+  const counts = countsTotal(state);
   const input: Record<string, unknown> = {
     resource_id: resourceId,
-    limit: PAGE_SIZE,
+    limit: counts ? PAGE_SIZE : PAGE_SIZE + 1,
     offset: (state.page - 1) * PAGE_SIZE,
     records_format: 'lists',
-    include_total: true,
-    // An unfiltered table's count is stored; a filtered one comes with the page; only a full-text
-    // search alone is estimated when it matches very many rows.
+    include_total: counts,
+    // An unfiltered table's count is stored; a full-text search alone is estimated when it
+    // matches very many rows.
     total_estimation_threshold: state.q && !filters ? ESTIMATE_TOTAL_ABOVE : null,
   };
   if (state.q) input.q = state.q;
@@ -208,6 +230,8 @@ export async function loadExplorer(ctx: WebContext, resourceId: string, view: Ex
     first: 0,
     last: 0,
     pages: 0,
+    more: false,
+    countUrl: null,
     params,
     resetUrl: `${path}${queryString({ view_id: view.id })}#explorer`,
     dumps: dumpLinks(resourceId, state, ctx.t),
@@ -250,12 +274,18 @@ export async function loadExplorer(ctx: WebContext, resourceId: string, view: Ex
     };
   });
   const numeric = explorer.columns.map((c) => c.numeric);
-  explorer.rows = result.records.map((row) => fields.map((_f, i) => cellOf(row[i], numeric[i], maxLength)));
+  const records = result.records.slice(0, PAGE_SIZE);
+  explorer.more = result.records.length > PAGE_SIZE;
+  explorer.rows = records.map((row) => fields.map((_f, i) => cellOf(row[i], numeric[i], maxLength)));
+  const offset = (state.page - 1) * PAGE_SIZE;
   explorer.total = typeof result.total === 'number' ? result.total : null;
   explorer.totalEstimated = !!result.total_was_estimated;
-  const offset = (state.page - 1) * PAGE_SIZE;
+  // Uncounted: the last page (rows, none after) tells the total.
+  if (explorer.total === null && !explorer.more && explorer.rows.length) explorer.total = offset + explorer.rows.length;
   explorer.first = explorer.rows.length ? offset + 1 : 0;
   explorer.last = offset + explorer.rows.length;
-  explorer.pages = explorer.total === null ? state.page : Math.max(1, Math.ceil(explorer.total / PAGE_SIZE));
+  explorer.pages =
+    explorer.total === null ? state.page + (explorer.more ? 1 : 0) : Math.max(1, Math.ceil(explorer.total / PAGE_SIZE));
+  if (explorer.total === null && explorer.more) explorer.countUrl = `${path}${queryString(params, { count: '1', page: state.page > 1 ? state.page : null })}#explorer`;
   return explorer;
 }

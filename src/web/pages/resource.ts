@@ -69,10 +69,10 @@ function fileUrl(pkg: Dict, res: Dict): string {
 }
 
 /** The dataset (as the visitor may see it) and one of its resources; anything else is Not Found. */
-async function datasetAndResource(ctx: WebContext): Promise<{ pkg: Dict; res: Dict }> {
+async function datasetAndResource(ctx: WebContext, shown?: Promise<Dict>): Promise<{ pkg: Dict; res: Dict }> {
   let pkg: Dict;
   try {
-    pkg = await ctx.call('package_show', { id: ctx.params.id });
+    pkg = shown ? await shown : await ctx.call('package_show', { id: ctx.params.id });
   } catch (e) {
     // A private dataset's page does not say that it exists.
     if (e instanceof AuthorizationError || e instanceof ValidationError) throw new NotFoundError('Dataset not found');
@@ -90,9 +90,7 @@ function viewTitle(ctx: WebContext, type: string): string {
 }
 
 /** The resource's views; a data store table without a table view still gets the explorer, first. */
-async function viewsOf(ctx: WebContext, pkg: Dict, res: Dict): Promise<ViewEntry[]> {
-  const registry = ctx.services.registry;
-  const listed: Dict[] = registry.has('resource_view_list') ? await ctx.call('resource_view_list', { id: res.id }) : [];
+function viewsOf(ctx: WebContext, pkg: Dict, res: Dict, listed: Dict[]): ViewEntry[] {
   const known = (type: string) => type === 'datatables_view' || ctx.services.config.list('svc.plugins').includes(type);
   const download = fileUrl(pkg, res);
   const views: ViewEntry[] = listed.map((v) => {
@@ -164,9 +162,16 @@ function extraFields(res: Dict): { key: string; value: string }[] {
 
 export function resourcePages(web: WebRouter): void {
   web.get('/dataset/:id/resource/:resource_id', async (ctx) => {
-    const { pkg, res } = await datasetAndResource(ctx);
+    // The dataset and the resource's views at once; the views count only once the dataset shows
+    // the resource (its reading rules are the dataset's).
+    const shown = ctx.call('package_show', { id: ctx.params.id });
+    const listing: Promise<Dict[]> = ctx.services.registry.has('resource_view_list')
+      ? ctx.call('resource_view_list', { id: ctx.params.resource_id })
+      : Promise.resolve([]);
+    listing.catch(() => undefined);
+    const { pkg, res } = await datasetAndResource(ctx, shown);
     const path = resourcePath(pkg, res.id);
-    const views = await viewsOf(ctx, pkg, res);
+    const views = viewsOf(ctx, pkg, res, await listing);
     const wanted = typeof ctx.query.view_id === 'string' ? ctx.query.view_id : '';
     const view = views.find((v) => v.id === wanted) ?? views[0];
     const datastore = !!res.datastore_active && ctx.services.registry.has('datastore_search');
