@@ -77,7 +77,10 @@ test('the page shows the metadata, breadcrumb, the first page of rows, the total
   const html = res.body;
   assert.match(html, /<h1>Cities table/);
   assert.match(html, /<em>cities<\/em>/, 'description as markdown');
-  assert.match(html, /<nav class="breadcrumb"[\s\S]*href="\/dataset\/wr-public">Public Cities<\/a>[\s\S]*aria-current="page">Cities table</);
+  assert.match(
+    html,
+    /<nav class="breadcrumb"[\s\S]*href="\/dataset\/wr-public">Public Cities<\/a>[\s\S]*aria-current="page">Cities table</,
+  );
   assert.match(html, /href="\/organization\/wr-org">Resource Org</);
   assert.match(html, /Rows 1–50 of 120 rows/);
   const names = firstColumn(html);
@@ -91,7 +94,8 @@ test('the page shows the metadata, breadcrumb, the first page of rows, the total
   assert.match(html, /<td class="cell-num">30<\/td>/);
   assert.match(html, /<span class="null-mark">null<\/span>/);
   // Dumps in every format.
-  for (const format of ['csv', 'tsv', 'json', 'xml']) assert.ok(html.includes(`href="/datastore/dump/${tableId}?format=${format}"`), format);
+  for (const format of ['csv', 'tsv', 'json', 'xml'])
+    assert.ok(html.includes(`href="/datastore/dump/${tableId}?format=${format}"`), format);
   // No edit button or loader status for a visitor.
   assert.ok(!html.includes('/edit"'));
   assert.ok(!html.includes('loader-heading'));
@@ -251,7 +255,10 @@ test('image and web page views render their elements; ?view_id= selects a view; 
   assert.match(first.body, /<img src="http:\/\/example.org\/map.png" alt="Map picture"/);
   assert.match(first.body, new RegExp(`href="${url}\\?view_id=${web.id}#view">Homepage<`));
   const page = await new WebClient(t.app).get(`${url}?view_id=${web.id}`);
-  assert.match(page.body, /<iframe class="view-frame" src="https:\/\/example.org\/about" sandbox="allow-scripts allow-popups" title="Homepage"/);
+  assert.match(
+    page.body,
+    /<iframe class="view-frame" src="https:\/\/example.org\/about" sandbox="allow-scripts allow-popups" title="Homepage"/,
+  );
   assert.ok(!page.body.includes('<img src="http://example.org/map.png"'));
   const unsafe = await new WebClient(t.app).get(`${url}?view_id=${bad.id}`);
   assert.ok(!unsafe.body.includes('javascript:alert'));

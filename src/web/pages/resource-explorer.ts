@@ -245,7 +245,12 @@ export async function loadExplorer(ctx: WebContext, resourceId: string, view: Ex
     })),
     error: null,
   };
-  let result: { fields: { id: string; type: string; info?: unknown }[]; records: unknown[][]; total?: number; total_was_estimated?: boolean };
+  let result: {
+    fields: { id: string; type: string; info?: unknown }[];
+    records: unknown[][];
+    total?: number;
+    total_was_estimated?: boolean;
+  };
   try {
     result = await ctx.call('datastore_search', searchInput(resourceId, state, view.show_fields));
   } catch (e) {
@@ -284,8 +289,8 @@ export async function loadExplorer(ctx: WebContext, resourceId: string, view: Ex
   if (explorer.total === null && !explorer.more && explorer.rows.length) explorer.total = offset + explorer.rows.length;
   explorer.first = explorer.rows.length ? offset + 1 : 0;
   explorer.last = offset + explorer.rows.length;
-  explorer.pages =
-    explorer.total === null ? state.page + (explorer.more ? 1 : 0) : Math.max(1, Math.ceil(explorer.total / PAGE_SIZE));
-  if (explorer.total === null && explorer.more) explorer.countUrl = `${path}${queryString(params, { count: '1', page: state.page > 1 ? state.page : null })}#explorer`;
+  explorer.pages = explorer.total === null ? state.page + (explorer.more ? 1 : 0) : Math.max(1, Math.ceil(explorer.total / PAGE_SIZE));
+  if (explorer.total === null && explorer.more)
+    explorer.countUrl = `${path}${queryString(params, { count: '1', page: state.page > 1 ? state.page : null })}#explorer`;
   return explorer;
 }

@@ -107,7 +107,15 @@ function viewsOf(ctx: WebContext, pkg: Dict, res: Dict, listed: Dict[]): ViewEnt
     };
   });
   if (res.datastore_active && !views.some((v) => v.view_type === 'datatables_view'))
-    views.unshift({ id: '', view_type: 'datatables_view', title: ctx.t('explorer.title'), description: '', config: {}, url: '', known: true });
+    views.unshift({
+      id: '',
+      view_type: 'datatables_view',
+      title: ctx.t('explorer.title'),
+      description: '',
+      config: {},
+      url: '',
+      known: true,
+    });
   return views;
 }
 
@@ -155,7 +163,9 @@ async function loaderStatus(ctx: WebContext, res: Dict): Promise<{ status: Dict 
 
 function extraFields(res: Dict): { key: string; value: string }[] {
   return Object.entries(res)
-    .filter(([k, v]) => !SHOWN_KEYS.has(k) && v !== null && v !== undefined && v !== '' && !(typeof v === 'object' && !Object.keys(v).length))
+    .filter(
+      ([k, v]) => !SHOWN_KEYS.has(k) && v !== null && v !== undefined && v !== '' && !(typeof v === 'object' && !Object.keys(v).length),
+    )
     .map(([key, value]) => ({ key, value: typeof value === 'object' ? JSON.stringify(value) : String(value) }))
     .sort((a, b) => a.key.localeCompare(b.key));
 }
