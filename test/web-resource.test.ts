@@ -287,3 +287,27 @@ test('a text view shows a small uploaded file in the page, escaped', async () =>
   assert.match(html, /<pre class="view-text"[^>]*>Hello &lt;b&gt;world&lt;\/b&gt;<\/pre>/);
   assert.match(html, new RegExp(`href="/dataset/wr-public/resource/${res.id}/download/readme.txt">Download<`));
 });
+
+test('video and audio views use the media elements with controls', async () => {
+  const res = await t.ok(
+    'resource_create',
+    { package_id: 'wr-public', name: 'Clip', url: 'https://example.org/clip.mp4', format: 'MP4' },
+    { token: editor.token },
+  );
+  const video = await t.ok(
+    'resource_view_create',
+    { resource_id: res.id, view_type: 'video_view', title: 'Video', poster_url: 'javascript:alert(1)' },
+    { token: editor.token },
+  );
+  const audio = await t.ok(
+    'resource_view_create',
+    { resource_id: res.id, view_type: 'audio_view', title: 'Sound' },
+    { token: editor.token },
+  );
+  const url = `/dataset/wr-public/resource/${res.id}`;
+  const v = await new WebClient(t.app).get(`${url}?view_id=${video.id}`);
+  assert.match(v.body, /<video class="view-media" controls preload="metadata" src="https:\/\/example.org\/clip.mp4">/);
+  assert.ok(!v.body.includes('javascript:'));
+  const a = await new WebClient(t.app).get(`${url}?view_id=${audio.id}`);
+  assert.match(a.body, /<audio class="view-media" controls preload="metadata" src="https:\/\/example.org\/clip.mp4">/);
+});

@@ -40,6 +40,8 @@ interface ViewEntry {
   description: string;
   config: Dict;
   url: string;
+  /** A video's poster image. */
+  poster: string;
   known: boolean;
 }
 
@@ -103,6 +105,7 @@ function viewsOf(ctx: WebContext, pkg: Dict, res: Dict, listed: Dict[]): ViewEnt
       description: description ?? '',
       config,
       url: own ? safeUrl(own) : download,
+      poster: safeUrl(config.poster_url),
       known: known(view_type),
     };
   });
@@ -114,6 +117,7 @@ function viewsOf(ctx: WebContext, pkg: Dict, res: Dict, listed: Dict[]): ViewEnt
       description: '',
       config: {},
       url: '',
+      poster: '',
       known: true,
     });
   return views;
