@@ -36,7 +36,8 @@ export interface DictionaryEntry {
 export interface ExplorerCell {
   text: string;
   cls: string;
-  null?: boolean;
+  /** The value is null (shown as a mark). */
+  isNull?: boolean;
   full?: string;
 }
 
@@ -190,7 +191,7 @@ export function dictionaryOf(fields: { id: string; type: string; info?: unknown 
 
 /** One cell: nulls marked, objects as JSON, text cut at maxLength characters (the full text kept for a tooltip when not huge). */
 export function cellOf(value: unknown, numeric: boolean, maxLength: number): ExplorerCell {
-  if (value === null || value === undefined) return { text: '', cls: numeric ? 'cell-num cell-null' : 'cell-null', null: true };
+  if (value === null || value === undefined) return { text: '', cls: numeric ? 'cell-num cell-null' : 'cell-null', isNull: true };
   let text: string;
   if (typeof value === 'object') text = JSON.stringify(value);
   else if (typeof value === 'boolean') text = value ? 'true' : 'false';
