@@ -2,7 +2,7 @@
 // (as the visitor) with paging, sorting by a column, per-column filters and full-text search taken
 // from the query string; cells prepared for the table (numbers right-aligned, nulls marked, long
 // text cut). The same search's fields give the data dictionary.
-import { ValidationError } from '../../errors.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
 import { queryString } from '../render.ts';
 import type { WebContext } from '../router.ts';
 
@@ -256,11 +256,16 @@ export async function loadExplorer(ctx: WebContext, resourceId: string, view: Ex
   try {
     result = await ctx.call('datastore_search', searchInput(resourceId, state, view.show_fields));
   } catch (e) {
+    // datastore_active set while the table is gone (a failed load, a race with a delete).
+    if (e instanceof NotFoundError) {
+      explorer.error = ctx.t('explorer.not_active');
+      return explorer;
+    }
     if (!(e instanceof ValidationError)) throw e;
-    explorer.error = Object.entries(e.errors)
+    explorer.error = `${ctx.t('explorer.error')} ${Object.entries(e.errors)
       .filter(([k]) => k !== '__type')
       .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : typeof v === 'string' ? v : JSON.stringify(v)}`)
-      .join('; ');
+      .join('; ')}`;
     return explorer;
   }
   const fields = tableFields(result.fields, state.q);

@@ -202,9 +202,14 @@ export function resourcePages(web: WebRouter): void {
     else if (datastore)
       // Only the data dictionary: the fields of an empty page.
       work.push(
-        ctx.call('datastore_search', { resource_id: res.id, limit: 0, include_total: false }).then((r: Dict) => {
-          fields = dictionaryOf(r.fields);
-        }),
+        ctx
+          .call('datastore_search', { resource_id: res.id, limit: 0, include_total: false })
+          .then((r: Dict) => {
+            fields = dictionaryOf(r.fields);
+          })
+          .catch((e) => {
+            if (!(e instanceof NotFoundError)) throw e;
+          }),
       );
     if (view?.view_type === 'text_view')
       work.push(
