@@ -311,3 +311,23 @@ test('video and audio views use the media elements with controls', async () => {
   const a = await new WebClient(t.app).get(`${url}?view_id=${audio.id}`);
   assert.match(a.body, /<audio class="view-media" controls preload="metadata" src="https:\/\/example.org\/clip.mp4">/);
 });
+
+test('with another view selected, the table is not searched for rows but the dictionary stays', async () => {
+  const other = await t.ok(
+    'resource_view_create',
+    { resource_id: tableId, view_type: 'webpage_view', title: 'About the data', page_url: 'https://example.org/cities' },
+    { token: editor.token },
+  );
+  try {
+    const html = (await page(`?view_id=${other.id}`)).body;
+    assert.match(html, /<iframe class="view-frame" src="https:\/\/example.org\/cities"/);
+    assert.ok(!html.includes('id="explorer"'));
+    assert.match(html, /<section id="dictionary"[\s\S]*Inhabitants/);
+    // Without a table view of its own, the explorer comes first in the list of views.
+    const views = await t.ok('resource_view_list', { id: tableId });
+    assert.ok(!views.some((v: { view_type: string }) => v.view_type === 'datatables_view'));
+    assert.match(html, new RegExp(`<li><a href="/dataset/wr-public/resource/${tableId}#view">Data explorer</a></li>`));
+  } finally {
+    await t.ok('resource_view_delete', { id: other.id }, { token: editor.token });
+  }
+});
