@@ -97,7 +97,14 @@ test('validation errors from the action are shown next to the fields, the input 
   const web = await signedIn('wm_editor');
   const taken = await web.post(
     '/dataset/new',
-    { title: 'Another <b>title</b>', name: 'wm-bus-stops', notes: 'kept notes', owner_org: orgId, private: 'False', author_email: 'not-an-email' },
+    {
+      title: 'Another <b>title</b>',
+      name: 'wm-bus-stops',
+      notes: 'kept notes',
+      owner_org: orgId,
+      private: 'False',
+      author_email: 'not-an-email',
+    },
     { from: '/dataset/new' },
   );
   assert.equal(taken.statusCode, 400);
@@ -144,6 +151,33 @@ test('editing a dataset keeps what the form does not show; resources are edited 
   assert.equal(pkg.resources.length, 1, 'the resources stay');
   assert.equal(pkg.author, '', 'a field emptied in the form is cleared');
 
+  // The uploaded file is replaced through the edit form.
+  const upload = pkg.resources[0];
+  const replaceForm = await web.get(`/dataset/wm-bus-stops/resource/${upload.id}/edit`);
+  assert.match(replaceForm.body, /Current file:/);
+  assert.match(replaceForm.body, /<input id="field-url" name="url" type="url" value=""/, 'the link field starts empty for an upload');
+  const replaced = await web.postMultipart(
+    `/dataset/wm-bus-stops/resource/${upload.id}/edit`,
+    { name: 'Stops', description: '', format: '', url: '' },
+    { upload: { filename: 'stops2.csv', content: 'stop\nNew St\n', type: 'text/csv' } },
+  );
+  assert.equal(replaced.statusCode, 303, replaced.body);
+  const afterReplace = await t.ok('resource_show', { id: upload.id }, { token: t.sysadminToken });
+  assert.match(afterReplace.url, /stops2\.csv$/);
+  assert.equal((await t.app.inject({ method: 'GET', url: new URL(afterReplace.url).pathname })).body, 'stop\nNew St\n');
+  // Saving without a new file keeps the file.
+  const kept = await web.post(`/dataset/wm-bus-stops/resource/${upload.id}/edit`, {
+    name: 'Stops (kept)',
+    description: '',
+    format: 'CSV',
+    url: '',
+  });
+  assert.equal(kept.statusCode, 303, kept.body);
+  const afterKeep = await t.ok('resource_show', { id: upload.id }, { token: t.sysadminToken });
+  assert.equal(afterKeep.url_type, 'upload');
+  assert.equal(afterKeep.url, afterReplace.url);
+  assert.equal(afterKeep.name, 'Stops (kept)');
+
   // A resource by link, then edited, then deleted.
   const added = await web.post('/dataset/wm-bus-stops/resource/new', {
     url: 'https://example.org/timetable.json',
@@ -169,9 +203,17 @@ test('editing a dataset keeps what the form does not show; resources are edited 
   assert.equal(edited.statusCode, 303, edited.body);
   assert.equal(edited.headers.location, `/dataset/wm-bus-stops/resource/${link.id}`);
   assert.equal((await t.ok('resource_show', { id: link.id }, { token: t.sysadminToken })).name, 'Timetable 2');
-  const badUrl = await web.post(`/dataset/wm-bus-stops/resource/${link.id}/edit`, { url: '', name: 'X', format: 'JSON' }, { from: `/dataset/wm-bus-stops/resource/${link.id}/edit` });
+  const badUrl = await web.post(
+    `/dataset/wm-bus-stops/resource/${link.id}/edit`,
+    { url: '', name: 'X', format: 'JSON' },
+    { from: `/dataset/wm-bus-stops/resource/${link.id}/edit` },
+  );
   assert.ok([303, 400].includes(badUrl.statusCode));
-  const removed = await web.post(`/dataset/wm-bus-stops/resource/${link.id}/delete`, {}, { from: `/dataset/wm-bus-stops/resource/${link.id}/edit` });
+  const removed = await web.post(
+    `/dataset/wm-bus-stops/resource/${link.id}/delete`,
+    {},
+    { from: `/dataset/wm-bus-stops/resource/${link.id}/edit` },
+  );
   assert.equal(removed.statusCode, 303);
   assert.equal((await t.call('resource_show', { id: link.id }, { token: t.sysadminToken })).status, 404);
 });
@@ -183,7 +225,12 @@ test('an outsider gets 403 on the edit and new-resource forms of the dataset; an
   assert.equal((await web.get('/dataset/delete/wm-bus-stops')).statusCode, 403);
   const post = await web.post('/dataset/edit/wm-bus-stops', { title: 'Hacked', name: 'wm-bus-stops' }, { from: '/' });
   assert.equal(post.statusCode, 403);
-  const upload = await web.postMultipart('/dataset/wm-bus-stops/resource/new', { name: 'x' }, { upload: { filename: 'x.csv', content: 'a\n1\n' } }, { from: '/' });
+  const upload = await web.postMultipart(
+    '/dataset/wm-bus-stops/resource/new',
+    { name: 'x' },
+    { upload: { filename: 'x.csv', content: 'a\n1\n' } },
+    { from: '/' },
+  );
   assert.equal(upload.statusCode, 403);
   const pkg = await t.ok('package_show', { id: 'wm-bus-stops' }, { token: t.sysadminToken });
   assert.equal(pkg.title, 'Bus stops (2024)');
@@ -234,7 +281,11 @@ test('organization admins add members by user name, change their role and remove
   const page = await web.get('/organization/members/wm-org');
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /href="\/user\/wm_editor"/);
-  const added = await web.post('/organization/member_new/wm-org', { username: 'wm_newbie', role: 'member' }, { from: '/organization/members/wm-org' });
+  const added = await web.post(
+    '/organization/member_new/wm-org',
+    { username: 'wm_newbie', role: 'member' },
+    { from: '/organization/members/wm-org' },
+  );
   assert.equal(added.statusCode, 303, added.body);
   assert.equal(added.headers.location, '/organization/members/wm-org');
   let members = await t.ok('member_list', { id: 'wm-org', object_type: 'user' }, { token: t.sysadminToken });
@@ -245,11 +296,19 @@ test('organization admins add members by user name, change their role and remove
   );
   const listed = await web.get('/organization/members/wm-org');
   assert.match(listed.body, /href="\/user\/wm_newbie"/);
-  const changed = await web.post('/organization/member_new/wm-org', { username: 'wm_newbie', role: 'editor' }, { from: '/organization/members/wm-org' });
+  const changed = await web.post(
+    '/organization/member_new/wm-org',
+    { username: 'wm_newbie', role: 'editor' },
+    { from: '/organization/members/wm-org' },
+  );
   assert.equal(changed.statusCode, 303);
   members = await t.ok('member_list', { id: 'wm-org', object_type: 'user' }, { token: t.sysadminToken });
   assert.equal(members.find((m: string[]) => m[0] === newbieId)[2], 'Editor');
-  const unknown = await web.post('/organization/member_new/wm-org', { username: 'nobody_here', role: 'member' }, { from: '/organization/members/wm-org' });
+  const unknown = await web.post(
+    '/organization/member_new/wm-org',
+    { username: 'nobody_here', role: 'member' },
+    { from: '/organization/members/wm-org' },
+  );
   assert.equal(unknown.statusCode, 400);
   assert.match(unknown.body, /User nobody_here does not exist\./);
   assert.match(unknown.body, /value="nobody_here"/);
@@ -293,7 +352,11 @@ test('organizations and groups are created, edited and deleted through forms', a
   const members = await web.get('/group/members/wm-transport');
   assert.equal(members.statusCode, 200);
   assert.doesNotMatch(members.body, /<option value="editor"/, 'groups have no editors');
-  const add = await web.post('/group/member_new/wm-transport', { username: 'wm_outsider', role: 'member' }, { from: '/group/members/wm-transport' });
+  const add = await web.post(
+    '/group/member_new/wm-transport',
+    { username: 'wm_outsider', role: 'member' },
+    { from: '/group/members/wm-transport' },
+  );
   assert.equal(add.statusCode, 303);
   const group2 = await t.ok('group_show', { id: 'wm-transport', include_users: true }, { token: t.sysadminToken });
   assert.ok(group2.users.some((u: { name: string }) => u.name === 'wm_outsider'));
@@ -332,7 +395,11 @@ test('the sysadmin changes the site title on /ckan-admin and the home page shows
     assert.match(home.body, /<title>Open City Data<\/title>/);
     assert.equal(await t.ok('config_option_show', { key: 'svc.site_title' }, { token: t.sysadminToken }), 'Open City Data');
   } finally {
-    await t.ok('config_option_update', { 'svc.site_title': 'svc', 'svc.site_description': '', 'svc.site_intro_text': '' }, { token: t.sysadminToken });
+    await t.ok(
+      'config_option_update',
+      { 'svc.site_title': 'svc', 'svc.site_description': '', 'svc.site_intro_text': '' },
+      { token: t.sysadminToken },
+    );
   }
 });
 
@@ -353,4 +420,31 @@ test('the sysadmin lists and searches users and grants and revokes the sysadmin 
   const self = await user.post('/ckan-admin/sysadmin', { username: 'wm_outsider', status: '1' }, { from: '/' });
   assert.equal(self.statusCode, 403);
   assert.equal((await t.ok('user_show', { id: 'wm_outsider' }, { token: t.sysadminToken })).sysadmin, false);
+});
+
+test('an upload the loader takes leads to the resource page (the loader status is shown there)', async () => {
+  const withLoader = await startApp({ plugins: ['datastore', 'loader'], config: { 'svc.loader.auto': false } });
+  try {
+    const owner = await withLoader.user('wl_owner');
+    await withLoader.ok('organization_create', { name: 'wl-org' }, { token: owner.token });
+    await withLoader.ok('package_create', { name: 'wl-ds', owner_org: 'wl-org' }, { token: owner.token });
+    const web = new WebClient(withLoader.app);
+    await web.login('wl_owner');
+    const csv = await web.postMultipart(
+      '/dataset/wl-ds/resource/new',
+      { name: 'Table', format: '', url: '', save: 'add' },
+      { upload: { filename: 'table.csv', content: 'a,b\n1,2\n', type: 'text/csv' } },
+    );
+    assert.equal(csv.statusCode, 303, csv.body);
+    const id = (await withLoader.ok('package_show', { id: 'wl-ds' }, { token: owner.token })).resources[0].id;
+    assert.equal(csv.headers.location, `/dataset/wl-ds/resource/${id}`);
+    const pdf = await web.postMultipart(
+      '/dataset/wl-ds/resource/new',
+      { name: 'Report', format: '', url: '', save: 'add' },
+      { upload: { filename: 'report.pdf', content: '%PDF-1.4', type: 'application/pdf' } },
+    );
+    assert.equal(pdf.headers.location, '/dataset/wl-ds', 'a format the loader does not take: the dataset page');
+  } finally {
+    await withLoader.close();
+  }
 });

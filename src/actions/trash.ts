@@ -6,7 +6,12 @@ import { sysadminOnly } from '../auth/rules.ts';
 import { p } from '../validation/params.ts';
 import { deletedGroups, deletedPackages } from '../model/trash.ts';
 
-const item = Type.Object({ id: Type.String(), name: Type.String(), title: Type.Union([Type.String(), Type.Null()]), changed: Type.String() });
+const item = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  title: Type.Union([Type.String(), Type.Null()]),
+  changed: Type.String(),
+});
 
 export const trashActions: ActionDefinition<any, any>[] = [
   defineAction({

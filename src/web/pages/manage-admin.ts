@@ -55,7 +55,12 @@ async function renderConfig(ctx: WebContext, posted?: Record<string, unknown>, e
     {
       fields,
       errors: byName,
-      summary: errors ? otherMessages(errors, fields.map((f) => f.key)) : [],
+      summary: errors
+        ? otherMessages(
+            errors,
+            fields.map((f) => f.key),
+          )
+        : [],
       homepage_styles: ['1', '2', '3'].map((v) => ({ value: v, label: ctx.t(`manage.config.homepage_style_${v}`) })),
       bools: [
         { value: 'true', label: ctx.t('manage.yes') },
@@ -78,8 +83,13 @@ export function adminPages(web: WebRouter): void {
 
   web.post('/ckan-admin', async (ctx) => {
     const keys = await ctx.call<string[]>('config_option_list');
+    // Only the options changed in the form are saved (the others keep following the configuration file).
     const values: Record<string, unknown> = {};
-    for (const key of keys) if (fieldName(key) in ctx.form) values[key] = field(ctx.form, fieldName(key));
+    for (const key of keys) {
+      if (!(fieldName(key) in ctx.form)) continue;
+      const value = field(ctx.form, fieldName(key)).replace(/\r\n/g, '\n');
+      if (value !== optionText(await ctx.call('config_option_show', { key }))) values[key] = value;
+    }
     const result = await attempt(() => ctx.call('config_option_update', values));
     if (!result.ok) return renderConfig(ctx, ctx.form, result.errors, 400);
     return ctx.redirect('/ckan-admin', { kind: 'success', text: ctx.t('manage.config.saved') });

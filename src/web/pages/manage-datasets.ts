@@ -3,7 +3,19 @@
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, type FieldMessages } from './manage-forms.ts';
 
-const TEXT_FIELDS = ['title', 'name', 'notes', 'tag_string', 'license_id', 'author', 'author_email', 'maintainer', 'maintainer_email', 'version', 'url'];
+const TEXT_FIELDS = [
+  'title',
+  'name',
+  'notes',
+  'tag_string',
+  'license_id',
+  'author',
+  'author_email',
+  'maintainer',
+  'maintainer_email',
+  'version',
+  'url',
+];
 /** Fields the dataset form shows (errors of others go in the summary). */
 const SHOWN = [...TEXT_FIELDS, 'owner_org', 'private', 'extras', 'tags'];
 /** Empty extra rows offered below the filled ones. */
@@ -139,13 +151,16 @@ export function datasetFormPages(web: WebRouter): void {
     if (!(await ctx.may('package_create'))) return forbidden(ctx);
     const data = { ...datasetData(ctx.form), state: 'draft' };
     const result = await attempt(() => ctx.call('package_create', data));
-    if (!result.ok) return renderForm(ctx, { mode: 'new', form: formValues(ctx.form, false), errors: result.errors }, await formChoices(ctx), 400);
+    if (!result.ok)
+      return renderForm(ctx, { mode: 'new', form: formValues(ctx.form, false), errors: result.errors }, await formChoices(ctx), 400);
     return ctx.redirect(`/dataset/${enc(result.value.name)}/resource/new`);
   });
 
   web.get(
     '/dataset/edit/:name',
-    withDataset(async (ctx, pkg) => renderForm(ctx, { mode: 'edit', pkg, form: formValues(pkg, true) }, await formChoices(ctx, pkg.organization))),
+    withDataset(async (ctx, pkg) =>
+      renderForm(ctx, { mode: 'edit', pkg, form: formValues(pkg, true) }, await formChoices(ctx, pkg.organization)),
+    ),
   );
 
   web.post(

@@ -11,7 +11,9 @@ function formValues(source: Record<string, any>, fromGroup: boolean) {
 }
 
 function groupData(form: Record<string, unknown>): Record<string, unknown> {
-  const data: Record<string, unknown> = Object.fromEntries(FIELDS.map((k) => [k, k === 'description' ? field(form, k) : field(form, k).trim()]));
+  const data: Record<string, unknown> = Object.fromEntries(
+    FIELDS.map((k) => [k, k === 'description' ? field(form, k) : field(form, k).trim()]),
+  );
   if (!data.title) data.title = data.name;
   return data;
 }
@@ -147,7 +149,10 @@ function groupPages(web: WebRouter, kind: Kind): void {
     const result = await attempt(() => ctx.call(`${kind}_member_delete`, { id: group.id, username }));
     if (!result.ok)
       return ctx.redirect(`${base}/members/${enc(group.name)}`, { kind: 'error', text: Object.values(result.errors).flat().join(' ') });
-    return ctx.redirect(`${base}/members/${enc(group.name)}`, { kind: 'success', text: ctx.t('manage.members.removed', { name: username }) });
+    return ctx.redirect(`${base}/members/${enc(group.name)}`, {
+      kind: 'success',
+      text: ctx.t('manage.members.removed', { name: username }),
+    });
   });
 }
 

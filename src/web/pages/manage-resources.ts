@@ -105,8 +105,13 @@ export function resourceFormPages(web: WebRouter): void {
     if (finishing) await ctx.call('package_patch', { id: pkg.id, state: 'active' });
     if (save === 'again' && !finishing)
       return ctx.redirect(`${base}/resource/new`, { kind: 'success', text: ctx.t('manage.resource.added_another') });
-    if (created && created.url_type === 'upload' && loaderTakes(ctx, created.format))
-      return ctx.redirect(`${base}/resource/${enc(created.id)}`, { kind: 'success', text: ctx.t('manage.resource.uploaded') });
+    if (created && created.url_type === 'upload' && loaderTakes(ctx, created.format)) {
+      const loading = ctx.services.config.bool('svc.loader.auto');
+      return ctx.redirect(`${base}/resource/${enc(created.id)}`, {
+        kind: 'success',
+        text: ctx.t(loading ? 'manage.resource.uploaded_loading' : 'manage.resource.uploaded'),
+      });
+    }
     return ctx.redirect(base, { kind: 'success', text: ctx.t(finishing ? 'manage.dataset.created' : 'manage.resource.added') });
   });
 
