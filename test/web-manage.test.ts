@@ -274,6 +274,25 @@ test('deleting a dataset asks first, then deletes; the sysadmin purges it from t
   const after = await admin.get('/ckan-admin/trash');
   assert.match(after.body, /1 item purged\./);
   assert.doesNotMatch(after.body, /wm-bus-stops/);
+
+  // Purge all: datasets, organizations and groups at once; only for sysadmins.
+  await t.ok('organization_create', { name: 'wm-gone-org' }, { token: t.sysadminToken });
+  await t.ok('group_create', { name: 'wm-gone-group' }, { token: t.sysadminToken });
+  await t.ok('package_create', { name: 'wm-gone-ds', owner_org: 'wm-org' }, { token: t.sysadminToken });
+  await t.ok('package_delete', { id: 'wm-gone-ds' }, { token: t.sysadminToken });
+  await t.ok('organization_delete', { id: 'wm-gone-org' }, { token: t.sysadminToken });
+  await t.ok('group_delete', { id: 'wm-gone-group' }, { token: t.sysadminToken });
+  const full = await admin.get('/ckan-admin/trash');
+  for (const name of ['wm-gone-ds', 'wm-gone-org', 'wm-gone-group']) assert.ok(full.body.includes(`(${name})`), name);
+  const refused = await web.post('/ckan-admin/trash', { type: 'all' }, { from: '/' });
+  assert.equal(refused.statusCode, 403);
+  assert.equal((await t.ok('package_show', { id: 'wm-gone-ds' }, { token: t.sysadminToken })).state, 'deleted');
+  const all = await admin.post('/ckan-admin/trash', { type: 'all' });
+  assert.equal(all.statusCode, 303);
+  assert.equal((await t.call('package_show', { id: 'wm-gone-ds' }, { token: t.sysadminToken })).status, 404);
+  assert.equal((await t.call('organization_show', { id: 'wm-gone-org' }, { token: t.sysadminToken })).status, 404);
+  assert.equal((await t.call('group_show', { id: 'wm-gone-group' }, { token: t.sysadminToken })).status, 404);
+  assert.match((await admin.get('/ckan-admin/trash')).body, /3 items purged\.[\s\S]*The trash is empty\./);
 });
 
 test('organization admins add members by user name, change their role and remove them', async () => {
