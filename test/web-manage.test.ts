@@ -119,6 +119,16 @@ test('validation errors from the action are shown next to the fields, the input 
   assert.equal(blank.statusCode, 400);
   assert.match(blank.body, /<p class="field-error" id="name-error">Missing value<\/p>/);
   assert.equal((await t.call('package_show', { id: 'another' }, { token: t.sysadminToken })).status, 404);
+  // A name without a title: the title is the name.
+  const untitled = await web.post(
+    '/dataset/new',
+    { title: '', name: 'wm-untitled', owner_org: orgId, private: 'True' },
+    { from: '/dataset/new' },
+  );
+  assert.equal(untitled.statusCode, 303, untitled.body);
+  const pkg = await t.ok('package_show', { id: 'wm-untitled' }, { token: t.sysadminToken });
+  assert.equal(pkg.title, 'wm-untitled');
+  assert.equal(pkg.private, true);
 });
 
 test('editing a dataset keeps what the form does not show; resources are edited and deleted', async () => {
