@@ -7,8 +7,9 @@ import { createWebRouter, type WebDeps } from './router.ts';
 import { NotFoundError } from '../errors.ts';
 import { homePages } from './pages/home.ts';
 import { accountPages } from './pages/account.ts';
+import { catalogPages } from './pages/catalog.ts';
 
-const AREAS = [homePages, accountPages];
+const AREAS = [homePages, accountPages, catalogPages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);
