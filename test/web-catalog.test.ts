@@ -255,6 +255,53 @@ test('dataset page: metadata, resources, tags, organization, licence, groups; bu
   assert.equal((await anon.get('/dataset/no-such-dataset')).statusCode, 404);
 });
 
+test('dataset groups page: an editor adds the dataset to a group and removes it; others get no form', async () => {
+  const outsider = new WebClient(t.app);
+  await outsider.login('cat_outsider');
+  const plain = await outsider.get('/dataset/groups/air-quality');
+  assert.equal(plain.statusCode, 200);
+  assert.ok(!plain.body.includes('name="group_added"'));
+  const refused = await outsider.post('/dataset/groups/air-quality', { group_added: 'env' }, { from: '/dataset' });
+  assert.equal(refused.statusCode, 403);
+
+  const admin = new WebClient(t.app);
+  await admin.login('cat_admin');
+  const page = await admin.get('/dataset/groups/air-quality');
+  const env = /<option value="([0-9a-f-]{36})">Environment<\/option>/.exec(page.body);
+  assert.ok(env, 'the group is offered');
+  const added = await admin.post('/dataset/groups/air-quality', { group_added: env[1] });
+  assert.equal(added.statusCode, 303);
+  const withGroup = await admin.get('/dataset/groups/air-quality');
+  assert.match(withGroup.body, /<a href="\/group\/env">Environment<\/a>/);
+  assert.match(withGroup.body, /The dataset was added to the group\./);
+  assert.ok(!withGroup.body.includes(`<option value="${env[1]}">`), 'no longer offered');
+  assert.deepEqual(listed((await admin.get('/group/env')).body).sort(), ['air-quality', 'water-quality']);
+  const removed = await admin.post('/dataset/groups/air-quality', { group_removed: env[1] });
+  assert.equal(removed.statusCode, 303);
+  assert.deepEqual(listed((await admin.get('/group/env')).body), ['water-quality']);
+});
+
+test('every message key the catalog pages build at run time exists', async () => {
+  const { messageKeys } = await import('../src/web/i18n.ts');
+  const known = new Set(messageKeys());
+  const keys = [
+    ...['active', 'draft', 'deleted'].map((s) => `catalog.dataset.state.${s}`),
+    ...['new', 'changed', 'deleted'].flatMap((v) =>
+      ['package', 'group', 'organization', 'user', 'resource_view'].map((o) => `catalog.activity.${v}_${o}`),
+    ),
+    ...['organization', 'group'].flatMap((k) =>
+      ['list.title', 'list.search', 'list.count', 'list.none', 'add', 'edit', 'info', 'sections', 'search_datasets'].map(
+        (x) => `catalog.${k}.${x}`,
+      ),
+    ),
+    ...['organization', 'groups', 'tags', 'res_format', 'license_id'].map((f) => `catalog.search.facet.${f}`),
+  ];
+  assert.deepEqual(
+    keys.filter((k) => !known.has(k)),
+    [],
+  );
+});
+
 test('notes markdown is sanitized: no script, event handler or javascript: link', async () => {
   const body = (await new WebClient(t.app).get('/dataset/water-quality')).body;
   const notes = /<section class="prose notes"[^>]*>([\s\S]*?)<\/section>/.exec(body)?.[1] ?? '';

@@ -1,5 +1,6 @@
 // The dataset search page and a dataset's pages: the dataset (metadata, resources, tags,
 // organization, licence, followers, schema.org JSON-LD), its groups, activity stream and followers.
+import { NotFoundError, ValidationError } from '../../errors.ts';
 import { markdownExcerpt } from '../markdown.ts';
 import type { WebContext, WebRouter } from '../router.ts';
 import { activityPage, amFollowing, hasAction, safeLink, showOr404, siteUrl } from './catalog-common.ts';
@@ -101,7 +102,33 @@ export function datasetPages(web: WebRouter): void {
 
   web.get('/dataset/groups/:name', async (ctx) => {
     const pkg = await readDataset(ctx);
-    return ctx.render('catalog/dataset-groups.njk', { pkg, has_activity: hasAction(ctx, 'package_activity_list') });
+    // the groups the visitor manages: those the dataset may be added to or removed from
+    const managed = ctx.user && (await ctx.may('package_update', { id: pkg.id })) ? await ctx.call<Dict[]>('group_list_authz', {}) : [];
+    const inGroups = new Set((pkg.groups ?? []).map((g: Dict) => g.id));
+    const managedIds = new Set(managed.map((g) => g.id));
+    return ctx.render('catalog/dataset-groups.njk', {
+      pkg,
+      groups: (pkg.groups ?? []).map((g: Dict) => ({ ...g, removable: managedIds.has(g.id) })),
+      addable: managed.filter((g) => !inGroups.has(g.id)),
+      has_activity: hasAction(ctx, 'package_activity_list'),
+    });
+  });
+
+  web.post('/dataset/groups/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    const back = `/dataset/groups/${encodeURIComponent(pkg.name)}`;
+    const added = typeof ctx.form.group_added === 'string' ? ctx.form.group_added : '';
+    const removed = typeof ctx.form.group_removed === 'string' ? ctx.form.group_removed : '';
+    if (!added && !removed) return ctx.redirect(back);
+    const member = { id: added || removed, object: pkg.id, object_type: 'package' };
+    try {
+      if (added) await ctx.call('member_create', { ...member, capacity: 'public' });
+      else await ctx.call('member_delete', member);
+    } catch (e) {
+      if (!(e instanceof ValidationError || e instanceof NotFoundError)) throw e;
+      return ctx.redirect(back, { kind: 'error', text: e.message });
+    }
+    return ctx.redirect(back, { kind: 'success', text: ctx.t(added ? 'catalog.dataset.group_added' : 'catalog.dataset.group_removed') });
   });
 
   web.get('/dataset/activity/:name', async (ctx) => {
