@@ -336,7 +336,7 @@ test('JSON-LD: a schema.org Dataset that parses, and a title cannot close the sc
     ld.distribution.map((d: any) => [d['@type'], d.contentUrl, d.encodingFormat]),
     [
       ['DataDownload', 'https://example.org/samples.csv', 'CSV'],
-      ['DataDownload', 'javascript:alert(4)', 'HTML'],
+      ['DataDownload', undefined, 'HTML'],
     ],
   );
 

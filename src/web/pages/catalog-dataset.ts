@@ -14,6 +14,13 @@ function isoUtc(value: unknown): string | undefined {
   return /[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`;
 }
 
+/** A resource's address for JSON-LD: absolute http(s) only (a same-site path gets the site's address). */
+function contentUrl(url: unknown, site: string): string | undefined {
+  const link = safeLink(url);
+  if (!link || link.startsWith('mailto:')) return undefined;
+  return link.startsWith('/') ? `${site}${link}` : link;
+}
+
 /** The schema.org Dataset description of a dataset (https://schema.org/Dataset), for search engines. */
 export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }): Dict {
   const page = `${site.url}/dataset/${encodeURIComponent(pkg.name)}`;
@@ -45,7 +52,7 @@ export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }): 
       '@type': 'DataDownload',
       name: r.name || undefined,
       description: markdownExcerpt(r.description, 500) || undefined,
-      contentUrl: r.url || undefined,
+      contentUrl: contentUrl(r.url, site.url),
       encodingFormat: r.mimetype || r.format || undefined,
       contentSize: typeof r.size === 'number' ? r.size : undefined,
       dateModified: isoUtc(r.last_modified ?? r.metadata_modified),

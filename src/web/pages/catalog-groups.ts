@@ -22,6 +22,8 @@ async function readGroup(ctx: WebContext, kind: Kind): Promise<Dict> {
     include_users: false,
     include_extras: true,
     include_followers: true,
+    include_groups: false,
+    include_tags: false,
   });
   return { ...group, image_link: safeLink(group.image_display_url || group.image_url) };
 }
