@@ -81,7 +81,12 @@ before(async () => {
   for (let i = 0; i < BULK; i++)
     await t.ok(
       'package_create',
-      { name: `bulk-${String(i).padStart(2, '0')}`, title: `Bulk ${i}`, owner_org: 'beta', tags: [{ name: 'bulk' }] },
+      {
+        name: `bulk-${String(i).padStart(2, '0')}`,
+        title: `Bulk ${i}`,
+        owner_org: 'beta',
+        tags: [{ name: 'bulk' }, { name: `b-${String(i).padStart(2, '0')}` }],
+      },
       as,
     );
 });
@@ -135,6 +140,14 @@ test('search: q in the query language, result count, sort and paging', async () 
   assert.equal(listed(beyond.body).length, 0);
   const junkPage = await web.get('/dataset?tags=bulk&page=-3x');
   assert.equal(listed(junkPage.body).length, 20);
+
+  // a facet shows its 10 most frequent values, then all of them on request
+  assert.equal(Object.keys(facetCounts(first.body).tags).length, 10);
+  const more = /<a class="facet-more" href="([^"]+)">Show more Tags<\/a>/.exec(first.body);
+  assert.ok(more, 'a link to the other tags');
+  const expanded = await web.get(more[1].replace(/&amp;/g, '&'));
+  assert.equal(Object.keys(facetCounts(expanded.body).tags).length, BULK + 1);
+  assert.match(expanded.body, /Show only popular Tags/);
 });
 
 test('search: facets count what is found, links add and remove quoted filters', async () => {
@@ -147,7 +160,7 @@ test('search: facets count what is found, links add and remove quoted filters', 
   assert.equal(facets.groups.Environment, 1);
   assert.equal(facets.res_format.CSV, 2);
   assert.equal(facets.license_id['Creative Commons Attribution'], 1);
-  assert.match(all.body, /href="\/dataset\?tags=env\+data">/);
+  assert.match((await web.get('/dataset?organization=alpha')).body, /href="\/dataset\?organization=alpha&amp;tags=env\+data">/);
 
   const water = await web.get('/dataset?tags=water');
   assert.deepEqual(listed(water.body).sort(), ['budget-2024', 'water-quality']);
@@ -197,6 +210,7 @@ test('private datasets: absent for anonymous visitors and outsiders, visible to 
     assert.equal(org.statusCode, 200);
     assert.deepEqual(listed(org.body).sort(), ['air-quality', 'water-quality']);
     assert.ok(!org.body.includes('Secret Plans'));
+    assert.match(org.body, /<p class="meta">2 datasets<\/p>/, 'the count leaves out the private dataset');
     for (const url of ['/dataset/secret-plans', '/dataset/groups/secret-plans', '/dataset/activity/secret-plans']) {
       const page = await web.get(url);
       assert.equal(page.statusCode, 404, url);
@@ -215,6 +229,7 @@ test('private datasets: absent for anonymous visitors and outsiders, visible to 
   assert.match(page.body, /href="\/dataset\/edit\/secret-plans"/, 'an editor of the organization may edit it');
   const org = await member.get('/organization/alpha');
   assert.deepEqual(listed(org.body).sort(), ['air-quality', 'secret-plans', 'water-quality']);
+  assert.match(org.body, /<p class="meta">3 datasets<\/p>/);
 });
 
 test('dataset page: metadata, resources, tags, organization, licence, groups; buttons only for editors', async () => {
