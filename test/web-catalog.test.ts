@@ -490,3 +490,19 @@ test('organization and group lists and pages', async () => {
   assert.match((await web.get('/group/about/env')).body, /Nature and <em>climate<\/em>\./);
   assert.equal((await web.get('/group/activity/env')).statusCode, 200);
 });
+
+test('without the activity plugin there is no activity tab and its pages answer 404', async () => {
+  const plain = await startApp({ plugins: [] });
+  try {
+    await plain.ok('organization_create', { name: 'quiet' }, { token: plain.sysadminToken });
+    await plain.ok('package_create', { name: 'quiet-data', owner_org: 'quiet' }, { token: plain.sysadminToken });
+    const web = new WebClient(plain.app);
+    const page = await web.get('/dataset/quiet-data');
+    assert.equal(page.statusCode, 200);
+    assert.ok(!page.body.includes('/dataset/activity/'));
+    assert.equal((await web.get('/dataset/activity/quiet-data')).statusCode, 404);
+    assert.equal((await web.get('/organization/activity/quiet')).statusCode, 404);
+  } finally {
+    await plain.close();
+  }
+});

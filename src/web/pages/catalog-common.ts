@@ -75,6 +75,7 @@ function activityItem(a: Record<string, any>): ActivityItem {
 
 /** A page of an activity stream (`<kind>_activity_list`), newest first, with links to the newer and older pages. */
 export async function activityPage(ctx: WebContext, action: string, id: string, path: string) {
+  if (!hasAction(ctx, action)) throw new NotFoundError('activity'); // the activity plugin is off
   const page = pageNumber(ctx.query);
   const list = await ctx.call<Record<string, any>[]>(action, { id, limit: ACTIVITY_PAGE + 1, offset: (page - 1) * ACTIVITY_PAGE });
   return {
