@@ -480,6 +480,10 @@ test('organization and group lists and pages', async () => {
   assert.match(managed.body, /href="\/organization\/edit\/alpha"/);
   assert.match(managed.body, /href="\/organization\/members\/alpha"/);
   assert.match((await admin.get('/organization')).body, /href="\/organization\/new"/);
+  assert.match((await admin.get('/dataset')).body, /href="\/dataset\/new"/);
+  assert.ok(!(await web.get('/dataset')).body.includes('href="/dataset/new"'));
+  assert.equal((await admin.get('/organization/followers/alpha')).statusCode, 200);
+  assert.equal((await admin.get('/group/followers/env')).statusCode, 200);
 
   const groups = await web.get('/group');
   assert.match(groups.body, /<a href="\/group\/env">Environment<\/a>/);
