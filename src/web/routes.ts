@@ -9,7 +9,9 @@ import { homePages } from './pages/home.ts';
 import { accountPages } from './pages/account.ts';
 import { managePages } from './pages/manage.ts';
 
-const AREAS = [homePages, accountPages, managePages];
+import { catalogPages } from './pages/catalog.ts';
+
+const AREAS = [homePages, accountPages, catalogPages, managePages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);
