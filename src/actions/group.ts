@@ -99,10 +99,13 @@ export async function packageCountSql(ctx: ActionContext, params: unknown[], ali
     const visible = await visiblePackagesCondition(ctx, params, 'p');
     memberCond = `(${alias}.id = ANY(${p}::text[]) AND ${visible})`;
   }
-  return `(SELECT count(*)::int FROM packages p WHERE p.state = 'active'
-    AND (CASE WHEN ${alias}.is_organization THEN p.owner_org = ${alias}.id
-         ELSE EXISTS (SELECT 1 FROM members pm WHERE pm.group_id = ${alias}.id AND pm.table_name = 'package' AND pm.table_id = p.id AND pm.state = 'active') END)
-    AND (NOT p.private OR ${memberCond}))`;
+  // One count per kind, each by its own index (owner_org; members by group): a CASE inside one
+  // WHERE would read every dataset once per group.
+  const visible = `p.state = 'active' AND (NOT p.private OR ${memberCond})`;
+  return `(CASE WHEN ${alias}.is_organization
+    THEN (SELECT count(*)::int FROM packages p WHERE p.owner_org = ${alias}.id AND ${visible})
+    ELSE (SELECT count(*)::int FROM members pm JOIN packages p ON p.id = pm.table_id
+          WHERE pm.group_id = ${alias}.id AND pm.table_name = 'package' AND pm.state = 'active' AND ${visible}) END)`;
 }
 
 async function packageCounts(ctx: ActionContext, groupIds: string[]): Promise<Map<string, number>> {

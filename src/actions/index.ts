@@ -22,6 +22,7 @@ import { searchActions } from './search.ts';
 import { hierarchyActions } from './hierarchy.ts';
 import { jobActions } from './job.ts';
 import { taskStatusActions } from './task-status.ts';
+import { trashActions } from './trash.ts';
 export const coreActions: ActionDefinition<any, any>[] = [
   ...siteActions,
   ...configActions,
@@ -43,3 +44,4 @@ export const coreActions: ActionDefinition<any, any>[] = [
   ...taskStatusActions,
 ];
 coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);
+coreActions.push(...trashActions);

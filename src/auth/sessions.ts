@@ -7,7 +7,7 @@ import type { Config } from '../config/load.ts';
 import type { Queryable } from '../db/database.ts';
 import type { UserRow } from '../model/users.ts';
 import { findUser, findUserByEmail } from '../model/users.ts';
-import { deleteSession, findSessionUser, insertSession } from '../model/web-sessions.ts';
+import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession } from '../model/web-sessions.ts';
 import { tokenSecret } from './tokens.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 
@@ -26,6 +26,7 @@ export function newCookieValue(): string {
 /** Starts a session for a user; returns the cookie value. */
 export async function startSession(db: Queryable, config: Config, userId: string): Promise<string> {
   const raw = newCookieValue();
+  await deleteExpiredSessions(db);
   await insertSession(db, hashOf(raw), userId, config.int('svc.auth.session_timeout'));
   return raw;
 }

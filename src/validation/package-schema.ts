@@ -67,6 +67,8 @@ const stateValidator: Validator = async (v, f) => {
   const { ctx, pkg } = vctx(f);
   if (ctx.identity.sysadmin || ctx.ignoreAuth) return v;
   if (pkg && (await canEditPackage(ctx, pkg))) return v;
+  // The web form's first stage saves a new dataset as a draft (CKAN's allow_state_change).
+  if (!pkg && v === 'draft' && ctx.web) return v;
   throw new Stop();
 };
 

@@ -7,9 +7,12 @@ import { createWebRouter, type WebDeps } from './router.ts';
 import { NotFoundError } from '../errors.ts';
 import { homePages } from './pages/home.ts';
 import { accountPages } from './pages/account.ts';
+import { managePages } from './pages/manage.ts';
+
+import { catalogPages } from './pages/catalog.ts';
 import { resourcePages } from './pages/resource.ts';
 
-const AREAS = [homePages, accountPages, resourcePages];
+const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);

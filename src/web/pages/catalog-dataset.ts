@@ -1,0 +1,152 @@
+// The dataset search page and a dataset's pages: the dataset (metadata, resources, tags,
+// organization, licence, followers, schema.org JSON-LD), its groups, activity stream and followers.
+import { NotFoundError, ValidationError } from '../../errors.ts';
+import { markdownExcerpt } from '../markdown.ts';
+import type { WebContext, WebRouter } from '../router.ts';
+import { activityPage, amFollowing, hasAction, safeLink, showOr404, siteUrl } from './catalog-common.ts';
+import { runSearch } from './catalog-search.ts';
+
+type Dict = Record<string, any>;
+
+/** A stored UTC time ('2024-01-02T03:04:05.6') as ISO 8601 with its zone. */
+function isoUtc(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value) return undefined;
+  return /[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`;
+}
+
+/** A resource's address for JSON-LD: absolute http(s) only (a same-site path gets the site's address). */
+function contentUrl(url: unknown, site: string): string | undefined {
+  const link = safeLink(url);
+  if (!link || link.startsWith('mailto:')) return undefined;
+  return link.startsWith('/') ? `${site}${link}` : link;
+}
+
+/** The schema.org Dataset description of a dataset (https://schema.org/Dataset), for search engines. */
+export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }): Dict {
+  const page = `${site.url}/dataset/${encodeURIComponent(pkg.name)}`;
+  const org = pkg.organization as Dict | null;
+  const orgLd = org
+    ? { '@type': 'Organization', name: org.title || org.name, url: `${site.url}/organization/${encodeURIComponent(org.name)}` }
+    : undefined;
+  const person = (name: unknown, email: unknown) =>
+    typeof name === 'string' && name ? { '@type': 'Person', name, ...(typeof email === 'string' && email ? { email } : {}) } : undefined;
+  const ld: Dict = {
+    '@context': 'https://schema.org',
+    '@type': 'Dataset',
+    '@id': page,
+    name: pkg.title || pkg.name,
+    description: markdownExcerpt(pkg.notes, 5000) || pkg.title || pkg.name,
+    url: page,
+    identifier: pkg.id,
+    keywords: (pkg.tags ?? []).map((tag: Dict) => tag.display_name || tag.name),
+    license: pkg.license_url || pkg.license_title || pkg.license_id || undefined,
+    creator: person(pkg.author, pkg.author_email) ?? orgLd,
+    publisher: orgLd,
+    maintainer: person(pkg.maintainer, pkg.maintainer_email),
+    version: pkg.version || undefined,
+    dateCreated: isoUtc(pkg.metadata_created),
+    dateModified: isoUtc(pkg.metadata_modified),
+    isAccessibleForFree: true,
+    includedInDataCatalog: { '@type': 'DataCatalog', name: site.title, url: site.url },
+    distribution: (pkg.resources ?? []).map((r: Dict) => ({
+      '@type': 'DataDownload',
+      name: r.name || undefined,
+      description: markdownExcerpt(r.description, 500) || undefined,
+      contentUrl: contentUrl(r.url, site.url),
+      encodingFormat: r.mimetype || r.format || undefined,
+      contentSize: typeof r.size === 'number' ? r.size : undefined,
+      dateModified: isoUtc(r.last_modified ?? r.metadata_modified),
+    })),
+  };
+  return ld;
+}
+
+/** A dataset the visitor may read, else 404. */
+const readDataset = (ctx: WebContext) => showOr404<Dict>(ctx, 'package_show', { id: ctx.params.name });
+
+/** The extra rows of the "additional information" table. */
+function infoRows(pkg: Dict): { key: string; label?: string; value: string; href?: string | null }[] {
+  const rows: { key: string; label?: string; value: string; href?: string | null }[] = [];
+  if (pkg.url) rows.push({ key: 'catalog.dataset.info.source', value: pkg.url, href: safeLink(pkg.url) });
+  for (const who of ['author', 'maintainer'] as const) {
+    const name = pkg[who] || pkg[`${who}_email`];
+    const email = pkg[`${who}_email`];
+    if (name) rows.push({ key: `catalog.dataset.info.${who}`, value: name, href: email ? safeLink(`mailto:${email}`) : null });
+  }
+  if (pkg.version) rows.push({ key: 'catalog.dataset.info.version', value: pkg.version });
+  return rows;
+}
+
+export function datasetPages(web: WebRouter): void {
+  web.get('/dataset', async (ctx) => {
+    const { view, status } = await runSearch(ctx, { path: '/dataset' });
+    return ctx.render('catalog/search.njk', { search: view, may_create: ctx.user ? await ctx.may('package_create', {}) : false }, status);
+  });
+
+  web.get('/dataset/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    const [followers, following, mayEdit, mayDelete] = await Promise.all([
+      ctx.call<number>('dataset_follower_count', { id: pkg.id }),
+      amFollowing(ctx, 'dataset', pkg.id),
+      ctx.user ? ctx.may('package_update', { id: pkg.id }) : false,
+      ctx.user ? ctx.may('package_delete', { id: pkg.id }) : false,
+    ]);
+    const site = { url: siteUrl(ctx), title: ctx.services.config.str('svc.site_title') || ctx.t('site.default_title') };
+    return ctx.render('catalog/dataset.njk', {
+      pkg,
+      resources: (pkg.resources ?? []).map((r: Dict) => ({ ...r, link: safeLink(r.url) })),
+      info: infoRows(pkg),
+      license_link: safeLink(pkg.license_url),
+      followers,
+      following,
+      may_edit: mayEdit,
+      may_delete: mayDelete,
+      has_activity: hasAction(ctx, 'package_activity_list'),
+      jsonld: datasetJsonLd(pkg, site),
+      canonical: `${site.url}/dataset/${encodeURIComponent(pkg.name)}`,
+    });
+  });
+
+  web.get('/dataset/groups/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    // the groups the visitor manages: those the dataset may be added to or removed from
+    const managed = ctx.user && (await ctx.may('package_update', { id: pkg.id })) ? await ctx.call<Dict[]>('group_list_authz', {}) : [];
+    const inGroups = new Set((pkg.groups ?? []).map((g: Dict) => g.id));
+    const managedIds = new Set(managed.map((g) => g.id));
+    return ctx.render('catalog/dataset-groups.njk', {
+      pkg,
+      groups: (pkg.groups ?? []).map((g: Dict) => ({ ...g, removable: managedIds.has(g.id) })),
+      addable: managed.filter((g) => !inGroups.has(g.id)),
+      has_activity: hasAction(ctx, 'package_activity_list'),
+    });
+  });
+
+  web.post('/dataset/groups/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    const back = `/dataset/groups/${encodeURIComponent(pkg.name)}`;
+    const added = typeof ctx.form.group_added === 'string' ? ctx.form.group_added : '';
+    const removed = typeof ctx.form.group_removed === 'string' ? ctx.form.group_removed : '';
+    if (!added && !removed) return ctx.redirect(back);
+    const member = { id: added || removed, object: pkg.id, object_type: 'package' };
+    try {
+      if (added) await ctx.call('member_create', { ...member, capacity: 'public' });
+      else await ctx.call('member_delete', member);
+    } catch (e) {
+      if (!(e instanceof ValidationError || e instanceof NotFoundError)) throw e;
+      return ctx.redirect(back, { kind: 'error', text: e.message });
+    }
+    return ctx.redirect(back, { kind: 'success', text: ctx.t(added ? 'catalog.dataset.group_added' : 'catalog.dataset.group_removed') });
+  });
+
+  web.get('/dataset/activity/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    const stream = await activityPage(ctx, 'package_activity_list', pkg.id, `/dataset/activity/${encodeURIComponent(pkg.name)}`);
+    return ctx.render('catalog/dataset-activity.njk', { pkg, stream, has_activity: true });
+  });
+
+  web.get('/dataset/followers/:name', async (ctx) => {
+    const pkg = await readDataset(ctx);
+    const followers = await ctx.call<Dict[]>('dataset_follower_list', { id: pkg.id });
+    return ctx.render('catalog/dataset-followers.njk', { pkg, followers, has_activity: hasAction(ctx, 'package_activity_list') });
+  });
+}
