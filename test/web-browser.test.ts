@@ -32,9 +32,12 @@ after(async () => {
 
 /** Waits until the locator is visible (a readable failure when it never is). */
 async function sees(locator: Locator, what = String(locator)): Promise<void> {
-  await locator.first().waitFor({ state: 'visible' }).catch((e) => {
-    throw new Error(`expected to see ${what}: ${(e as Error).message.split('\n')[0]}`);
-  });
+  await locator
+    .first()
+    .waitFor({ state: 'visible' })
+    .catch((e) => {
+      throw new Error(`expected to see ${what}: ${(e as Error).message.split('\n')[0]}`);
+    });
 }
 
 async function absent(locator: Locator, what: string): Promise<void> {
@@ -160,7 +163,11 @@ describe('a newcomer publishes a dataset and finds it again', { skip: browserMis
     await page.getByRole('link', { name: /Clear search, filters and sort/ }).click();
     await table.getByRole('link', { name: /rainfall_mm/ }).click();
     await sees(table.getByRole('columnheader', { name: /rainfall_mm/ }).and(page.locator('[aria-sort="ascending"]')), 'the sorted column');
-    const firstRow = await table.getByRole('row').filter({ has: page.getByRole('cell') }).first().innerText();
+    const firstRow = await table
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell') })
+      .first()
+      .textContent();
     assert.match(firstRow, /Pier Head/, 'the smallest rainfall first');
     await b.shot(page, 'explorer-sorted');
 
@@ -191,7 +198,10 @@ describe('a newcomer publishes a dataset and finds it again', { skip: browserMis
     await sees(page.getByRole('link', { name: seeded.dataset.title }), 'the other rainfall dataset');
     await b.shot(page, 'search');
 
-    await page.getByRole('region', { name: 'Organizations' }).getByRole('link', { name: new RegExp(ORG.title) }).click();
+    await page
+      .getByRole('region', { name: 'Organizations' })
+      .getByRole('link', { name: new RegExp(ORG.title) })
+      .click();
     await page.waitForURL(/organization=coastal-weather/);
     await sees(page.getByRole('link', { name: DATASET.title }));
     await absent(page.getByRole('link', { name: seeded.dataset.title }), 'the dataset of another organization');
@@ -238,7 +248,13 @@ describe('a private dataset stays hidden from those outside its organization', {
 
   async function cannotSee(page: Page, who: string) {
     const urls = secretUrls();
-    for (const url of ['/', '/dataset', '/dataset?q=secret', `/organization/${seeded.org.name}`, '/dataset?q=gauges&organization=rainfall-office']) {
+    for (const url of [
+      '/',
+      '/dataset',
+      '/dataset?q=secret',
+      `/organization/${seeded.org.name}`,
+      '/dataset?q=gauges&organization=rainfall-office',
+    ]) {
       const res = await page.goto(url);
       assert.equal(res?.status(), 200, `${url} answers ${res?.status()}`);
       await absent(page.getByText(seeded.secret.title), `${who}: the private dataset on ${url}`);

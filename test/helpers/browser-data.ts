@@ -64,11 +64,7 @@ export async function seedCatalog(t: TestApp): Promise<SeededCatalog> {
   const admin = t.sysadminToken;
   const org = { name: 'rainfall-office', title: 'Rainfall Office' };
   const group = { name: 'climate', title: 'Climate' };
-  await t.ok(
-    'organization_create',
-    { ...org, description: 'Measures **rainfall** at stations across the region.' },
-    { token: admin },
-  );
+  await t.ok('organization_create', { ...org, description: 'Measures **rainfall** at stations across the region.' }, { token: admin });
   await t.ok('group_create', { ...group, description: 'Weather and climate data.' }, { token: admin });
   const dataset = await t.ok(
     'package_create',
