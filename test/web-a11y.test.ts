@@ -73,6 +73,8 @@ describe('accessibility of the main pages', { skip: browserMissing }, () => {
         ['/', 'phone-home'],
         ['/dataset', 'phone-search'],
         [`/dataset/${data.dataset.name}`, 'phone-dataset'],
+        [`/dataset/${data.dataset.name}/resource/${data.resource.id}`, 'phone-resource'],
+        [`/organization/${data.org.name}`, 'phone-organization'],
         ['/user/login', 'phone-login'],
       ]) {
         await anonymous.goto(url);
