@@ -45,6 +45,26 @@ describe('accessibility of the main pages', { skip: browserMissing }, () => {
   test('register', () => check(anonymous, '/user/register', 'register'));
   test('dashboard', () => check(signedIn, '/dashboard', 'dashboard'));
 
+  test('a form with errors: each message is tied to its field', async () => {
+    const page = await b.visitor();
+    await page.goto('/user/register');
+    await page.getByLabel(/^Username/).fill('x');
+    await page.getByLabel(/^E-mail/).fill('x@example.org');
+    await page.getByLabel(/^Password/).fill('short');
+    await page.getByLabel(/^Confirm password/).fill('other');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('alert').first().waitFor();
+    await b.shot(page, 'register-errors');
+    const invalid = page.locator('[aria-invalid="true"]');
+    assert.ok((await invalid.count()) > 0, 'fields with errors are marked invalid');
+    for (const field of await invalid.all()) {
+      const described = await field.getAttribute('aria-describedby');
+      assert.ok(described, 'an invalid field points at its message');
+    }
+    const violations = await axeViolations(page);
+    assert.equal(violations.length, 0, `serious or critical violations:\n${describeViolations('/user/register (errors)', violations)}`);
+  });
+
   test('the pages break no Content-Security-Policy rule and raise no script error', () => {
     assert.deepEqual(
       b.problems.filter((p) => !/Failed to load resource: the server responded with a status of 404/.test(p)),
