@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   datastore: () => import('./datastore.ts'),
   search: () => import('./search.ts'),
   loader: () => import('./loader.ts'),
+  web: () => import('./web.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

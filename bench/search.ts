@@ -71,7 +71,7 @@ interface Source {
   data_type?: unknown;
 }
 
-function readCatalog(): Source[] {
+export function readCatalog(): Source[] {
   return zlib
     .gunzipSync(fs.readFileSync(CATALOG))
     .toString('utf8')
@@ -81,9 +81,9 @@ function readCatalog(): Source[] {
 }
 
 // --- HTTP --------------------------------------------------------------------------------------
-const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+export const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-function request(
+export function request(
   port: number,
   method: 'GET' | 'POST',
   pathAndQuery: string,
@@ -122,7 +122,7 @@ async function api(port: number, token: string, action: string, data: unknown): 
   return json.result;
 }
 
-async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+export async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
   const child = fork(path.join(benchDir, 'server.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
@@ -136,7 +136,7 @@ async function startServer(config: Record<string, unknown>): Promise<{ child: Ch
 }
 
 // --- the catalog ---------------------------------------------------------------------------------
-async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
+export async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
   const orgs = [...new Map(sources.filter((s) => s.organization).map((s) => [s.organization.name, s.organization])).values()];
   for (const o of orgs)
     await api(port, token, 'organization_create', { name: `org-${o.name}`.slice(0, 100).toLowerCase(), title: o.title || o.name });
@@ -174,7 +174,7 @@ async function createThroughApi(port: number, token: string, sources: Source[]):
 }
 
 /** Grows the catalog to TOTAL datasets by SQL copies of the created ones (varied). */
-async function cloneInSql(client: pg.Client, n: number): Promise<void> {
+export async function cloneInSql(client: pg.Client, n: number): Promise<void> {
   if (n <= 0) return;
   await client.query(`CREATE TEMP TABLE tpl AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, * FROM packages`);
   await client.query(`CREATE TEMP TABLE orgs AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, id FROM groups WHERE is_organization`);
@@ -252,7 +252,7 @@ function queryMix(org: string, tag: string): Q[] {
   ];
 }
 
-const pct = (xs: number[], p: number) => {
+export const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
