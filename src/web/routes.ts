@@ -10,9 +10,10 @@ import { accountPages } from './pages/account.ts';
 import { managePages } from './pages/manage.ts';
 
 import { catalogPages } from './pages/catalog.ts';
+import { peoplePages } from './pages/people.ts';
 import { resourcePages } from './pages/resource.ts';
 
-const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages];
+const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);

@@ -44,7 +44,7 @@ export interface ActivityItem {
   timestamp: string;
 }
 
-function activityItem(a: Record<string, any>): ActivityItem {
+export function activityItem(a: Record<string, any>): ActivityItem {
   const data = (a.data ?? {}) as Record<string, any>;
   const type = String(a.activity_type ?? '');
   let label = '';
