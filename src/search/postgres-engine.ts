@@ -9,10 +9,12 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
-import { columnSql, facetableField, sortableField, type FieldKind } from './fields.ts';
+import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
+import { countedColumn, readCounts, wordCount, type CountedClass, type CountsResult } from './value-counts.ts';
+import { scanCountAndFacets, type FacetItem } from './facets.ts';
 
 export interface PostgresEngineOptions {
   /** svc.auth.allow_dataset_collaborators: collaborator labels are indexed. */
@@ -92,6 +94,13 @@ ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
   .join(', ')}`;
 
 type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
+
+/** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
+function singleWord(node: QueryNode): string | null {
+  if (node.kind !== 'term' || node.phrase || node.wildcard) return null;
+  const f = resolveField(node.field);
+  return f.type === 'fulltext' && f.weights === null ? node.value : null;
+}
 
 /** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
 async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
@@ -178,13 +187,18 @@ export class PostgresSearchEngine implements SearchEngine {
     const stopWords = await this.stopWordOnlyQueries(db, [qNode, ...fqNodes]);
     const params: unknown[] = [];
     const builder = new SqlBuilder(params, stopWords);
-    const conditions = [this.visibility(query, builder)];
-    conditions.push(builder.where(qNode));
+    const visible = this.visibility(query, builder);
+    const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
     const ranked = builder.rankQueries.length;
     for (const n of fqNodes) conditions.push(builder.where(n));
     builder.rankQueries.splice(ranked);
-    const where = conditions.filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
+    const filters = conditions.filter((c) => c !== 'TRUE');
+    const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
+    // nothing but the visibility of a counted class: the count and facets are read from the counts;
+    // a single word and that visibility: the count is the number of datasets with the word
+    const term = filters.length === 1 && conditions[0] !== 'TRUE' ? singleWord(qNode) : null;
+    const countedClass = filters.length === 0 || term ? visible.countedClass : null;
     const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
@@ -204,7 +218,7 @@ export class PostgresSearchEngine implements SearchEngine {
     const gen = String((await db.query<{ g: string }>('SELECT last_value AS g FROM package_search_generation')).rows[0].g);
     const cached = this.cache.get(key, gen);
     if (cached) return cached;
-    const result = await this.compute(db, where, params, order, rank, query);
+    const result = await this.compute(db, where, params, order, rank, query, countedClass, term);
     this.cache.set(key, gen, result);
     return result;
   }
@@ -216,20 +230,32 @@ export class PostgresSearchEngine implements SearchEngine {
     order: { full: string; cheap: string },
     rank: string | null,
     query: PackageQuery,
+    countedClass: CountedClass | null,
+    term: string | null,
   ): Promise<PackageQueryResult> {
-    // count, page and facets do not depend on each other: side by side on a pool
-    const tasks: (() => Promise<unknown>)[] = [
-      async () =>
-        Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n),
-      () => this.page(db, where, params, order, rank, query),
-    ];
-    for (const field of query.facetFields) tasks.push(() => this.facet(db, where, params, field, query));
-    const [count, ids, ...facets] = await runAll(db, tasks);
-    return {
-      count: count as number,
-      ids: ids as string[],
-      facets: Object.fromEntries(query.facetFields.map((f, i) => [f, facets[i] as { name: string; count: number }[]])),
+    const fields = [...new Set(query.facetFields)];
+    const counts = countedClass && !term ? fields.filter((f) => countedColumn(f) !== null) : [];
+    const scanned = fields.filter((f) => !counts.includes(f));
+    const counting = async (): Promise<{ count: number; facets: Record<string, FacetItem[]> }> => {
+      // a scan for facets counts the matches on the way
+      if (scanned.length) return scanCountAndFacets(db, where, params, scanned, query);
+      if (countedClass && !term) return readCounts(db, countedClass, counts, query);
+      const n = countedClass && term ? await wordCount(db, countedClass, term) : null;
+      if (n !== null) return { count: n, facets: {} };
+      const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params);
+      return { count: Number(r.rows[0].n), facets: {} };
     };
+    // the counts of the class, then scanned facets (extras), beside the page
+    const tasks: (() => Promise<unknown>)[] = [counting, () => this.page(db, where, params, order, rank, query)];
+    if (counts.length && scanned.length) tasks.push(() => readCounts(db, countedClass!, counts, query));
+    const [counted, ids, fromCounts] = (await runAll(db, tasks)) as [
+      { count: number; facets: Record<string, FacetItem[]> },
+      string[],
+      CountsResult | undefined,
+    ];
+    const facets: PackageQueryResult['facets'] = {};
+    for (const f of query.facetFields) facets[f] = counted.facets[f] ?? fromCounts?.facets[f] ?? [];
+    return { count: counted.count, ids, facets };
   }
 
   /** Words and phrases that are only stop words match nothing in a tsvector: they are dropped, as Solr does. */
@@ -244,8 +270,11 @@ export class PostgresSearchEngine implements SearchEngine {
     return new Set(tqs.filter((_, i) => r.rows[0].empty[i]).map((t) => SqlBuilder.stopWordKey(t)));
   }
 
-  /** Which datasets the caller may find: states asked for, private ones when asked, matched by permission labels. */
-  private visibility(query: PackageQuery, builder: SqlBuilder): string {
+  /**
+   * Which datasets the caller may find: states asked for, private ones when asked, matched by
+   * permission labels; and the counted class (migration 011) that is exactly those, if any.
+   */
+  private visibility(query: PackageQuery, builder: SqlBuilder): { sql: string; countedClass: CountedClass | null } {
     const v = query.visibility;
     const states = ['active'];
     if (v.includeDrafts) states.push('draft');
@@ -258,7 +287,9 @@ export class PostgresSearchEngine implements SearchEngine {
     // matters when private, draft or deleted datasets can match.
     const onlyPublic = !v.includePrivate && states.length === 1 && !mentionsState;
     if (!v.sysadmin && !onlyPublic) parts.push(`s.labels && ${builder.param(v.labels)}::text[]`);
-    return parts.length ? parts.join(' AND ') : 'TRUE';
+    const onlyActive = states.length === 1 && !mentionsState;
+    const countedClass = onlyPublic ? 'public' : v.sysadmin && onlyActive ? 'active' : null;
+    return { sql: parts.length ? parts.join(' AND ') : 'TRUE', countedClass };
   }
 
   private orderBy(sort: SortKey[], rank: string | null, builder: SqlBuilder): { full: string; cheap: string } {
@@ -326,43 +357,5 @@ export class PostgresSearchEngine implements SearchEngine {
       );
     }
     return ids;
-  }
-
-  private async facet(
-    db: Queryable,
-    where: string,
-    params: unknown[],
-    field: string,
-    query: PackageQuery,
-  ): Promise<{ name: string; count: number }[]> {
-    const f = facetableField(field);
-    if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
-    const p = [...params];
-    const b = new SqlBuilder(p);
-    let from: string;
-    switch (f.type) {
-      case 'strings':
-        from = `package_search_index s, unnest(${columnSql(f.column)}) v`;
-        break;
-      case 'extra': {
-        const k = b.param(f.key);
-        from = `package_search_index s, unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
-          THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`;
-        break;
-      }
-      case 'fulltext':
-      case 'constant':
-        throw new SearchQueryError(`Can not facet on field "${field}"`);
-      default:
-        from = `package_search_index s, LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`;
-    }
-    const min = b.param(Math.max(1, query.facetMincount));
-    const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
-    const r = await db.query<{ name: string; n: string }>(
-      `SELECT v AS name, count(*) AS n FROM ${from} WHERE ${where} AND v IS NOT NULL AND v <> ''
-       GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`,
-      p,
-    );
-    return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
   }
 }
