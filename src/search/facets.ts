@@ -10,30 +10,37 @@ export interface FacetItem {
   count: number;
 }
 
-/** The values of one facet field in an index row (alias s), as a SELECT list producing v. */
-function valuesOf(field: string, b: SqlBuilder): string {
+/** How one facet field's values come from a row (alias s): a FROM item giving v, and the columns it reads. */
+function valuesOf(field: string, b: SqlBuilder): { from: string; columns: string[] } {
   const f = facetableField(field);
   if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
   switch (f.type) {
     case 'strings':
-      return `unnest(${columnSql(f.column)})`;
+      return { from: `unnest(${columnSql(f.column)}) v`, columns: [f.column] };
     case 'extra': {
       const k = b.param(f.key);
-      return `unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
-        THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END)`;
+      return {
+        from: `unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
+          THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`,
+        columns: ['extras'],
+      };
     }
     case 'fulltext':
     case 'constant':
       throw new SearchQueryError(`Can not facet on field "${field}"`);
     default:
-      return `${columnSql(f.column)}::text`;
+      // capacity is an expression over private
+      return {
+        from: `LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`,
+        columns: [f.column.startsWith('(') ? 'private' : f.column],
+      };
   }
 }
 
 /**
  * The number of rows matching where (over alias s, its parameters in params) and the facets of
  * fields: per field the values found at least mincount times, most frequent first, at most limit
- * (negative: all).
+ * (negative: all). The matching rows are read once, only the columns the facets need.
  */
 export async function scanCountAndFacets(
   db: Queryable,
@@ -44,21 +51,18 @@ export async function scanCountAndFacets(
 ): Promise<{ count: number; facets: Record<string, FacetItem[]> }> {
   const p = [...params];
   const b = new SqlBuilder(p);
-  const branches = fields.map((field, i) => `UNION ALL SELECT ${i + 1}, ${valuesOf(field, b)}`).join('\n    ');
+  const sources = fields.map((field) => valuesOf(field, b));
+  const columns = [...new Set(sources.flatMap((x) => x.columns))].map((c) => `s.${c}`);
   const min = b.param(Math.max(1, query.facetMincount));
-  const limit = b.param(query.facetLimit);
+  const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
+  const branches = sources.map(
+    (x, i) => `UNION ALL (SELECT ${i + 1}, v, count(*) FROM m s, ${x.from} WHERE v IS NOT NULL AND v <> ''
+      GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit})`,
+  );
   const r = await db.query<{ f: number; name: string; n: string }>(
-    `SELECT f, name, n FROM (
-       SELECT f, name, n, row_number() OVER (PARTITION BY f ORDER BY n DESC, name) AS r FROM (
-         SELECT x.f, x.v AS name, count(*) AS n FROM package_search_index s CROSS JOIN LATERAL (
-           SELECT 0 AS f, NULL::text AS v
-           ${branches}
-         ) x
-         WHERE ${where} AND (x.f = 0 OR (x.v IS NOT NULL AND x.v <> ''))
-         GROUP BY x.f, x.v
-       ) g WHERE f = 0 OR n >= ${min}
-     ) t WHERE f = 0 OR ${limit}::int < 0 OR r <= ${limit}::int
-     ORDER BY f, r`,
+    `WITH m AS MATERIALIZED (SELECT ${columns.join(', ') || 'NULL'} FROM package_search_index s WHERE ${where})
+     SELECT 0 AS f, NULL::text AS name, count(*) AS n FROM m
+     ${branches.join('\n     ')}`,
     p,
   );
   const facets: Record<string, FacetItem[]> = Object.fromEntries(fields.map((f) => [f, []]));
