@@ -85,7 +85,11 @@ before(async () => {
     },
     as(alice),
   );
-  await t.ok('package_create', { name: 'draft', title: 'Draft water', owner_org: 'acme', state: 'draft', tags: [{ name: 'water' }] }, sys());
+  await t.ok(
+    'package_create',
+    { name: 'draft', title: 'Draft water', owner_org: 'acme', state: 'draft', tags: [{ name: 'water' }] },
+    sys(),
+  );
 });
 after(async () => {
   await t?.close();
@@ -139,7 +143,10 @@ describe('counts kept by the index triggers', () => {
   });
 
   test('wildcards on lists match the values that exist, only in datasets the caller may read', async () => {
-    assert.deepEqual((await search({ q: 'tags:water*' })).results.map((d: any) => d.name), ['river']);
+    assert.deepEqual(
+      (await search({ q: 'tags:water*' })).results.map((d: any) => d.name),
+      ['river'],
+    );
     assert.equal((await search({ q: 'tags:watert?ght' })).count, 0);
     assert.equal((await search({ q: 'tags:watert?ght', include_private: true }, as(alice))).count, 1);
     assert.equal((await search({ q: 'res_format:Geo*', include_private: true }, sys())).count, 1);

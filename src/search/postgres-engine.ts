@@ -13,7 +13,7 @@ import { columnSql, resolveField, sortableField, type FieldKind } from './fields
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
-import { countedColumn, readCounts, wordCount, type CountedClass, type CountsResult } from './value-counts.ts';
+import { countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, type FacetItem } from './facets.ts';
 
 export interface PostgresEngineOptions {
@@ -102,6 +102,9 @@ function singleWord(node: QueryNode): string | null {
   return f.type === 'fulltext' && f.weights === null ? node.value : null;
 }
 
+/** A filter query that names the state field (the caller then chooses states, within the visibility). */
+const mentionsState = (fq: string) => /(^|[\s(+])state:/.test(fq);
+
 /** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
 async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
   if ((db as Partial<Database>).kind === 'postgres' && typeof (db as Partial<Database>).transaction === 'function') {
@@ -184,10 +187,13 @@ export class PostgresSearchEngine implements SearchEngine {
   async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
     const qNode = parseQuery(query.q);
     const fqNodes = query.fq.map((f) => parseQuery(f));
-    const stopWords = await this.stopWordOnlyQueries(db, [qNode, ...fqNodes]);
+    // a single word with the visibility of a counted class: its count is read with the rest
+    const word = fqNodes.length === 0 ? singleWord(qNode) : null;
+    const wordClass = word ? this.countedClass(query) : null;
+    const state = await this.readState(db, [qNode, ...fqNodes], wordClass ? { word: word!, cls: wordClass } : null);
     const params: unknown[] = [];
-    const builder = new SqlBuilder(params, stopWords);
-    const visible = this.visibility(query, builder);
+    const builder = new SqlBuilder(params, state.stopWords);
+    const visible = { sql: this.visibility(query, builder), countedClass: this.countedClass(query) };
     const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
     const ranked = builder.rankQueries.length;
@@ -197,8 +203,9 @@ export class PostgresSearchEngine implements SearchEngine {
     const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
     // nothing but the visibility of a counted class: the count and facets are read from the counts;
     // a single word and that visibility: the count is the number of datasets with the word
-    const term = filters.length === 1 && conditions[0] !== 'TRUE' ? singleWord(qNode) : null;
-    const countedClass = filters.length === 0 || term ? visible.countedClass : null;
+    const term = filters.length === 1 && conditions[0] !== 'TRUE' && fqNodes.length === 0 ? singleWord(qNode) : null;
+    const countedClass = filters.length === 0 ? visible.countedClass : null;
+    const wordCount = term ? state.wordCount : null;
     const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
@@ -215,11 +222,10 @@ export class PostgresSearchEngine implements SearchEngine {
       query.facetMincount,
       this.opts.rankWindow(),
     ]);
-    const gen = String((await db.query<{ g: string }>('SELECT last_value AS g FROM package_search_generation')).rows[0].g);
-    const cached = this.cache.get(key, gen);
+    const cached = this.cache.get(key, state.generation);
     if (cached) return cached;
-    const result = await this.compute(db, where, params, order, rank, query, countedClass, term);
-    this.cache.set(key, gen, result);
+    const result = await this.compute(db, where, params, order, rank, query, countedClass, wordCount);
+    this.cache.set(key, state.generation, result);
     return result;
   }
 
@@ -231,17 +237,17 @@ export class PostgresSearchEngine implements SearchEngine {
     rank: string | null,
     query: PackageQuery,
     countedClass: CountedClass | null,
-    term: string | null,
+    /** The query is a single word: how many datasets the caller may find have it (null: count them). */
+    wordCount: number | null,
   ): Promise<PackageQueryResult> {
     const fields = [...new Set(query.facetFields)];
-    const counts = countedClass && !term ? fields.filter((f) => countedColumn(f) !== null) : [];
+    const counts = countedClass ? fields.filter((f) => countedColumn(f) !== null) : [];
     const scanned = fields.filter((f) => !counts.includes(f));
     const counting = async (): Promise<{ count: number; facets: Record<string, FacetItem[]> }> => {
       // a scan for facets counts the matches on the way
       if (scanned.length) return scanCountAndFacets(db, where, params, scanned, query);
-      if (countedClass && !term) return readCounts(db, countedClass, counts, query);
-      const n = countedClass && term ? await wordCount(db, countedClass, term) : null;
-      if (n !== null) return { count: n, facets: {} };
+      if (countedClass) return readCounts(db, countedClass, counts, query);
+      if (wordCount !== null) return { count: wordCount, facets: {} };
       const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params);
       return { count: Number(r.rows[0].n), facets: {} };
     };
@@ -258,38 +264,60 @@ export class PostgresSearchEngine implements SearchEngine {
     return { count: counted.count, ids, facets };
   }
 
-  /** Words and phrases that are only stop words match nothing in a tsvector: they are dropped, as Solr does. */
-  private async stopWordOnlyQueries(db: Queryable, nodes: QueryNode[]): Promise<Set<string>> {
+  /**
+   * In one round trip: the index generation (for the result cache); which words and phrases are
+   * only stop words (they match nothing in a tsvector: dropped, as Solr does); and, for a single
+   * word, how many datasets of the class have it (null when it is more than one lexeme).
+   */
+  private async readState(
+    db: Queryable,
+    nodes: QueryNode[],
+    word: { word: string; cls: CountedClass } | null,
+  ): Promise<{ generation: string; stopWords: Set<string>; wordCount: number | null }> {
     const tqs = nodes.flatMap((n) => textQueriesOf(n));
-    if (!tqs.length) return new Set();
-    const r = await db.query<{ empty: boolean[] }>(
-      `SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i) AS empty
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)`,
-      [tqs.map((t) => t.kind), tqs.map((t) => t.value)],
+    const r = await db.query<{ g: string; empty: boolean[] | null; n: string | null }>(
+      `SELECT (SELECT last_value FROM package_search_generation) AS g,
+        (SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i)
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)) AS empty,
+        (SELECT CASE WHEN cardinality(l) = 1 THEN coalesce((SELECT n FROM package_search_value_counts
+           WHERE class = $3 AND field = 'doc' AND value = l[1]), 0) END
+         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) x WHERE $4::text IS NOT NULL) AS n`,
+      [tqs.map((t) => t.kind), tqs.map((t) => t.value), word?.cls ?? null, word?.word ?? null],
     );
-    return new Set(tqs.filter((_, i) => r.rows[0].empty[i]).map((t) => SqlBuilder.stopWordKey(t)));
+    const row = r.rows[0];
+    return {
+      generation: String(row.g),
+      stopWords: new Set(tqs.filter((_, i) => row.empty?.[i]).map((t) => SqlBuilder.stopWordKey(t))),
+      wordCount: row.n === null ? null : Number(row.n),
+    };
+  }
+
+  /** The counted class (migration 011) that is exactly the datasets the caller may find, if any. */
+  private countedClass(query: PackageQuery): CountedClass | null {
+    const v = query.visibility;
+    const onlyActive = !v.includeDrafts && !(v.includeDeleted && !this.opts.removeDeleted()) && !query.fq.some(mentionsState);
+    if (!onlyActive) return null;
+    return !v.includePrivate ? 'public' : v.sysadmin ? 'active' : null;
   }
 
   /**
    * Which datasets the caller may find: states asked for, private ones when asked, matched by
    * permission labels; and the counted class (migration 011) that is exactly those, if any.
    */
-  private visibility(query: PackageQuery, builder: SqlBuilder): { sql: string; countedClass: CountedClass | null } {
+  private visibility(query: PackageQuery, builder: SqlBuilder): string {
     const v = query.visibility;
     const states = ['active'];
     if (v.includeDrafts) states.push('draft');
     if (v.includeDeleted && !this.opts.removeDeleted()) states.push('deleted');
-    const mentionsState = query.fq.some((f) => /(^|[\s(+])state:/.test(f));
+    const statesFiltered = query.fq.some(mentionsState);
     const parts: string[] = [];
-    if (!mentionsState) parts.push(states.length === 1 ? `s.state = 'active'` : `s.state = ANY(${builder.param(states)}::text[])`);
+    if (!statesFiltered) parts.push(states.length === 1 ? `s.state = 'active'` : `s.state = ANY(${builder.param(states)}::text[])`);
     if (!v.includePrivate) parts.push('NOT s.private');
     // Active public datasets carry the label 'public' that every caller holds: the label test only
     // matters when private, draft or deleted datasets can match.
-    const onlyPublic = !v.includePrivate && states.length === 1 && !mentionsState;
+    const onlyPublic = !v.includePrivate && states.length === 1 && !statesFiltered;
     if (!v.sysadmin && !onlyPublic) parts.push(`s.labels && ${builder.param(v.labels)}::text[]`);
-    const onlyActive = states.length === 1 && !mentionsState;
-    const countedClass = onlyPublic ? 'public' : v.sysadmin && onlyActive ? 'active' : null;
-    return { sql: parts.length ? parts.join(' AND ') : 'TRUE', countedClass };
+    return parts.length ? parts.join(' AND ') : 'TRUE';
   }
 
   private orderBy(sort: SortKey[], rank: string | null, builder: SqlBuilder): { full: string; cheap: string } {

@@ -3,7 +3,6 @@
 // the visibility of a counted class reads its count and facets here instead of scanning the index.
 import type { Queryable } from '../db/database.ts';
 import { COUNTED_COLUMNS, facetableField } from './fields.ts';
-import { TS_CONFIG } from './sql-builder.ts';
 
 /** 'public': active datasets that are not private (everyone); 'active': all active ones (sysadmins with include_private). */
 export type CountedClass = 'public' | 'active';
@@ -41,19 +40,4 @@ export async function readCounts(
     else out.facets[facetFields[row.i - 2]].push({ name: row.name, count: Number(row.n) });
   }
   return out;
-}
-
-/**
- * How many datasets of the class have the word in their text (the single-word query text:word),
- * or null when the word is more than one lexeme (or none).
- */
-export async function wordCount(db: Queryable, cls: CountedClass, word: string): Promise<number | null> {
-  const r = await db.query<{ n: string | null }>(
-    `SELECT CASE WHEN cardinality(l) = 1 THEN coalesce((SELECT n FROM package_search_value_counts
-       WHERE class = $1 AND field = 'doc' AND value = l[1]), 0) END AS n
-     FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $2)) AS l) x`,
-    [cls, word],
-  );
-  const n = r.rows[0].n;
-  return n === null ? null : Number(n);
 }

@@ -63,13 +63,16 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- Only rows whose counted columns changed take part (a rebuild re-indexes unchanged datasets).
 CREATE FUNCTION package_search_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO package_search_value_counts AS c (class, field, value, n)
   SELECT class, field, value, sum(d) FROM (
     SELECT t.class, t.field, t.value, 1 AS d FROM new_rows r, package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
+    WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.package_id = r.package_id AND (o.state, o.private, o.organization, o.owner_org, o.license_id, o.type, o.tags, o.groups, o.res_format, o.res_type, o.doc) IS NOT DISTINCT FROM (r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc))
     UNION ALL
     SELECT t.class, t.field, t.value, -1 FROM old_rows r, package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
+    WHERE NOT EXISTS (SELECT 1 FROM new_rows o WHERE o.package_id = r.package_id AND (o.state, o.private, o.organization, o.owner_org, o.license_id, o.type, o.tags, o.groups, o.res_format, o.res_type, o.doc) IS NOT DISTINCT FROM (r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc))
   ) x
   GROUP BY 1, 2, 3 HAVING sum(d) <> 0 ORDER BY 1, 2, 3
   ON CONFLICT (class, field, value) DO UPDATE SET n = c.n + EXCLUDED.n;
