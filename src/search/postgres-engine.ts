@@ -187,9 +187,10 @@ export class PostgresSearchEngine implements SearchEngine {
   async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
     const qNode = parseQuery(query.q);
     const fqNodes = query.fq.map((f) => parseQuery(f));
-    // a single word with the visibility of a counted class: its count is read with the rest
+    // a single word that everyone may find (words are counted for the class 'public' only): its
+    // count is read with the rest
     const word = fqNodes.length === 0 ? singleWord(qNode) : null;
-    const wordClass = word ? this.countedClass(query) : null;
+    const wordClass = word && this.countedClass(query) === 'public' ? 'public' : null;
     const state = await this.readState(db, [qNode, ...fqNodes], wordClass ? { word: word!, cls: wordClass } : null);
     const params: unknown[] = [];
     const builder = new SqlBuilder(params, state.stopWords);

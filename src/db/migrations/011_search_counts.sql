@@ -8,9 +8,9 @@
 --         'active' active datasets (sysadmins with include_private)
 --         'public' active datasets that are not private (everyone)
 --   field an index column; '' with value '' is the number of datasets of the class; 'doc' the
---         lexemes of the text (classes 'active' and 'public' only): how many datasets a single
---         word matches, the count of the broad one-word queries that would otherwise visit most
---         of the index.
+--         lexemes of the text (class 'public' only: about a hundred rows a dataset, the cost of
+--         every index write): how many datasets a single word matches, the count of the broad
+--         one-word queries that would otherwise visit most of the index.
 -- A value no dataset has any more keeps its row with n = 0 (queries read n > 0).
 CREATE TABLE package_search_value_counts (
   class text NOT NULL,
@@ -37,9 +37,10 @@ RETURNS TABLE (class text, field text, value text) LANGUAGE sql IMMUTABLE AS $$
     UNION ALL SELECT 'groups', unnest(groups)
     UNION ALL SELECT 'res_format', unnest(res_format)
     UNION ALL SELECT 'res_type', unnest(res_type)
-    UNION ALL SELECT 'doc', unnest(tsvector_to_array(doc))
   ) f
-  WHERE f.value IS NOT NULL AND (f.field = '' OR f.value <> '') AND (c <> 'all' OR f.field <> 'doc')
+  WHERE f.value IS NOT NULL AND (f.field = '' OR f.value <> '')
+  UNION ALL
+  SELECT 'public', 'doc', l FROM unnest(tsvector_to_array(doc)) l WHERE state = 'active' AND NOT private
 $$;
 
 -- Each trigger adds its statement's net changes in one upsert, in key order (concurrent writers
