@@ -73,3 +73,24 @@ export async function scanCountAndFacets(
   }
   return { count, facets };
 }
+
+/** The facet of one field over the rows matching where, by its own scan (statements side by side on a pool). */
+export async function scanFacet(
+  db: Queryable,
+  where: string,
+  params: unknown[],
+  field: string,
+  query: { facetLimit: number; facetMincount: number },
+): Promise<FacetItem[]> {
+  const p = [...params];
+  const b = new SqlBuilder(p);
+  const source = valuesOf(field, b);
+  const min = b.param(Math.max(1, query.facetMincount));
+  const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
+  const r = await db.query<{ name: string; n: string }>(
+    `SELECT v AS name, count(*) AS n FROM package_search_index s, ${source.from} WHERE ${where} AND v IS NOT NULL AND v <> ''
+     GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`,
+    p,
+  );
+  return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
+}
