@@ -17,7 +17,10 @@
 // Goals: p50 <= 20 ms for every query at 100k, and HTTP p50 <= 2x the direct SQL p50.
 // Environment: SVC_BENCH_DATASETS, SVC_BENCH_CREATE, SVC_BENCH_RUNS, SVC_BENCH_DATABASE_URL
 // (default postgresql://postgres@127.0.0.1:5432/postgres), SVC_BENCH_CATALOG, SVC_BENCH_KEEP=1
-// (keep the database and print its URL).
+// (keep the database and print its URL), SVC_BENCH_REUSE=<database> (a database kept by an
+// earlier run: steps 2 and 3 are skipped, the server migrates it, step 4 runs only with
+// SVC_BENCH_REBUILD=1 or when datasets lack an index row; the database is kept),
+// SVC_BENCH_QUERIES=<regexp> (only the queries of the mix whose label matches).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,7 +37,8 @@ import { ADMIN_URL, log, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const CATALOG = process.env.SVC_BENCH_CATALOG ?? '/work/shared/data/catalogs/depositar-datasets.jsonl.gz';
-const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
+const REUSE = process.env.SVC_BENCH_REUSE;
+let TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
 const CREATE = Math.min(TOTAL, Number(process.env.SVC_BENCH_CREATE ?? 2_000));
 const RUNS = Number(process.env.SVC_BENCH_RUNS ?? 30);
 
@@ -279,12 +283,33 @@ async function recordStatements(
   return seen;
 }
 
+/** `svc search-index rebuild`, the real command, while the server runs: datasets/s into results. */
+async function rebuild(client: pg.Client, dbUrl: string, storage: string, results: Record<string, unknown>): Promise<void> {
+  log('svc search-index rebuild');
+  const started = Date.now();
+  const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
+    env: { ...process.env, SVC__DATABASE_URL: dbUrl, SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`rebuild failed: ${r.stdout}`);
+  const rebuildSecs = (Date.now() - started) / 1000;
+  const indexed = Number((await client.query('SELECT count(*) AS n FROM package_search_index')).rows[0].n);
+  results.rebuild_per_s = Math.round(indexed / rebuildSecs);
+  results.rebuild_seconds = rebuildSecs;
+  log(
+    `rebuild: ${indexed} datasets in ${rebuildSecs.toFixed(1)} s (${Math.round(indexed / rebuildSecs)} datasets/s; ${r.stdout.trim().split('\n').pop()})`,
+  );
+}
+
 export async function run(): Promise<void> {
-  const dbName = `svc_bench_search_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  await admin.end();
+  const dbName = REUSE ?? `svc_bench_search_${randomBytes(3).toString('hex')}`;
+  if (!REUSE) {
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    await admin.end();
+  }
   const dbUrl = urlWith(ADMIN_URL, dbName);
   const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-search-'));
   const config = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': [], 'svc.log_level': 'warn' };
@@ -293,28 +318,28 @@ export async function run(): Promise<void> {
   await client.connect();
   const results: Record<string, unknown> = { datasets: TOTAL, created: CREATE, runs: RUNS };
   try {
-    const sources = readCatalog();
-    log(`${sources.length} source datasets; creating ${CREATE} through package_create`);
-    const createRate = await createThroughApi(server.port, server.token, sources);
-    results.package_create_per_s = Math.round(createRate);
-    log(`package_create: ${createRate.toFixed(0)} datasets/s`);
-    log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
-    await cloneInSql(client, TOTAL - CREATE);
-    log('svc search-index rebuild');
-    const started = Date.now();
-    const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
-      env: { ...process.env, SVC__DATABASE_URL: dbUrl, SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    if (r.status !== 0) throw new Error(`rebuild failed: ${r.stdout}`);
-    const rebuildSecs = (Date.now() - started) / 1000;
-    const indexed = Number((await client.query('SELECT count(*) AS n FROM package_search_index')).rows[0].n);
-    results.rebuild_per_s = Math.round(indexed / rebuildSecs);
-    results.rebuild_seconds = rebuildSecs;
-    log(
-      `rebuild: ${indexed} datasets in ${rebuildSecs.toFixed(1)} s (${Math.round(indexed / rebuildSecs)} datasets/s; ${r.stdout.trim().split('\n').pop()})`,
+    if (REUSE) {
+      TOTAL = Number((await client.query('SELECT count(*) AS n FROM packages')).rows[0].n);
+      Object.assign(results, { datasets: TOTAL, created: null, reused_database: true });
+      log(`reusing ${dbName}: ${TOTAL.toLocaleString()} datasets`);
+    } else {
+      const sources = readCatalog();
+      log(`${sources.length} source datasets; creating ${CREATE} through package_create`);
+      const createRate = await createThroughApi(server.port, server.token, sources);
+      results.package_create_per_s = Math.round(createRate);
+      log(`package_create: ${createRate.toFixed(0)} datasets/s`);
+      log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
+      await cloneInSql(client, TOTAL - CREATE);
+    }
+    const unindexed = Number(
+      (
+        await client.query(
+          'SELECT count(*) AS n FROM packages p WHERE NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)',
+        )
+      ).rows[0].n,
     );
+    if (!REUSE || process.env.SVC_BENCH_REBUILD === '1' || unindexed > 0) await rebuild(client, dbUrl, storage, results);
+
     await client.query('VACUUM ANALYZE package_search_index');
 
     // the most frequent organization and tag pair among public datasets with a CSV resource
@@ -328,7 +353,8 @@ export async function run(): Promise<void> {
     });
     const rows: Record<string, unknown>[] = [];
     try {
-      for (const q of queryMix(org, tag)) {
+      const only = process.env.SVC_BENCH_QUERIES ? new RegExp(process.env.SVC_BENCH_QUERIES) : null;
+      for (const q of queryMix(org, tag).filter((x) => !only || only.test(x.label))) {
         const qs = new URLSearchParams(Object.entries(q.params).map(([k, v]) => [k, String(v)]));
         const url = `/api/3/action/package_search?${qs}`;
         const once = await request(server.port, 'GET', url);
@@ -386,7 +412,7 @@ export async function run(): Promise<void> {
     await client.end();
     await stopChild(server.child);
     agent.destroy();
-    if (process.env.SVC_BENCH_KEEP) console.log(`kept database ${dbUrl}`);
+    if (process.env.SVC_BENCH_KEEP || REUSE) console.log(`kept database ${dbUrl}`);
     else {
       const a = new pg.Client({ connectionString: ADMIN_URL });
       await a.connect();

@@ -85,3 +85,15 @@ export function facetableField(name: string): FieldKind | undefined {
   if (f.type === 'fulltext' || f.type === 'constant') return undefined;
   return f;
 }
+
+/** Index columns counted per value (the triggers' list, package_search_value_triples). */
+export const COUNTED_COLUMNS: readonly string[] = [
+  'organization',
+  'owner_org',
+  'license_id',
+  'type',
+  'tags',
+  'groups',
+  'res_format',
+  'res_type',
+];

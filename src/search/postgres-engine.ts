@@ -9,10 +9,12 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
-import { columnSql, facetableField, sortableField, type FieldKind } from './fields.ts';
+import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
+import { countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
+import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
 
 export interface PostgresEngineOptions {
   /** svc.auth.allow_dataset_collaborators: collaborator labels are indexed. */
@@ -93,11 +95,23 @@ ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
 
 type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
 
+/** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
+function singleWord(node: QueryNode): string | null {
+  if (node.kind !== 'term' || node.phrase || node.wildcard) return null;
+  const f = resolveField(node.field);
+  return f.type === 'fulltext' && f.weights === null ? node.value : null;
+}
+
+/** A filter query that names the state field (the caller then chooses states, within the visibility). */
+const mentionsState = (fq: string) => /(^|[\s(+])state:/.test(fq);
+
+/** A PostgreSQL pool (not a transaction's connection): statements can run side by side. */
+const isPool = (db: Queryable) =>
+  (db as Partial<Database>).kind === 'postgres' && typeof (db as Partial<Database>).transaction === 'function';
+
 /** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
 async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
-  if ((db as Partial<Database>).kind === 'postgres' && typeof (db as Partial<Database>).transaction === 'function') {
-    return Promise.all(fns.map((f) => f()));
-  }
+  if (isPool(db)) return Promise.all(fns.map((f) => f()));
   const out: T[] = [];
   for (const f of fns) out.push(await f());
   return out;
@@ -175,16 +189,26 @@ export class PostgresSearchEngine implements SearchEngine {
   async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
     const qNode = parseQuery(query.q);
     const fqNodes = query.fq.map((f) => parseQuery(f));
-    const stopWords = await this.stopWordOnlyQueries(db, [qNode, ...fqNodes]);
+    // a single word that everyone may find (words are counted for the class 'public' only): its
+    // count is read with the rest
+    const word = fqNodes.length === 0 ? singleWord(qNode) : null;
+    const wordClass = word && this.countedClass(query) === 'public' ? 'public' : null;
+    const state = await this.readState(db, [qNode, ...fqNodes], wordClass ? { word: word!, cls: wordClass } : null);
     const params: unknown[] = [];
-    const builder = new SqlBuilder(params, stopWords);
-    const conditions = [this.visibility(query, builder)];
-    conditions.push(builder.where(qNode));
+    const builder = new SqlBuilder(params, state.stopWords);
+    const visible = { sql: this.visibility(query, builder), countedClass: this.countedClass(query) };
+    const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
     const ranked = builder.rankQueries.length;
     for (const n of fqNodes) conditions.push(builder.where(n));
     builder.rankQueries.splice(ranked);
-    const where = conditions.filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
+    const filters = conditions.filter((c) => c !== 'TRUE');
+    const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
+    // nothing but the visibility of a counted class: the count and facets are read from the counts;
+    // a single word and that visibility: the count is the number of datasets with the word
+    const term = filters.length === 1 && conditions[0] !== 'TRUE' && fqNodes.length === 0 ? singleWord(qNode) : null;
+    const countedClass = filters.length === 0 ? visible.countedClass : null;
+    const wordCount = term ? state.wordCount : null;
     const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
@@ -201,11 +225,10 @@ export class PostgresSearchEngine implements SearchEngine {
       query.facetMincount,
       this.opts.rankWindow(),
     ]);
-    const gen = String((await db.query<{ g: string }>('SELECT last_value AS g FROM package_search_generation')).rows[0].g);
-    const cached = this.cache.get(key, gen);
+    const cached = this.cache.get(key, state.generation);
     if (cached) return cached;
-    const result = await this.compute(db, where, params, order, rank, query);
-    this.cache.set(key, gen, result);
+    const result = await this.compute(db, where, params, order, rank, query, countedClass, wordCount);
+    this.cache.set(key, state.generation, result);
     return result;
   }
 
@@ -216,47 +239,92 @@ export class PostgresSearchEngine implements SearchEngine {
     order: { full: string; cheap: string },
     rank: string | null,
     query: PackageQuery,
+    countedClass: CountedClass | null,
+    /** The query is a single word: how many datasets the caller may find have it (null: count them). */
+    wordCount: number | null,
   ): Promise<PackageQueryResult> {
-    // count, page and facets do not depend on each other: side by side on a pool
-    const tasks: (() => Promise<unknown>)[] = [
-      async () =>
-        Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params)).rows[0].n),
-      () => this.page(db, where, params, order, rank, query),
+    const fields = [...new Set(query.facetFields)];
+    const counts = countedClass ? fields.filter((f) => countedColumn(f) !== null) : [];
+    const scanned = fields.filter((f) => !counts.includes(f));
+    // On a pool the statements run side by side: each scanned facet has its own (more cores, less
+    // time); on one connection one scan gives the count and every scanned facet (less work).
+    const sideBySide = isPool(db);
+    const counting = async (): Promise<{ count: number; facets: Record<string, FacetItem[]> }> => {
+      if (scanned.length && !sideBySide) return scanCountAndFacets(db, where, params, scanned, query);
+      if (countedClass) return readCounts(db, countedClass, counts, query);
+      if (wordCount !== null) return { count: wordCount, facets: {} };
+      const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params);
+      return { count: Number(r.rows[0].n), facets: {} };
+    };
+    const tasks: (() => Promise<unknown>)[] = [counting, () => this.page(db, where, params, order, rank, query)];
+    if (sideBySide) for (const f of scanned) tasks.push(() => scanFacet(db, where, params, f, query));
+    else if (counts.length && scanned.length) tasks.push(() => readCounts(db, countedClass!, counts, query));
+    const [counted, ids, ...more] = (await runAll(db, tasks)) as [
+      { count: number; facets: Record<string, FacetItem[]> },
+      string[],
+      ...unknown[],
     ];
-    for (const field of query.facetFields) tasks.push(() => this.facet(db, where, params, field, query));
-    const [count, ids, ...facets] = await runAll(db, tasks);
+    const facets: PackageQueryResult['facets'] = {};
+    for (const f of query.facetFields) {
+      if (counted.facets[f]) facets[f] = counted.facets[f];
+      else if (sideBySide) facets[f] = more[scanned.indexOf(f)] as FacetItem[];
+      else facets[f] = (more[0] as CountsResult).facets[f];
+    }
+    return { count: counted.count, ids, facets };
+  }
+
+  /**
+   * In one round trip: the index generation (for the result cache); which words and phrases are
+   * only stop words (they match nothing in a tsvector: dropped, as Solr does); and, for a single
+   * word, how many datasets of the class have it (null when it is more than one lexeme).
+   */
+  private async readState(
+    db: Queryable,
+    nodes: QueryNode[],
+    word: { word: string; cls: CountedClass } | null,
+  ): Promise<{ generation: string; stopWords: Set<string>; wordCount: number | null }> {
+    const tqs = nodes.flatMap((n) => textQueriesOf(n));
+    const r = await db.query<{ g: string; empty: boolean[] | null; n: string | null }>(
+      `SELECT (SELECT last_value FROM package_search_generation) AS g,
+        (SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i)
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)) AS empty,
+        (SELECT CASE WHEN cardinality(l) = 1 THEN coalesce((SELECT n FROM package_search_value_counts
+           WHERE class = $3 AND field = 'doc' AND value = l[1]), 0) END
+         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) x WHERE $4::text IS NOT NULL) AS n`,
+      [tqs.map((t) => t.kind), tqs.map((t) => t.value), word?.cls ?? null, word?.word ?? null],
+    );
+    const row = r.rows[0];
     return {
-      count: count as number,
-      ids: ids as string[],
-      facets: Object.fromEntries(query.facetFields.map((f, i) => [f, facets[i] as { name: string; count: number }[]])),
+      generation: String(row.g),
+      stopWords: new Set(tqs.filter((_, i) => row.empty?.[i]).map((t) => SqlBuilder.stopWordKey(t))),
+      wordCount: row.n === null ? null : Number(row.n),
     };
   }
 
-  /** Words and phrases that are only stop words match nothing in a tsvector: they are dropped, as Solr does. */
-  private async stopWordOnlyQueries(db: Queryable, nodes: QueryNode[]): Promise<Set<string>> {
-    const tqs = nodes.flatMap((n) => textQueriesOf(n));
-    if (!tqs.length) return new Set();
-    const r = await db.query<{ empty: boolean[] }>(
-      `SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i) AS empty
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)`,
-      [tqs.map((t) => t.kind), tqs.map((t) => t.value)],
-    );
-    return new Set(tqs.filter((_, i) => r.rows[0].empty[i]).map((t) => SqlBuilder.stopWordKey(t)));
+  /** The counted class (migration 011) that is exactly the datasets the caller may find, if any. */
+  private countedClass(query: PackageQuery): CountedClass | null {
+    const v = query.visibility;
+    const onlyActive = !v.includeDrafts && !(v.includeDeleted && !this.opts.removeDeleted()) && !query.fq.some(mentionsState);
+    if (!onlyActive) return null;
+    return !v.includePrivate ? 'public' : v.sysadmin ? 'active' : null;
   }
 
-  /** Which datasets the caller may find: states asked for, private ones when asked, matched by permission labels. */
+  /**
+   * Which datasets the caller may find: states asked for, private ones when asked, matched by
+   * permission labels; and the counted class (migration 011) that is exactly those, if any.
+   */
   private visibility(query: PackageQuery, builder: SqlBuilder): string {
     const v = query.visibility;
     const states = ['active'];
     if (v.includeDrafts) states.push('draft');
     if (v.includeDeleted && !this.opts.removeDeleted()) states.push('deleted');
-    const mentionsState = query.fq.some((f) => /(^|[\s(+])state:/.test(f));
+    const statesFiltered = query.fq.some(mentionsState);
     const parts: string[] = [];
-    if (!mentionsState) parts.push(states.length === 1 ? `s.state = 'active'` : `s.state = ANY(${builder.param(states)}::text[])`);
+    if (!statesFiltered) parts.push(states.length === 1 ? `s.state = 'active'` : `s.state = ANY(${builder.param(states)}::text[])`);
     if (!v.includePrivate) parts.push('NOT s.private');
     // Active public datasets carry the label 'public' that every caller holds: the label test only
     // matters when private, draft or deleted datasets can match.
-    const onlyPublic = !v.includePrivate && states.length === 1 && !mentionsState;
+    const onlyPublic = !v.includePrivate && states.length === 1 && !statesFiltered;
     if (!v.sysadmin && !onlyPublic) parts.push(`s.labels && ${builder.param(v.labels)}::text[]`);
     return parts.length ? parts.join(' AND ') : 'TRUE';
   }
@@ -326,43 +394,5 @@ export class PostgresSearchEngine implements SearchEngine {
       );
     }
     return ids;
-  }
-
-  private async facet(
-    db: Queryable,
-    where: string,
-    params: unknown[],
-    field: string,
-    query: PackageQuery,
-  ): Promise<{ name: string; count: number }[]> {
-    const f = facetableField(field);
-    if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
-    const p = [...params];
-    const b = new SqlBuilder(p);
-    let from: string;
-    switch (f.type) {
-      case 'strings':
-        from = `package_search_index s, unnest(${columnSql(f.column)}) v`;
-        break;
-      case 'extra': {
-        const k = b.param(f.key);
-        from = `package_search_index s, unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
-          THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`;
-        break;
-      }
-      case 'fulltext':
-      case 'constant':
-        throw new SearchQueryError(`Can not facet on field "${field}"`);
-      default:
-        from = `package_search_index s, LATERAL (SELECT ${columnSql(f.column)}::text AS v) x`;
-    }
-    const min = b.param(Math.max(1, query.facetMincount));
-    const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
-    const r = await db.query<{ name: string; n: string }>(
-      `SELECT v AS name, count(*) AS n FROM ${from} WHERE ${where} AND v IS NOT NULL AND v <> ''
-       GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`,
-      p,
-    );
-    return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
   }
 }

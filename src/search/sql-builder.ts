@@ -1,7 +1,7 @@
 // A parsed query (query-parser.ts) as a SQL condition over package_search_index (alias s). Every
 // value is a bound parameter; columns come only from fields.ts.
 import { SearchQueryError } from '../errors.ts';
-import { columnSql, resolveField, type FieldKind } from './fields.ts';
+import { COUNTED_COLUMNS, columnSql, resolveField, type FieldKind } from './fields.ts';
 import type { QueryNode } from './query-parser.ts';
 import { parseSolrDate } from './solr-dates.ts';
 
@@ -123,7 +123,14 @@ export class SqlBuilder {
       case 'strings': {
         const col = columnSql(f.column);
         if (onlyStar) return `cardinality(${col}) > 0`;
-        if (node.wildcard) return `EXISTS (SELECT 1 FROM unnest(${col}) v WHERE v LIKE ${this.param(likePattern(node.value))})`;
+        if (node.wildcard) {
+          const pattern = this.param(likePattern(node.value));
+          // the values that exist and match (counted lists), then the list's GIN index
+          if (COUNTED_COLUMNS.includes(f.column))
+            return `${col} && ARRAY(SELECT value FROM package_search_value_counts
+              WHERE class = 'all' AND field = ${this.param(f.column)} AND n > 0 AND value LIKE ${pattern})`;
+          return `EXISTS (SELECT 1 FROM unnest(${col}) v WHERE v LIKE ${pattern})`;
+        }
         return `${col} @> ARRAY[${this.param(node.value)}]::text[]`;
       }
       case 'int': {
