@@ -153,6 +153,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
       const sysadmin = ctx.identity.sysadmin;
       const rows = Math.min(prm.rows, ctx.config.int('svc.search.rows_max'));
       const sortText = prm.sort.trim() === 'rank' ? DEFAULT_SORT : prm.sort;
+      const labels = sysadmin ? [] : await userPermissionLabels(ctx);
       const found = await searchEngine(ctx.services).query(ctx.db, {
         q: prm.q,
         fq: [prm.fq, ...(prm.fq_list ?? [])].filter((x): x is string => !!x && !!x.trim()),
@@ -164,8 +165,10 @@ export const searchActions: ActionDefinition<any, any>[] = [
         facetMincount: prm['facet.mincount'],
         visibility: {
           sysadmin,
-          labels: sysadmin ? [] : await userPermissionLabels(ctx),
-          includePrivate: prm.include_private,
+          labels,
+          // An anonymous caller holds no label but 'public': asking for private datasets adds none
+          // (and the search may then read its counts of public datasets).
+          includePrivate: prm.include_private && (sysadmin || !!ctx.identity.user),
           includeDrafts: prm.include_drafts,
           includeDeleted: prm.include_deleted,
         },
