@@ -380,7 +380,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
     // The background filler works once the loads are over: the searches measure the settled table.
-    const fillSeconds = await waitForVectors(port, token, insertId);
+    const fillSeconds = await waitForVectors(port, token, insertId, server);
     const searchBodies = countries.map((c) =>
       JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }),
     );
@@ -482,7 +482,7 @@ async function latencies(port: number, token: string, bodies: object[]): Promise
  * Full-text searches on the loaded table, once the background filler computed every vector
  * (polled with datastore_search_sql, which the bench's app enables).
  */
-async function waitForVectors(port: number, token: string, id: string): Promise<number> {
+async function waitForVectors(port: number, token: string, id: string, server: ChildProcess): Promise<number> {
   const t0 = Date.now();
   for (;;) {
     // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
@@ -494,6 +494,17 @@ async function waitForVectors(port: number, token: string, id: string): Promise<
   }
   const fillSeconds = (Date.now() - t0) / 1000;
   log(`full-text vectors complete ${fillSeconds.toFixed(1)} s after the last write`);
+  // The filler then vacuums and analyzes the table: searches timed during that would be slowed by it.
+  await new Promise<void>((resolve) => {
+    const done = (m: unknown) => {
+      if (m !== 'fts-idle') return;
+      server.off('message', done);
+      resolve();
+    };
+    server.on('message', done);
+    server.send('fts-idle');
+  });
+  log(`full-text filler idle (table vacuumed) ${((Date.now() - t0) / 1000).toFixed(1)} s after the last write`);
   return fillSeconds;
 }
 
