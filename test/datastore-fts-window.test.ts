@@ -125,7 +125,10 @@ async function checkForms(id: string, label: string): Promise<void> {
     // When every match fits in the window, the window changes nothing.
     if (all.length <= WINDOW) assert.deepEqual(windowed, all, `${what} small`);
     // An explicit sort by rank ranks every match.
-    const sorted = await page(id, form, { sort: `${typeof form.q === 'object' ? `"rank ${Object.keys(form.q)[0]}"` : 'rank'} desc, _id`, limit: 10 });
+    const sorted = await page(id, form, {
+      sort: `${typeof form.q === 'object' ? `"rank ${Object.keys(form.q)[0]}"` : 'rank'} desc, _id`,
+      limit: 10,
+    });
     assert.deepEqual(sorted.rows, all.slice(0, 10), `${what} sorted`);
   }
 }
@@ -136,7 +139,11 @@ const settle = () => (backend as any).sessions.filler.idle() as Promise<void>;
 
 test('the rank window ranks the first matches in table order, exactly as the reference ranking them', async () => {
   const id = (
-    await a.ok('datastore_create', { resource: { package_id: 'ftsw-ds' }, fields: FIELDS, primary_key: ['k'], records: records(300) }, { token: sys })
+    await a.ok(
+      'datastore_create',
+      { resource: { package_id: 'ftsw-ds' }, fields: FIELDS, primary_key: ['k'], records: records(300) },
+      { token: sys },
+    )
   ).resource_id;
   // Rows still without stored vectors (left to the filler), then filled, then after updates that move rows.
   assert.ok((await pending(id)) > 0);
