@@ -23,7 +23,8 @@
 // SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
 // SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load),
-// SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's).
+// SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's),
+// SVC_BENCH_FTS_RANK_WINDOW (the app's svc.datastore.fts_rank_window; 0 ranks every match).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -255,6 +256,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       'svc.auth.create_unowned_dataset': true,
       // The full-text part polls for the background filler with datastore_search_sql.
       'svc.datastore.sqlsearch.enabled': true,
+      // SVC_BENCH_FTS_RANK_WINDOW=0: every match ranked (the order before the rank window, as CKAN).
+      ...(process.env.SVC_BENCH_FTS_RANK_WINDOW ? { 'svc.datastore.fts_rank_window': Number(process.env.SVC_BENCH_FTS_RANK_WINDOW) } : {}),
     };
     if (kind === 'postgres') {
       const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
@@ -654,7 +657,11 @@ export async function run(_args: string[]): Promise<void> {
     const res = await benchOne(kind, kind === 'pglite' ? nPglite : n);
     res.date = new Date().toISOString();
     res.loadAverageAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
-    res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
+    const settings = ['SVC_BENCH_ROUNDS', 'SVC_BENCH_DURATION', 'SVC_BENCH_FTS_RANK_WINDOW']
+      .filter((k) => process.env[k])
+      .map((k) => ` ${k}=${process.env[k]}`)
+      .join('');
+    res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''}${settings} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
     res.machine = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`;
     printTable(res);
     if (LOAD_ONLY) continue; // a partial run does not replace the recorded figures
