@@ -23,7 +23,8 @@
 // SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
 // SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load),
-// SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's).
+// SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's),
+// SVC_BENCH_FTS_RANK_WINDOW (the app's svc.datastore.fts_rank_window; 0 ranks every match).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -255,6 +256,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       'svc.auth.create_unowned_dataset': true,
       // The full-text part polls for the background filler with datastore_search_sql.
       'svc.datastore.sqlsearch.enabled': true,
+      // SVC_BENCH_FTS_RANK_WINDOW=0: every match ranked (the order before the rank window, as CKAN).
+      ...(process.env.SVC_BENCH_FTS_RANK_WINDOW ? { 'svc.datastore.fts_rank_window': Number(process.env.SVC_BENCH_FTS_RANK_WINDOW) } : {}),
     };
     if (kind === 'postgres') {
       const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
@@ -380,7 +383,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
     // The background filler works once the loads are over: the searches measure the settled table.
-    const fillSeconds = await waitForVectors(port, token, insertId);
+    const fillSeconds = await waitForVectors(port, token, insertId, server);
     const searchBodies = countries.map((c) =>
       JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }),
     );
@@ -482,7 +485,7 @@ async function latencies(port: number, token: string, bodies: object[]): Promise
  * Full-text searches on the loaded table, once the background filler computed every vector
  * (polled with datastore_search_sql, which the bench's app enables).
  */
-async function waitForVectors(port: number, token: string, id: string): Promise<number> {
+async function waitForVectors(port: number, token: string, id: string, server: ChildProcess): Promise<number> {
   const t0 = Date.now();
   for (;;) {
     // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
@@ -494,6 +497,17 @@ async function waitForVectors(port: number, token: string, id: string): Promise<
   }
   const fillSeconds = (Date.now() - t0) / 1000;
   log(`full-text vectors complete ${fillSeconds.toFixed(1)} s after the last write`);
+  // The filler then vacuums and analyzes the table: searches timed during that would be slowed by it.
+  await new Promise<void>((resolve) => {
+    const done = (m: unknown) => {
+      if (m !== 'fts-idle') return;
+      server.off('message', done);
+      resolve();
+    };
+    server.on('message', done);
+    server.send('fts-idle');
+  });
+  log(`full-text filler idle (table vacuumed) ${((Date.now() - t0) / 1000).toFixed(1)} s after the last write`);
   return fillSeconds;
 }
 
@@ -504,9 +518,10 @@ async function benchFullText(
   rows: BenchRow[],
   fillSeconds: number,
 ): Promise<Record<string, unknown>> {
-  // A rare value in a text column: five rows renamed (a small write: indexed before it commits).
-  const few = [1, 2, 3, 4, 5].map((k) => ({ _id: Math.floor((rows.length * k) / 6), province: 'Atlantis' }));
-  await api(port, token, 'datastore_upsert', { resource_id: id, method: 'update', records: few });
+  // A rare value in a text column: five rows added (a small write: indexed before it commits; the
+  // table has no key to update rows by).
+  const few = [1, 2, 3, 4, 5].map((k) => ({ ...rows[Math.floor((rows.length * k) / 6)], province: 'Atlantis' }));
+  await api(port, token, 'datastore_upsert', { resource_id: id, method: 'insert', records: few });
   // The single-word country nearest to 10 % of rows; rare terms: row_id values.
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.country, (counts.get(r.country) ?? 0) + 1);
@@ -643,7 +658,11 @@ export async function run(_args: string[]): Promise<void> {
     const res = await benchOne(kind, kind === 'pglite' ? nPglite : n);
     res.date = new Date().toISOString();
     res.loadAverageAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
-    res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
+    const settings = ['SVC_BENCH_ROUNDS', 'SVC_BENCH_DURATION', 'SVC_BENCH_FTS_RANK_WINDOW']
+      .filter((k) => process.env[k])
+      .map((k) => ` ${k}=${process.env[k]}`)
+      .join('');
+    res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''}${settings} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
     res.machine = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`;
     printTable(res);
     if (LOAD_ONLY) continue; // a partial run does not replace the recorded figures

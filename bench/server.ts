@@ -28,6 +28,15 @@ const user = await insertUser(services.db, {
 const { token } = await issueToken({ db: services.db, config: services.config } as any, user, 'bench');
 process.send!({ port, token });
 
+// 'fts-idle': answers once the data store's background full-text filler has nothing left to do
+// (every vector computed and the table vacuumed and analyzed after it), so searches are timed on
+// the settled table.
+process.on('message', (m) => {
+  if (m !== 'fts-idle') return;
+  const filler = (services.plugins.datastore as { sessions?: { filler?: { idle(): Promise<void> } } } | undefined)?.sessions?.filler;
+  void (filler?.idle() ?? Promise.resolve()).then(() => process.send!('fts-idle'));
+});
+
 const stop = async () => {
   await app.close();
   await closeServices(services);

@@ -1,14 +1,18 @@
 // Computes the stored full-text vectors that writes left NULL (fts.ts), in the background, in
 // batches of their own transactions, once writes pause: a bulk load is not slowed by it, and the
 // work is done in bulk (one UPDATE per batch keeps the indexes, GIN's pending list merging them).
-// A table that keeps being written is filled anyway once it has waited MAX_DEFER_MS.
+// A table that keeps being written is filled anyway once it has waited MAX_DEFER_MS, but gently
+// while writes go on (a pause of FORCED_PAUSE times each batch's duration after it): a long load
+// keeps most of the machine.
 import type { Database } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { fillBatch } from './fts.ts';
 
 /** Quiet time after the last write before filling starts (a loader's pause between two batches is shorter). */
 const IDLE_MS = 1000;
-const MAX_DEFER_MS = 120_000;
+const MAX_DEFER_MS = 600_000;
+/** While writes go on, a batch filled anyway is followed by a pause of this many times its duration. */
+const FORCED_PAUSE = 3;
 const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
 const VACUUM_AFTER = 10_000;
@@ -104,10 +108,12 @@ export class FullTextFiller {
       for (;;) {
         if (this.closed) return;
         // A load is going on: wait for it to pause (unless the table has waited long enough).
-        if ((this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS) && Date.now() - since < MAX_DEFER_MS) {
+        const busy = this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS;
+        if (busy && Date.now() - since < MAX_DEFER_MS) {
           this.dirty.set(table, since);
           return;
         }
+        const started = Date.now();
         let n: number;
         try {
           const r = await fillBatch(this.db, table, this.batch, this.unfillable.get(table));
@@ -119,6 +125,7 @@ export class FullTextFiller {
         }
         filled += n;
         if (n < this.batch) break;
+        if (busy) await new Promise((resolve) => setTimeout(resolve, FORCED_PAUSE * (Date.now() - started)).unref());
       }
       if (filled >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
     }

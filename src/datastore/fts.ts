@@ -26,6 +26,8 @@ export interface FtsSettings {
   fieldTypes: string[];
   /** A write of at most this many rows fills their vectors before it commits; larger ones leave them to the filler. */
   inlineMaxRows: number;
+  /** Pages ranked by default (q or full_text without sort) rank at most this many matches (0: all). */
+  rankWindow: number;
 }
 
 export const defaultFtsSettings: FtsSettings = {
@@ -33,6 +35,7 @@ export const defaultFtsSettings: FtsSettings = {
   method: 'gin',
   fieldTypes: ['text', 'tsvector'],
   inlineMaxRows: 5000,
+  rankWindow: 1000,
 };
 
 /** The language the table's stored vectors are in; null when the table has none (not migrated yet). */

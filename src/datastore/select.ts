@@ -74,6 +74,11 @@ const SORT_RE = /^\s*("(?:[^"]|"")+"|[^\s"]+)(?:\s+(asc|desc))?(?:\s+nulls\s+(fi
 export interface TextSearchSetting {
   stored: string | null;
   defaultLanguage: string;
+  /**
+   * Pages in the default order (by rank: q or full_text without sort) rank at most this many
+   * matches, the first ones in the table's order, instead of every match (0: every match).
+   */
+  rankWindow?: number;
 }
 
 export async function buildSelect(
@@ -161,6 +166,7 @@ export async function buildSelect(
     order.push(`${rank ? `(${rank.expr})` : qi(name)}${dir}${nulls}`);
   }
   let defaultOrder = false;
+  const rankedByDefault = !order.length && !input.distinct && ranks.length > 0;
   if (!order.length && !input.distinct) {
     if (ranks.length) order.push(`${ranks[0].expr} DESC`);
     if (byId.has('_id')) {
@@ -204,14 +210,35 @@ export async function buildSelect(
     filtered: where.length > 0,
     textSearch: hasText,
     // Ranked pages pick their rows' _id first and read the columns of those rows only: computing
-    // every column of every match before the sort costs more than the ranking itself.
-    pageSql: (limit, offset) =>
-      ranks.length && !input.distinct && t.columns.some((c) => c.id === '_id')
-        ? `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${from}${whereSql}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`
-        : `${sql} LIMIT ${limit} OFFSET ${offset}`,
+    // every column of every match before the sort costs more than the ranking itself. In the
+    // default order a page within the rank window ranks only the window's matches (rankWindowSource).
+    pageSql: (limit, offset) => {
+      if (!ranks.length || input.distinct || !t.columns.some((c) => c.id === '_id')) return `${sql} LIMIT ${limit} OFFSET ${offset}`;
+      const window = rankedByDefault ? rankWindowOf(fts, input) : 0;
+      const source = window ? rankWindowSource(from, whereSql, window) : `${from}${whereSql}`;
+      return `SELECT ${select.join(', ')} FROM ${from} WHERE "_id" IN (SELECT "_id" FROM ${source}${orderSql} LIMIT ${limit} OFFSET ${offset})${orderSql}`;
+    },
     matchSql: `SELECT 1 FROM ${from}${whereSql}`,
     defaultOrder,
   };
+}
+
+/**
+ * The number of matches a page in the default (rank) order ranks: the configured window when the
+ * page lies within it, else 0 (every match is ranked, as CKAN does).
+ */
+export function rankWindowOf(fts: TextSearchSetting, input: Pick<SearchInput, 'limit' | 'offset'>): number {
+  const window = Math.floor(fts.rankWindow ?? 0);
+  return window > 0 && (input.offset ?? 0) + input.limit <= window ? window : 0;
+}
+
+/**
+ * The first `window` matching rows in the order the database finds them (through the full-text
+ * index, in table order), named as the table so the rank expressions apply to them unchanged:
+ * the page then ranks those rows only, and stops without reading every match.
+ */
+function rankWindowSource(from: string, whereSql: string, window: number): string {
+  return `(SELECT * FROM ${from}${whereSql} LIMIT ${window}) AS ${from}`;
 }
 
 function selectExpr(c: Column, textFormat: boolean): string {

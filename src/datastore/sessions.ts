@@ -16,7 +16,14 @@ export const SEARCH_TIMEOUT_MS = 60000;
 const WRITE_ATTEMPTS = 6;
 
 /** Session settings of a PostgreSQL read pool (see readSession). */
-export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC' };
+/**
+ * Settings of every read: a sequential scan starts at the table's first page, not where another
+ * scan is (synchronized scans), so a search whose rows come in table order (the rank window of
+ * select.ts) finds the same rows each time.
+ */
+const READ_SETTINGS = { synchronize_seqscans: 'off' };
+
+export const readPoolOptions = { statementTimeoutMs: SEARCH_TIMEOUT_MS, timeZone: 'UTC', settings: READ_SETTINGS };
 
 export interface WriteSession extends Transaction {
   readonly fts: FtsSettings;
@@ -160,7 +167,7 @@ export class Sessions {
       readOnly: true,
       role: this.readerRole,
       statementTimeoutMs: timeoutMs,
-      settings: { TimeZone: 'UTC', ...settings },
+      settings: { TimeZone: 'UTC', ...READ_SETTINGS, ...settings },
     });
   }
 
@@ -184,7 +191,7 @@ export class Sessions {
       const base = await this.describe(q, t.aliasOf);
       stored = base ? storedLanguage(base) : null;
     }
-    return { stored, defaultLanguage: this.fts.language };
+    return { stored, defaultLanguage: this.fts.language, rankWindow: this.fts.rankWindow };
   }
 
   /** readTable(), from the cache when it has it: for reads only (writes describe inside their transaction). */

@@ -174,13 +174,22 @@ export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   constructor(readonly raw: pg.Pool) {}
 
-  /** statementTimeoutMs and timeZone become session settings of every connection of the pool. */
-  static open(url: string, opts: { max?: number; statementTimeoutMs?: number; timeZone?: string } = {}): PostgresDatabase {
+  /** statementTimeoutMs, timeZone and settings (name -> value) become session settings of every connection of the pool. */
+  static open(
+    url: string,
+    opts: { max?: number; statementTimeoutMs?: number; timeZone?: string; settings?: Record<string, string> } = {},
+  ): PostgresDatabase {
+    const settings = { ...(opts.timeZone ? { TimeZone: opts.timeZone } : {}), ...opts.settings };
+    for (const [name, value] of Object.entries(settings))
+      if (!/^[a-z_][a-z0-9_.]*$/i.test(name) || !/^[A-Za-z0-9_./+-]+$/.test(value)) throw new Error(`bad setting ${name}=${value}`);
+    const options = Object.entries(settings)
+      .map(([name, value]) => `-c ${name}=${value}`)
+      .join(' ');
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
-      ...(opts.timeZone ? { options: `-c TimeZone=${opts.timeZone}` } : {}),
+      ...(options ? { options } : {}),
     });
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => undefined);

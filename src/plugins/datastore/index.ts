@@ -89,6 +89,15 @@ declareOption({
     'Writes of at most this many rows compute their full-text index entries before they commit; larger ones (loads) leave them to a background task that runs once writes pause',
 });
 
+declareOption({
+  name: 'svc.datastore.fts_rank_window',
+  type: 'int',
+  default: 1000,
+  validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  description:
+    'Full-text searches in the default order (by rank, no sort) rank only the first this many matching rows, so a common term answers without ranking every match; 0 ranks every match (as CKAN)',
+});
+
 /** The full-text settings of the data store from the configuration. */
 export function ftsSettings(config: Services['config']): FtsSettings {
   return {
@@ -96,6 +105,7 @@ export function ftsSettings(config: Services['config']): FtsSettings {
     method: config.str('svc.datastore.default_fts_index_method') === 'gist' ? 'gist' : 'gin',
     fieldTypes: config.list('svc.datastore.default_fts_index_field_types'),
     inlineMaxRows: config.int('svc.datastore.fts_inline_max_rows'),
+    rankWindow: config.int('svc.datastore.fts_rank_window'),
   };
 }
 
