@@ -144,7 +144,8 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       if (typeof o === 'string' && o.trim()) overrides.set(f.id, o.trim());
     }
     const loaded =
-      (await loadPlainCsv(backend, resourceId, file, overrides, log, opts.signal, (p) => progress({ phase: 'copy', ...p, total }))) ??
+      (config.bool('svc.loader.direct_copy') &&
+        (await loadPlainCsv(backend, resourceId, file, overrides, log, opts.signal, (p) => progress({ phase: 'copy', ...p, total })))) ||
       (await loadInTwoPasses(backend, resourceId, file, spool, overrides, log, opts.signal, progress, total, elapsed));
     const rows = loaded.rows;
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
