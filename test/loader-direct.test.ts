@@ -94,6 +94,14 @@ describe('direct CSV path', () => {
     assert.equal(r.records[1].note, 'say "hi"');
     assert.equal(r.records[4].note, 'crlf\r\ninside');
     assert.equal(r.records[4].name, '  padded  ');
+    // Row numbers continue after the loaded rows.
+    await direct.ok(
+      'datastore_upsert',
+      { resource_id: r.id, method: 'insert', force: true, records: [{ id: 7 }] },
+      { token: direct.sysadminToken },
+    );
+    const added = await direct.ok('datastore_search', { resource_id: r.id, filters: { id: 7 } }, { token: direct.sysadminToken });
+    assert.equal(added.records[0]._id, 7);
   });
 
   test('BOM and CRLF, CR-only line ends, no line end at the end, semicolons and tabs', async () => {

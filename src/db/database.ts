@@ -136,7 +136,9 @@ export class PGliteDatabase implements Database {
       async copyIn(target, pieces, options) {
         const parts: Buffer[] = [];
         for (const c of pieces) parts.push(c);
-        const r = await raw.query(`COPY ${target} FROM '/dev/blob'${options ? ` ${options}` : ''}`, [], { blob: new Blob(parts as Uint8Array<ArrayBuffer>[]) });
+        const r = await raw.query(`COPY ${target} FROM '/dev/blob'${options ? ` ${options}` : ''}`, [], {
+          blob: new Blob(parts as Uint8Array<ArrayBuffer>[]),
+        });
         return r.affectedRows ?? 0;
       },
       async *copyOut(source, options) {

@@ -99,6 +99,12 @@ export function copyFailure(e: DbError, rowsBefore = 0): LoadError {
 /** A database error (it has a SQLSTATE code), not one of the loader's own. */
 export const isDbError = (e: unknown): e is DbError => e instanceof Error && !(e instanceof LoadError) && !!(e as DbError).code;
 
+/** Row numbers the load's session takes from the sequence at a time (one sequence update per block, not per row). */
+const ID_CACHE = 100000;
+
+const serialSequence = async (s: BulkSession, table: string) =>
+  qi((await s.query<{ name: string }>(`SELECT (parse_ident(pg_get_serial_sequence($1, '_id')))[2] AS name`, [qi(table)])).rows[0].name);
+
 /** The new table of a load: the row number, then the columns in their types. */
 export async function createLoadTable(s: BulkSession, table: string, columns: PreparedColumn[]): Promise<void> {
   const cols = ['"_id" serial NOT NULL', ...columns.map((c) => `${qi(c.id)} ${c.type}`)];
@@ -107,6 +113,14 @@ export async function createLoadTable(s: BulkSession, table: string, columns: Pr
   } catch (e) {
     throw new LoadError(`the table could not be created: ${(e as Error).message}`);
   }
+  await s.exec(`ALTER SEQUENCE ${await serialSequence(s, table)} CACHE ${ID_CACHE}`);
+}
+
+/** After the rows: the sequence continues from the last row, one number at a time again. */
+async function settleSequence(s: BulkSession, table: string, rows: number): Promise<void> {
+  const seq = await serialSequence(s, table);
+  await s.query('SELECT setval($1::regclass, $2, $3)', [seq, Math.max(rows, 1), rows > 0]);
+  await s.exec(`ALTER SEQUENCE ${seq} CACHE 1`);
 }
 
 /** Fills the new table (named tmp) in the load's transaction; returns the rows and the columns made. */
@@ -139,6 +153,7 @@ export async function swapInTable(backend: BulkLoadBackend, resourceId: string, 
     if (s.kind === 'postgres') await s.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_loader:${resourceId}`]);
     await s.exec(`DROP TABLE IF EXISTS ${qi(tmp)}`);
     const { rows, columns } = await fill(s, tmp);
+    await settleSequence(s, tmp, rows);
     await s.exec(`ALTER TABLE ${qi(tmp)} ADD PRIMARY KEY ("_id")`);
     // The swap: the old table and its alias views go, the new table takes the name.
     const old = await s.query<{ relkind: string }>(
