@@ -9,7 +9,9 @@
 //   xlsx  a 100,000-row sheet of the same rows, the same way.
 //
 // Environment: SVC_BENCH_SIZES (default 100000,1000000), SVC_BENCH_DB (postgres,pglite),
-// SVC_BENCH_XLSX_ROWS (default 100000; 0 skips), SVC_BENCH_DATABASE_URL (default
+// SVC_BENCH_XLSX_ROWS (default 100000; 0 skips), SVC_BENCH_DIRECT_COPY=0 (every file through the
+// general two-pass path, as before the direct CSV path; results in loader-DB-two-pass.json),
+// SVC_BENCH_RESULTS_SUFFIX (appended to the results file's name), SVC_BENCH_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres; throw-away databases are created and dropped).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -189,9 +191,16 @@ export async function run(): Promise<void> {
         'svc.auth.create_unowned_dataset': true,
         'svc.max_resource_size': 4096,
         'svc.jobs.poll_interval': 100,
+        'svc.loader.direct_copy': process.env.SVC_BENCH_DIRECT_COPY !== '0',
       };
       let rawUrl: string | null = null;
-      const out: Record<string, unknown> = { db: kind, cpus: os.cpus().length, loadavg: os.loadavg()[0], csv: [] as unknown[] };
+      const out: Record<string, unknown> = {
+        db: kind,
+        cpus: os.cpus().length,
+        loadavg: os.loadavg()[0],
+        direct_copy: config['svc.loader.direct_copy'],
+        csv: [] as unknown[],
+      };
       try {
         if (kind === 'postgres') {
           const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
@@ -243,7 +252,8 @@ export async function run(): Promise<void> {
         for (const c of cleanups) await c().catch(() => undefined);
         fs.rmSync(storage, { recursive: true, force: true });
       }
-      fs.writeFileSync(path.join(resultsDir, `loader-${kind}.json`), JSON.stringify(out, null, 2) + '\n');
+      const name = `loader-${kind}${out.direct_copy ? '' : '-two-pass'}${process.env.SVC_BENCH_RESULTS_SUFFIX ?? ''}.json`;
+      fs.writeFileSync(path.join(resultsDir, name), JSON.stringify(out, null, 2) + '\n');
       console.table(
         (out.csv as any[]).map((c) => ({
           db: kind,

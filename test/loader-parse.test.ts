@@ -260,8 +260,30 @@ describe('spreadsheets', () => {
     await assert.rejects(() => prep(merged), /merged header cells are not supported: A1:B1/);
   });
 
-  test('old .xls workbooks are refused clearly', async () => {
-    const xls = write('old.xls', Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(600)]));
-    await assert.rejects(() => prep(xls), /\.xls\) workbooks are not supported/);
+  test('.xls and .ods workbooks: first sheet, formulas as values, dates as dates, merged headers refused', async () => {
+    // book.* and merged-header.* were written with SheetJS (.ods with formulas and cached values).
+    for (const ext of ['xls', 'ods']) {
+      const t = await prep(`book.${ext}`);
+      assert.equal(t.source.kind, ext);
+      assert.deepEqual(t.types, {
+        id: 'int4',
+        name: 'text',
+        amount: 'numeric',
+        total: 'numeric',
+        day: 'date',
+        at: 'timestamp',
+        flag: 'text',
+      });
+      assert.deepEqual(t.data, [
+        ['1', 'Ann', '2.5', '3.5', '2023-03-23', '2023-03-23 10:30:00', 'true'],
+        ['2', 'Zoë', '10', '12', '2024-02-29', '2024-02-29 23:59:59', 'false'],
+        ['3', 'Bob "B"', '-7.25', '-4.25', '1999-12-31', '2000-01-01 00:00:01', null],
+      ]);
+      assert.ok(t.log.some((l) => /first worksheet "data" \(other sheets are not loaded\)/.test(l)));
+      assert.ok(t.log.some((l) => /2 line\(s\) before the header skipped/.test(l)));
+      await assert.rejects(() => prep(`merged-header.${ext}`), /merged header cells are not supported: B1:C1/);
+    }
+    const broken = write('broken.xls', Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(600)]));
+    await assert.rejects(() => prep(broken), /Excel 97-2003 \(\.xls\) workbook could not be read/);
   });
 });

@@ -262,6 +262,31 @@ describe('loader', () => {
     const found = await search(r.body.result.id, { sort: '_id' });
     assert.deepEqual(fieldTypes(found), { city: 'text', population: 'int4', founded: 'date' });
     assert.equal(found.records[1].founded, '1200-06-01');
+    // .xls and .ods (written with SheetJS; the .ods has formulas with their values).
+    for (const ext of ['xls', 'ods']) {
+      const content = fs.readFileSync(path.resolve(`test/fixtures/loader/book.${ext}`));
+      const res = await multipart('resource_create', { package_id: pkg }, { name: `book.${ext}`, content }, editor.token);
+      const st = await waitLoad(res.body.result.id);
+      assert.equal(st.status, 'complete', JSON.stringify(st));
+      const rows = await search(res.body.result.id, { sort: '_id' });
+      assert.deepEqual(fieldTypes(rows), {
+        id: 'int4',
+        name: 'text',
+        amount: 'numeric',
+        total: 'numeric',
+        day: 'date',
+        at: 'timestamp',
+        flag: 'text',
+      });
+      assert.deepEqual(
+        rows.records.map((x: any) => [x.total, x.day, x.at]),
+        [
+          [3.5, '2023-03-23', '2023-03-23T10:30:00'],
+          [12, '2024-02-29', '2024-02-29T23:59:59'],
+          [-4.25, '1999-12-31', '2000-01-01T00:00:01'],
+        ],
+      );
+    }
   });
 
   test('refused: a link to a private address when allow_private_urls is off', async () => {

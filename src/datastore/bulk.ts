@@ -9,6 +9,8 @@ export interface BulkSession extends Connection {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `COPY target FROM STDIN` (text format) with the pieces (whole lines); returns the rows copied. */
   copyFrom(sql: string, pieces: AsyncIterable<Buffer>): Promise<number>;
+  /** One COPY of whole records: `COPY target FROM STDIN options` (e.g. WITH (FORMAT csv)); returns the rows copied. */
+  copyWith(target: string, options: string, data: Buffer[]): Promise<number>;
   /** Work done once the load has committed (background full-text filling). */
   afterCommit(fn: () => void): void;
 }
@@ -42,7 +44,8 @@ export async function runBulk<T>(db: Database, onCommitted: () => void, fn: (s: 
     const afterCommit = (f: () => void) => {
       committed.push(f);
     };
-    const result = await fn({ kind: db.kind, query: tx.query.bind(tx), exec: tx.exec.bind(tx), copyFrom, afterCommit });
+    const copyWith = (target: string, options: string, data: Buffer[]) => tx.copyIn(target, data, options);
+    const result = await fn({ kind: db.kind, query: tx.query.bind(tx), exec: tx.exec.bind(tx), copyFrom, copyWith, afterCommit });
     if (db.kind === 'postgres') await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
     return result;
   });

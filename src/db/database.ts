@@ -59,8 +59,11 @@ export interface TransactionOptions {
 
 /** A connection inside a transaction, with COPY in both directions. */
 export interface Transaction extends Connection {
-  /** COPY target ("table (col, ...)") FROM the pieces, in COPY text format; returns the rows copied. */
-  copyIn(target: string, pieces: Iterable<Buffer>): Promise<number>;
+  /**
+   * COPY target ("table (col, ...)") FROM the pieces, in COPY text format unless options say
+   * otherwise ("WITH (FORMAT csv, ...)"); returns the rows copied.
+   */
+  copyIn(target: string, pieces: Iterable<Buffer>, options?: string): Promise<number>;
   /** COPY source ("table" or "(query)") TO the caller, with options ("WITH (FORMAT csv)"), as it comes. */
   copyOut(source: string, options: string): AsyncIterable<Buffer>;
 }
@@ -130,10 +133,12 @@ export class PGliteDatabase implements Database {
       exec: async (sql) => {
         await raw.exec(sql);
       },
-      async copyIn(target, pieces) {
+      async copyIn(target, pieces, options) {
         const parts: Buffer[] = [];
         for (const c of pieces) parts.push(c);
-        const r = await raw.query(`COPY ${target} FROM '/dev/blob'`, [], { blob: new Blob(parts as Uint8Array<ArrayBuffer>[]) });
+        const r = await raw.query(`COPY ${target} FROM '/dev/blob'${options ? ` ${options}` : ''}`, [], {
+          blob: new Blob(parts as Uint8Array<ArrayBuffer>[]),
+        });
         return r.affectedRows ?? 0;
       },
       async *copyOut(source, options) {
@@ -268,8 +273,8 @@ function clientTransaction(client: pg.PoolClient): Transaction & { copying(): bo
   return {
     ...clientConnection(client),
     copying: () => openCopies > 0,
-    async copyIn(target, pieces) {
-      const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
+    async copyIn(target, pieces, options) {
+      const stream = client.query(copyFrom(`COPY ${target} FROM STDIN${options ? ` ${options}` : ''}`));
       // The server may refuse a row while pieces are still coming: then no more are written.
       let refused = false;
       stream.once('error', () => {

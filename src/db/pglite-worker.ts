@@ -202,8 +202,8 @@ export class PGliteWorkerDatabase implements Database {
       exec: async (sql) => {
         if (live(sql)) await this.send({ op: 'exec', sql });
       },
-      copyIn: async (target, pieces) => {
-        const sql = `COPY ${target} FROM '/dev/blob'`;
+      copyIn: async (target, pieces, options) => {
+        const sql = `COPY ${target} FROM '/dev/blob'${options ? ` ${options}` : ''}`;
         live(sql);
         // Copied into one buffer that moves to the thread (the pieces may share memory with other Buffers).
         const list = [...pieces];

@@ -85,20 +85,65 @@ function convertLine(line: string, columns: PreparedColumn[], row: number): stri
 
 type DbError = Error & { code?: string; where?: string };
 
-/** A COPY error as a message with the row: `COPY t, line 57, column x: "abc"` -> data row 57. */
-function copyFailure(e: DbError): LoadError {
-  const line = /line (\d+)/.exec(e.where ?? '')?.[1];
+/**
+ * A COPY error as a message with the row: `COPY t, line 57, column x: "abc"` -> data row 57 (plus
+ * rowsBefore: the rows of earlier COPY statements of the load).
+ */
+export function copyFailure(e: DbError, rowsBefore = 0): LoadError {
+  const at = /line (\d+)/.exec(e.where ?? '')?.[1];
+  const line = at ? Number(at) + rowsBefore : null;
   const column = /column ([^:]+):/.exec(e.where ?? '')?.[1];
   return new LoadError(`${line ? `data row ${line}` : 'the data'}${column ? `, column ${column}` : ''}: ${e.message}`);
 }
 
+/** A database error (it has a SQLSTATE code), not one of the loader's own. */
+export const isDbError = (e: unknown): e is DbError => e instanceof Error && !(e instanceof LoadError) && !!(e as DbError).code;
+
+/** Row numbers the load's session takes from the sequence at a time (one sequence update per block, not per row). */
+const ID_CACHE = 100000;
+
+const serialSequence = async (s: BulkSession, table: string) =>
+  qi((await s.query<{ name: string }>(`SELECT (parse_ident(pg_get_serial_sequence($1, '_id')))[2] AS name`, [qi(table)])).rows[0].name);
+
+/** The new table of a load: the row number, then the columns in their types. */
+export async function createLoadTable(s: BulkSession, table: string, columns: PreparedColumn[]): Promise<void> {
+  const cols = ['"_id" serial NOT NULL', ...columns.map((c) => `${qi(c.id)} ${c.type}`)];
+  try {
+    await s.exec(`CREATE TABLE ${qi(table)} (${cols.join(', ')})`);
+  } catch (e) {
+    throw new LoadError(`the table could not be created: ${(e as Error).message}`);
+  }
+  await s.exec(`ALTER SEQUENCE ${await serialSequence(s, table)} CACHE ${ID_CACHE}`);
+}
+
+/** After the rows: the sequence continues from the last row, one number at a time again. */
+async function settleSequence(s: BulkSession, table: string, rows: number): Promise<void> {
+  const seq = await serialSequence(s, table);
+  await s.query('SELECT setval($1::regclass, $2, $3)', [seq, Math.max(rows, 1), rows > 0]);
+  await s.exec(`ALTER SEQUENCE ${seq} CACHE 1`);
+}
+
+/** Fills the new table (named tmp) in the load's transaction; returns the rows and the columns made. */
+export type TableFill = (s: BulkSession, tmp: string) => Promise<{ rows: number; columns: PreparedColumn[] }>;
+
 /** Loads the prepared rows into the resource's table (replacing it); returns the rows loaded. */
-export async function replaceTable(
-  backend: BulkLoadBackend,
-  resourceId: string,
-  t: PreparedTable,
-  opts: LoadOptions = {},
-): Promise<number> {
+export function replaceTable(backend: BulkLoadBackend, resourceId: string, t: PreparedTable, opts: LoadOptions = {}): Promise<number> {
+  return swapInTable(backend, resourceId, async (s, tmp) => {
+    await createLoadTable(s, tmp, t.columns);
+    try {
+      const target = `${qi(tmp)} (${t.columns.map((c) => qi(c.id)).join(', ')})`;
+      return { rows: await s.copyFrom(`COPY ${target} FROM STDIN`, copyPieces(t, opts)), columns: t.columns };
+    } catch (e) {
+      throw isDbError(e) ? copyFailure(e) : e;
+    }
+  });
+}
+
+/**
+ * Fills a new table and puts it in the place of the resource's table, in one transaction: field
+ * info and aliases of the old table are kept, the full-text index is set up after the data.
+ */
+export async function swapInTable(backend: BulkLoadBackend, resourceId: string, fill: TableFill): Promise<number> {
   const exists = await backend.resource_exists(resourceId);
   const oldFields = exists ? await backend.resource_fields(resourceId) : [];
   const aliases = exists ? (await backend.resource_info(resourceId)).meta.aliases : [];
@@ -107,20 +152,8 @@ export async function replaceTable(
   return backend.bulkWrite(async (s) => {
     if (s.kind === 'postgres') await s.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_loader:${resourceId}`]);
     await s.exec(`DROP TABLE IF EXISTS ${qi(tmp)}`);
-    const cols = ['"_id" serial NOT NULL', ...t.columns.map((c) => `${qi(c.id)} ${c.type}`)];
-    try {
-      await s.exec(`CREATE TABLE ${qi(tmp)} (${cols.join(', ')})`);
-    } catch (e) {
-      throw new LoadError(`the table could not be created: ${(e as Error).message}`);
-    }
-    let rows: number;
-    try {
-      rows = await s.copyFrom(`COPY ${qi(tmp)} (${t.columns.map((c) => qi(c.id)).join(', ')}) FROM STDIN`, copyPieces(t, opts));
-    } catch (e) {
-      if (e instanceof LoadError) throw e;
-      if ((e as DbError).code) throw copyFailure(e as DbError);
-      throw e;
-    }
+    const { rows, columns } = await fill(s, tmp);
+    await settleSequence(s, tmp, rows);
     await s.exec(`ALTER TABLE ${qi(tmp)} ADD PRIMARY KEY ("_id")`);
     // The swap: the old table and its alias views go, the new table takes the name.
     const old = await s.query<{ relkind: string }>(
@@ -138,7 +171,7 @@ export async function replaceTable(
     for (const a of aliases) await s.exec(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(resourceId)}`);
     // The full-text column and indexes come after the data (nothing per row while copying).
     if (backend.buildFullTextIndex) await backend.buildFullTextIndex(s, resourceId);
-    for (const c of t.columns) {
+    for (const c of columns) {
       const info = infoById.get(c.id);
       if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
     }

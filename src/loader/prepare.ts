@@ -43,8 +43,8 @@ export interface PrepareOptions {
   signal?: AbortSignal;
 }
 
-const HEADER_SAMPLE = 200;
-const MAX_COLUMNS = 1600; // PostgreSQL's limit on the columns of a table
+export const HEADER_SAMPLE = 200;
+export const MAX_COLUMNS = 1600; // PostgreSQL's limit on the columns of a table
 
 /** A header cell as a column name: whitespace folded, no double quotes, no leading underscores, at most 63 bytes. */
 export function columnName(cell: string): string {
@@ -204,40 +204,7 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     const dropped = names.map((n, i) => (n ? -1 : i + 1)).filter((i) => i > 0);
     if (dropped.length) log.push(`${dropped.length} empty column(s) without a header dropped (column ${dropped.join(', ')})`);
     const delimiter = source.delimiter ?? ',';
-    const columns: PreparedColumn[] = [];
-    names.forEach((id, i) => {
-      if (!id) return;
-      const g = guesses[i];
-      const guessed = g.type(delimiter);
-      const override = overrides[i];
-      let type: string = guessed;
-      let conversion: Conversion = { kind: 'none' };
-      if (override) {
-        type = override;
-        const k = overrideKinds[i];
-        if (k === 'number') conversion = { kind: 'number', format: g.numberFormat(delimiter) ?? 'plain' };
-        else if (k === 'date' || k === 'timestamp')
-          conversion = { kind: 'date', order: g.dateOrder() ?? 'ymd', withTime: k === 'timestamp' };
-        log.push(`column "${id}": ${override} (type override)`);
-      } else {
-        if (guessed === 'int4' || guessed === 'int8' || guessed === 'numeric') {
-          const format = g.numberFormat(delimiter)!;
-          if (format !== 'plain') {
-            conversion = { kind: 'number', format };
-            log.push(`column "${id}": numbers with ${format === 'en' ? 'thousands separators' : 'decimal commas'}`);
-          }
-        } else if (guessed === 'date' || guessed === 'timestamp') {
-          if (!g.isoDates) conversion = { kind: 'date', order: g.dateOrder()!, withTime: guessed === 'timestamp' };
-          if (g.dateOrder() === 'dmy') log.push(`column "${id}": day-first dates`);
-        }
-        if (g.contradiction) {
-          log.push(
-            `column "${id}": guessed ${g.contradiction.was} until row ${g.contradiction.row} ("${g.contradiction.value}"): loaded as text`,
-          );
-        }
-      }
-      columns.push({ id, type, guessed, override, conversion, cell: i });
-    });
+    const columns = guessedColumns(names, guesses, overrides, delimiter, log);
     if (!columns.length) throw new LoadError('the header row has no column names');
     log.push(`${rows} row(s), ${columns.length} column(s): ${columns.map((c) => `${c.id} ${c.type}`).join(', ')}`);
     return { columns, width, spoolPath: opts.spoolPath, rows, source, log };
@@ -247,4 +214,52 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     if (e instanceof SourceError) throw new LoadError(e.message);
     throw e;
   }
+}
+
+/**
+ * The columns of a table from what pass one learnt: the guessed type or the type override, and
+ * the conversion its values need for COPY (notes go to the log). Columns without a name are left out.
+ */
+export function guessedColumns(
+  names: string[],
+  guesses: ColumnGuess[],
+  overrides: (string | undefined)[],
+  delimiter: string,
+  log: string[],
+): PreparedColumn[] {
+  const overrideKinds = overrides.map((t) => (t ? overrideKind(t) : null));
+  const columns: PreparedColumn[] = [];
+  names.forEach((id, i) => {
+    if (!id) return;
+    const g = guesses[i];
+    const guessed = g.type(delimiter);
+    const override = overrides[i];
+    let type: string = guessed;
+    let conversion: Conversion = { kind: 'none' };
+    if (override) {
+      type = override;
+      const k = overrideKinds[i];
+      if (k === 'number') conversion = { kind: 'number', format: g.numberFormat(delimiter) ?? 'plain' };
+      else if (k === 'date' || k === 'timestamp') conversion = { kind: 'date', order: g.dateOrder() ?? 'ymd', withTime: k === 'timestamp' };
+      log.push(`column "${id}": ${override} (type override)`);
+    } else {
+      if (guessed === 'int4' || guessed === 'int8' || guessed === 'numeric') {
+        const format = g.numberFormat(delimiter)!;
+        if (format !== 'plain') {
+          conversion = { kind: 'number', format };
+          log.push(`column "${id}": numbers with ${format === 'en' ? 'thousands separators' : 'decimal commas'}`);
+        }
+      } else if (guessed === 'date' || guessed === 'timestamp') {
+        if (!g.isoDates) conversion = { kind: 'date', order: g.dateOrder()!, withTime: guessed === 'timestamp' };
+        if (g.dateOrder() === 'dmy') log.push(`column "${id}": day-first dates`);
+      }
+      if (g.contradiction) {
+        log.push(
+          `column "${id}": guessed ${g.contradiction.was} until row ${g.contradiction.row} ("${g.contradiction.value}"): loaded as text`,
+        );
+      }
+    }
+    columns.push({ id, type, guessed, override, conversion, cell: i });
+  });
+  return columns;
 }

@@ -1,6 +1,7 @@
 // The rows of a table file, whatever it is: delimited text in any supported encoding, or the first
-// worksheet of a spreadsheet (xlsx/xlsm; formulas as their values, dates as dates). Rows come as
-// lists of strings so one pipeline guesses types and writes COPY data for both.
+// worksheet of a spreadsheet (xlsx/xlsm here; xls and ods in sheet-book.ts; formulas as their
+// values, dates as dates). Rows come as lists of strings so one pipeline guesses types and writes
+// COPY data for both.
 import iconv from 'iconv-lite';
 import {
   DecodeError,
@@ -42,9 +43,13 @@ export function kindOf(sample: Buffer): SourceKind {
 export async function openTableSource(file: string): Promise<TableSource> {
   const { sample, complete } = await readSample(file);
   const kind = kindOf(sample);
-  if (kind === 'xls') throw new SourceError('Excel 97-2003 (.xls) workbooks are not supported: save the sheet as .xlsx or .csv');
-  if (kind === 'ods') throw new SourceError('OpenDocument (.ods) spreadsheets are not supported yet: save the sheet as .xlsx or .csv');
-  if (kind === 'xlsx') return xlsxSource(file);
+  if (kind === 'xlsx' || kind === 'ods') {
+    // A zip: its entries tell (an .ods may not store its mimetype first).
+    const names = new Set((await openZip(file).catch(() => ({ files: [] as { path: string }[] }))).files.map((f) => f.path));
+    if (names.has('content.xml') && !names.has('xl/workbook.xml')) return (await import('./sheet-book.ts')).bookSource(file, 'ods');
+    return xlsxSource(file);
+  }
+  if (kind === 'xls') return (await import('./sheet-book.ts')).bookSource(file, kind);
   return textSource(file, sample, complete);
 }
 

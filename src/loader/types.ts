@@ -50,7 +50,7 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 const MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function validDate(y: number, m: number, d: number): boolean {
+export function validDate(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1 || y < 1 || d > MONTH_DAYS[m]) return false;
   return m !== 2 || d < 29 || (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0));
 }
@@ -202,8 +202,45 @@ export class ColumnGuess {
   /** The first value that turned a column with earlier typed values to text. */
   contradiction: Contradiction | null = null;
 
-  private alive(): boolean {
+  /** Whether values can still change the guess (a text column only counts them). */
+  alive(): boolean {
     return this.plain || this.en || this.eu || this.dateOrders !== 0;
+  }
+
+  // Shortcuts for the byte scanner of the direct CSV path (csv-bytes.ts): each does what add()
+  // would do with such a value, and returns false when the column's state needs add() itself.
+
+  /** A value that cannot change the guess any more (the column is text). */
+  addSettled(): boolean {
+    if (this.alive()) return false;
+    this.nonEmpty++;
+    return true;
+  }
+
+  /** An integer without a leading zero (digits: how many), in a column of plain numbers. */
+  addPlainInteger(digits: number): boolean {
+    if (!this.nonEmpty || !this.plain || this.dateOrders) return false;
+    this.nonEmpty++;
+    if (digits > this.maxDigits) this.maxDigits = digits;
+    return true;
+  }
+
+  /** A decimal d.d without a leading zero nor exponent, in a column of plain numbers that are not thousands-dotted. */
+  addPlainDecimal(digits: number): boolean {
+    if (!this.nonEmpty || !this.plain || this.eu || this.dateOrders) return false;
+    this.nonEmpty++;
+    this.plainInt = false;
+    if (this.en) this.enInt = false;
+    if (digits > this.maxDigits) this.maxDigits = digits;
+    return true;
+  }
+
+  /** A valid ISO date (withTime: and a valid hh:mm:ss time) in a column of ISO dates read year first. */
+  addIsoDate(withTime: boolean): boolean {
+    if (!this.nonEmpty || this.plain || this.en || this.eu || this.dateOrders !== 1 || !this.isoDates) return false;
+    this.nonEmpty++;
+    if (withTime) this.hasTime = true;
+    return true;
   }
 
   private bestSoFar(): string {

@@ -44,6 +44,12 @@ declareOption({
   default: false,
   description: 'Allow links to loopback, private, link-local (cloud metadata) and other reserved addresses',
 });
+declareOption({
+  name: 'svc.loader.direct_copy',
+  type: 'bool',
+  default: true,
+  description: 'Plain UTF-8 CSV goes to COPY as it is (false: every file is read in two passes, rows rewritten for COPY)',
+});
 declareOption({ name: 'svc.loader.queue', type: 'string', default: 'default', description: 'Job queue of loads' });
 
 export const loaderPlugin: Plugin = {

@@ -14,7 +14,8 @@ import { findResource } from '../../model/resources.ts';
 import { notifyPackageChange, touchPackage } from '../../model/packages.ts';
 import { setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { fetchToFile, FetchError, type LookupAll } from '../../loader/fetch.ts';
-import { LoadError, prepareTable } from '../../loader/prepare.ts';
+import { LoadError, prepareTable, type PreparedColumn } from '../../loader/prepare.ts';
+import { loadDirect, NotDirect, planDirect } from '../../loader/direct.ts';
 import { replaceTable, type BulkLoadBackend } from '../../loader/load.ts';
 import { loadTask, nowIso, parseValue, saveLoadTask, type LoadTaskValue, type LogLine } from './status.ts';
 
@@ -142,19 +143,11 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       const o = f.info?.type_override;
       if (typeof o === 'string' && o.trim()) overrides.set(f.id, o.trim());
     }
-    const prepared = await prepareTable(file, {
-      overrides,
-      spoolPath: spool,
-      signal: opts.signal,
-      onProgress: (p) => progress({ phase: 'read', ...p, total }),
-    });
-    prepared.log.forEach((l) => log(l, /loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO'));
-    log(`file read and types guessed (${elapsed()})`);
-    const spoolSize = fs.statSync(spool).size;
-    const rows = await replaceTable(backend, resourceId, prepared, {
-      signal: opts.signal,
-      onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
-    });
+    const loaded =
+      (config.bool('svc.loader.direct_copy') &&
+        (await loadPlainCsv(backend, resourceId, file, overrides, log, opts.signal, (p) => progress({ phase: 'copy', ...p, total })))) ||
+      (await loadInTwoPasses(backend, resourceId, file, spool, overrides, log, opts.signal, progress, total, elapsed));
+    const rows = loaded.rows;
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
     // The catalog: the resource is active in the data store, the dataset changed.
     const later: (() => void | Promise<void>)[] = [];
@@ -181,7 +174,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     log(`done (${elapsed()})`);
     value.finished_timestamp = nowIso();
     await save('complete');
-    return { rows, columns: prepared.columns.map((c) => ({ id: c.id, type: c.type })) };
+    return { rows, columns: loaded.columns.map((c) => ({ id: c.id, type: c.type })) };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (!expected(e) && !opts.signal?.aborted) services.logger.error({ err: e, resource: resourceId }, 'load failed');
@@ -193,4 +186,58 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     fs.rmSync(download, { force: true });
     fs.rmSync(spool, { force: true });
   }
+}
+
+type Log = (message: string, level?: LogLine['level']) => void;
+const logLevel = (l: string): LogLine['level'] => (/loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO');
+
+/** Plain UTF-8 CSV straight to COPY (loader/direct.ts); null when the file needs the general path. */
+async function loadPlainCsv(
+  backend: BulkLoadBackend,
+  resourceId: string,
+  file: string,
+  overrides: Map<string, string>,
+  log: Log,
+  signal: AbortSignal | undefined,
+  onProgress: (p: { rows: number; bytes: number }) => void,
+): Promise<{ rows: number; columns: PreparedColumn[] } | null> {
+  try {
+    const plan = await planDirect(file, overrides);
+    const done = await loadDirect(backend, resourceId, plan, { signal, onProgress });
+    done.log.forEach((l) => log(l, logLevel(l)));
+    return done;
+  } catch (e) {
+    if (!(e instanceof NotDirect)) throw e;
+    log(`read in two passes (not a file for COPY as it is: ${e.message})`);
+    return null;
+  }
+}
+
+/** The general path: pass one guesses types and spools the rows, pass two copies them. */
+async function loadInTwoPasses(
+  backend: BulkLoadBackend,
+  resourceId: string,
+  file: string,
+  spool: string,
+  overrides: Map<string, string>,
+  log: Log,
+  signal: AbortSignal | undefined,
+  progress: (p: LoadProgress) => void,
+  total: number | undefined,
+  elapsed: () => string,
+): Promise<{ rows: number; columns: PreparedColumn[] }> {
+  const prepared = await prepareTable(file, {
+    overrides,
+    spoolPath: spool,
+    signal,
+    onProgress: (p) => progress({ phase: 'read', ...p, total }),
+  });
+  prepared.log.forEach((l) => log(l, logLevel(l)));
+  log(`file read and types guessed (${elapsed()})`);
+  const spoolSize = fs.statSync(spool).size;
+  const rows = await replaceTable(backend, resourceId, prepared, {
+    signal,
+    onProgress: (p) => progress({ phase: 'copy', ...p, total: spoolSize }),
+  });
+  return { rows, columns: prepared.columns };
 }

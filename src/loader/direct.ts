@@ -1,0 +1,219 @@
+// The direct path for plain CSV: UTF-8 text with a header on its first line, rows as wide as the
+// header, no blank values and values PostgreSQL reads as they are written (no decimal commas,
+// thousands separators or non-ISO dates). Such a file goes to COPY (FORMAT csv) as its own bytes,
+// while the same bytes are read once to guess the column types: the table is made with the types
+// the first batch suggests, and the file is copied batch by batch as it is read (the database
+// works on one batch on its core while the next is read on this one). When the whole file ends
+// up with other types (a later value contradicts the guess), the table is made again and the file
+// copied once more. Anything else leaves the file to the general path (NotDirect).
+import fs from 'node:fs';
+import type { BulkSession } from '../datastore/bulk.ts';
+import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
+import { CsvByteScanner, NotDirect } from './csv-bytes.ts';
+import { readSample, detectEncoding } from './decode.ts';
+import { type BulkLoadBackend, copyFailure, createLoadTable, isDbError, type LoadOptions, swapInTable } from './load.ts';
+import { columnName, guessedColumns, HEADER_SAMPLE, MAX_COLUMNS, type PreparedColumn } from './prepare.ts';
+import { openTableSource } from './source.ts';
+import { findHeaderRow } from './sniff.ts';
+import { ColumnGuess } from './types.ts';
+
+export { NotDirect } from './csv-bytes.ts';
+
+export interface DirectPlan {
+  file: string;
+  delimiter: string;
+  names: string[];
+  /** Byte offset of the first data row (after a BOM and the header line). */
+  dataStart: number;
+  notes: string[];
+}
+
+/** Bytes of rows per COPY statement. */
+const BATCH_BYTES: Record<BulkSession['kind'], number> = { postgres: 4 << 20, pglite: 16 << 20 };
+
+/**
+ * Whether the file may take the direct path, from its first rows: the same encoding, delimiter and
+ * header the general path would find; throws NotDirect (with the reason) when not.
+ */
+export async function planDirect(file: string, overrides: Map<string, string>): Promise<DirectPlan> {
+  const source = await openTableSource(file).catch((e: Error) => {
+    throw new NotDirect(e.message);
+  });
+  if (source.kind !== 'text' || source.encoding !== 'utf-8') throw new NotDirect(`${source.kind} ${source.encoding ?? ''}`.trim());
+  const delimiter = source.delimiter!;
+  // The header as the general path finds it (the same records read ahead).
+  const head: string[][] = [];
+  const records = source.records();
+  try {
+    while (head.length < HEADER_SAMPLE) {
+      const r = await records.next();
+      if (r.done) break;
+      head.push(...r.value);
+    }
+  } catch (e) {
+    throw new NotDirect((e as Error).message);
+  } finally {
+    await records.return(undefined).catch(() => undefined);
+  }
+  if (!head.length || findHeaderRow(head) !== 0) throw new NotDirect('lines before the header');
+  const names = head[0].map(columnName);
+  if (names.length < 2 || names.length > MAX_COLUMNS) throw new NotDirect(`${names.length} column(s)`);
+  if (names.some((n) => !n) || new Set(names).size !== names.length) throw new NotDirect('blank or duplicate headers');
+  if (names.some((n) => overrides.has(n))) throw new NotDirect('type overrides');
+  // Where the rows start: the header line read as bytes (it must read as the general path read it).
+  const { sample, complete } = await readSample(file);
+  const bom = detectEncoding(sample, complete).bomLength;
+  const scanner = new CsvByteScanner(
+    delimiter,
+    names.map(() => new ColumnGuess()),
+  );
+  const header = scanner.header(sample.subarray(bom), complete);
+  if (!header || header.cells.length !== head[0].length || header.cells.some((c, i) => c !== head[0][i]))
+    throw new NotDirect('the header line');
+  return { file, delimiter, names, dataStart: bom + header.end, notes: source.notes };
+}
+
+/**
+ * Whole records of the file from dataStart, in batches of about `size` bytes, read by the scanner;
+ * the file offset where each batch ends goes to `ends`.
+ */
+async function* scannedBatches(plan: DirectPlan, size: number, scanner: CsvByteScanner, ends: number[]): AsyncGenerator<Buffer[]> {
+  const stream = fs.createReadStream(plan.file, { start: plan.dataStart, highWaterMark: 1 << 20 });
+  let carry: Buffer | null = null;
+  let batch: Buffer[] = [];
+  let bytes = 0;
+  let offset = plan.dataStart;
+  const take = () => {
+    offset += bytes;
+    ends.push(offset);
+    const b = batch;
+    batch = [];
+    bytes = 0;
+    return b;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      const end = scanner.scan(buf, false);
+      carry = end < buf.length ? buf.subarray(end) : null;
+      if (end) {
+        batch.push(buf.subarray(0, end));
+        bytes += end;
+      }
+      if (bytes >= size) yield take();
+    }
+    if (carry) {
+      scanner.scan(carry, true);
+      batch.push(carry);
+      bytes += carry.length;
+    }
+    if (batch.length) yield take();
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The same batches again, by their end offsets. */
+async function* batchesAgain(plan: DirectPlan, ends: number[]): AsyncGenerator<Buffer[]> {
+  const fh = await fs.promises.open(plan.file, 'r');
+  try {
+    let start = plan.dataStart;
+    for (const end of ends) {
+      const buf = Buffer.allocUnsafe(end - start);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, start);
+      if (bytesRead !== buf.length) throw new Error('the file changed while it was loaded');
+      yield [buf];
+      start = end;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+const sameTypes = (a: PreparedColumn[], b: PreparedColumn[]) => a.length === b.length && a.every((c, i) => c.type === b[i].type);
+
+/**
+ * Loads the file the direct way (replacing the resource's table); returns the rows, the columns and
+ * the log lines, or throws NotDirect before anything changed.
+ */
+export async function loadDirect(
+  backend: BulkLoadBackend,
+  resourceId: string,
+  plan: DirectPlan,
+  opts: LoadOptions = {},
+): Promise<{ rows: number; columns: PreparedColumn[]; log: string[] }> {
+  const log = [...plan.notes];
+  let columns: PreparedColumn[] = [];
+  const rows = await swapInTable(backend, resourceId, async (s, tmp) => {
+    const guesses = plan.names.map(() => new ColumnGuess());
+    const scanner = new CsvByteScanner(plan.delimiter, guesses);
+    const quiet: string[] = [];
+    const current = () => {
+      const cols = guessedColumns(plan.names, guesses, [], plan.delimiter, quiet);
+      const needs = cols.find((c) => c.conversion.kind !== 'none');
+      if (needs) throw new NotDirect(`column "${needs.id}" needs its values converted`);
+      return cols;
+    };
+    const target = (cols: PreparedColumn[]) => `${qi(tmp)} (${cols.map((c) => qi(c.id)).join(', ')})`;
+    const options = (cols: PreparedColumn[]) =>
+      `WITH (FORMAT csv, DELIMITER ${quoteLiteral(plan.delimiter)}, FORCE_NULL (${cols.map((c) => qi(c.id)).join(', ')}))`;
+    // Pass one with the copy alongside, into a table of the types guessed so far.
+    let spec: PreparedColumn[] | null = null;
+    const ends: number[] = [];
+    let copying: Promise<void> = Promise.resolve();
+    let refused: unknown = null;
+    let copied = 0;
+    let read = 0;
+    const send = async (batch: Buffer[]) => {
+      await copying;
+      if (refused) return;
+      copying = s.copyWith(target(spec!), options(spec!), batch).then(
+        (n) => {
+          copied += n;
+        },
+        (e) => {
+          refused = e;
+        },
+      );
+    };
+    try {
+      for await (const batch of scannedBatches(plan, BATCH_BYTES[s.kind], scanner, ends)) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        read += batch.reduce((n, b) => n + b.length, 0);
+        if (!spec) {
+          spec = current();
+          await createLoadTable(s, tmp, spec);
+          await s.exec('SAVEPOINT direct_copy');
+        }
+        await send(batch);
+        opts.onProgress?.({ rows: scanner.rows, bytes: read });
+      }
+    } finally {
+      await copying;
+    }
+    if (refused && !isDbError(refused)) throw refused;
+    columns = current();
+    guessedColumns(plan.names, guesses, [], plan.delimiter, log);
+    if (spec && !refused && sameTypes(spec, columns) && copied === scanner.rows) return { rows: copied, columns };
+    // The guess changed (or the file was small): the table in its final types, the file once more.
+    if (spec) {
+      await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
+      await s.exec(`DROP TABLE ${qi(tmp)}`);
+      if (refused || !sameTypes(spec, columns)) log.push('the types guessed from the first rows changed further on: copied again');
+    }
+    await createLoadTable(s, tmp, columns);
+    copied = 0;
+    try {
+      for await (const batch of batchesAgain(plan, ends)) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        copied += await s.copyWith(target(columns), options(columns), batch);
+      }
+    } catch (e) {
+      throw isDbError(e) ? copyFailure(e, copied) : e;
+    }
+    return { rows: copied, columns };
+  });
+  log.push(`${rows} row(s), ${columns.length} column(s): ${columns.map((c) => `${c.id} ${c.type}`).join(', ')}`);
+  log.push('plain UTF-8 CSV: the file went to COPY as it is');
+  return { rows, columns, log };
+}
