@@ -2,7 +2,7 @@
 import type { ActionContext } from './context.ts';
 import { escapeLike } from '../db/sql.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
-import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import { denied, sysadminOnly } from '../auth/rules.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
@@ -50,7 +50,8 @@ const selfOnly =
 // --- validators -----------------------------------------------------------------------------
 
 const passwordValidator: Validator = (v) => {
-  if (typeof v !== 'string' || v.length < 8) throw new Invalid('Your password must be 8 characters or longer');
+  const problem = passwordProblem(v);
+  if (problem) throw new Invalid(problem);
   return v;
 };
 

@@ -22,3 +22,8 @@ export async function verifyPassword(password: string, stored: string | null): P
   const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
   return timingSafeEqual(actual, expected);
 }
+
+/** What is wrong with a new password (null: nothing). The one rule for the API and the web forms. */
+export function passwordProblem(v: unknown): string | null {
+  return typeof v !== 'string' || v.length < 8 ? 'Your password must be 8 characters or longer' : null;
+}

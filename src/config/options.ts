@@ -192,6 +192,13 @@ const core: OptionDeclaration[] = [
     default: true,
     description: 'Deleted datasets leave the search index (include_deleted finds them only when false)',
   },
+  // Mail (CKAN's names): password reset links. No server: reset by e-mail is off.
+  { name: 'smtp.server', type: 'string', default: '', description: 'SMTP server as host or host:port (empty: the site sends no mail)' },
+  { name: 'smtp.starttls', type: 'bool', default: false, description: 'Require STARTTLS on the SMTP connection' },
+  { name: 'smtp.user', type: 'string', default: '', description: 'SMTP user name' },
+  { name: 'smtp.password', type: 'string', default: '', secret: true, description: 'SMTP password' },
+  { name: 'smtp.mail_from', type: 'string', default: '', description: 'Sender address of the mail the site sends' },
+  { name: 'svc.auth.reset_key_lifetime', type: 'int', default: 86400, description: 'Seconds a password reset link stays valid' },
   { name: 'search.facets.limit', type: 'int', default: 50, description: 'Default facet.limit of package_search (negative: every value)' },
   {
     name: 'svc.search.rank_window',

@@ -11,9 +11,10 @@ import { managePages } from './pages/manage.ts';
 
 import { catalogPages } from './pages/catalog.ts';
 import { peoplePages } from './pages/people.ts';
+import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
 
-const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages];
+const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages, passwordResetPages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);
