@@ -284,7 +284,7 @@ async function recordStatements(
 }
 
 /** `svc search-index rebuild`, the real command, while the server runs: datasets/s into results. */
-async function rebuild(client: pg.Client, dbUrl: string, storage: string, results: Record<string, unknown>): Promise<void> {
+export async function rebuild(client: pg.Client, dbUrl: string, storage: string, results: Record<string, unknown>): Promise<void> {
   log('svc search-index rebuild');
   const started = Date.now();
   const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
@@ -302,15 +302,28 @@ async function rebuild(client: pg.Client, dbUrl: string, storage: string, result
   );
 }
 
-export async function run(): Promise<void> {
-  const dbName = REUSE ?? `svc_bench_search_${randomBytes(3).toString('hex')}`;
+/** The bench's catalog database: the kept one of SVC_BENCH_REUSE, or a new one named after the bench. */
+export async function benchDatabase(bench: string): Promise<{ dbName: string; dbUrl: string }> {
+  const dbName = REUSE ?? `svc_bench_${bench}_${randomBytes(3).toString('hex')}`;
   if (!REUSE) {
     const admin = new pg.Client({ connectionString: ADMIN_URL });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${dbName}`);
     await admin.end();
   }
-  const dbUrl = urlWith(ADMIN_URL, dbName);
+  return { dbName, dbUrl: urlWith(ADMIN_URL, dbName) };
+}
+
+/** Datasets that have no search index row yet. */
+export async function unindexedCount(client: pg.Client): Promise<number> {
+  const r = await client.query(
+    'SELECT count(*) AS n FROM packages p WHERE NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)',
+  );
+  return Number(r.rows[0].n);
+}
+
+export async function run(): Promise<void> {
+  const { dbName, dbUrl } = await benchDatabase('search');
   const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-search-'));
   const config = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': [], 'svc.log_level': 'warn' };
   const server = await startServer(config);
@@ -331,13 +344,7 @@ export async function run(): Promise<void> {
       log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
       await cloneInSql(client, TOTAL - CREATE);
     }
-    const unindexed = Number(
-      (
-        await client.query(
-          'SELECT count(*) AS n FROM packages p WHERE NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)',
-        )
-      ).rows[0].n,
-    );
+    const unindexed = await unindexedCount(client);
     if (!REUSE || process.env.SVC_BENCH_REBUILD === '1' || unindexed > 0) await rebuild(client, dbUrl, storage, results);
 
     await client.query('VACUUM ANALYZE package_search_index');

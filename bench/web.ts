@@ -21,10 +21,8 @@
 // Environment: SVC_BENCH_DATASETS, SVC_BENCH_CREATE, SVC_BENCH_RUNS, SVC_BENCH_DATABASE_URL,
 // SVC_BENCH_CATALOG, SVC_BENCH_KEEP=1, SVC_BENCH_REUSE=<database>, SVC_BENCH_PAGES=<regexp>.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config/load.ts';
@@ -32,10 +30,20 @@ import { closeServices, createServices } from '../src/services.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { Services } from '../src/actions/context.ts';
 import { resultsDir } from './data.ts';
-import { ADMIN_URL, log, stopChild, urlWith } from './common.ts';
-import { agent, cloneInSql, createThroughApi, pct, readCatalog, request, startServer } from './search.ts';
+import { ADMIN_URL, log, stopChild } from './common.ts';
+import {
+  agent,
+  benchDatabase,
+  cloneInSql,
+  createThroughApi,
+  pct,
+  readCatalog,
+  rebuild,
+  request,
+  startServer,
+  unindexedCount,
+} from './search.ts';
 
-const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const REUSE = process.env.SVC_BENCH_REUSE;
 const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
 const CREATE = Math.min(TOTAL, Number(process.env.SVC_BENCH_CREATE ?? 2_000));
@@ -124,24 +132,8 @@ async function buildCatalog(
     log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
     await cloneInSql(client, TOTAL - CREATE);
   }
-  const unindexed = Number(
-    (
-      await client.query(
-        'SELECT count(*) AS n FROM packages p WHERE NOT EXISTS (SELECT 1 FROM package_search_index s WHERE s.package_id = p.id)',
-      )
-    ).rows[0].n,
-  );
-  if (unindexed > 0) {
-    log(`svc search-index rebuild (${unindexed.toLocaleString()} datasets without an index row)`);
-    const started = Date.now();
-    const r = spawnSync(process.execPath, [path.join(benchDir, '..', 'bin', 'svc.js'), 'search-index', 'rebuild'], {
-      env: { ...process.env, SVC__DATABASE_URL: dbUrl, SVC__STORAGE_PATH: storage, SVC__PLUGINS: '', SVC__LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    if (r.status !== 0) throw new Error(`rebuild failed: ${r.stdout}`);
-    log(`rebuild: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
+  const unindexed = await unindexedCount(client);
+  if (unindexed > 0) await rebuild(client, dbUrl, storage, results);
   await client.query('VACUUM ANALYZE');
 }
 
@@ -194,14 +186,7 @@ async function pageCases(client: pg.Client): Promise<PageCase[]> {
 }
 
 export async function run(): Promise<void> {
-  const dbName = REUSE ?? `svc_bench_web_${randomBytes(3).toString('hex')}`;
-  if (!REUSE) {
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-  }
-  const dbUrl = urlWith(ADMIN_URL, dbName);
+  const { dbName, dbUrl } = await benchDatabase('web');
   const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-web-'));
   const config = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': PLUGINS, 'svc.log_level': 'warn' };
   const client = new pg.Client({ connectionString: dbUrl });

@@ -1,6 +1,6 @@
 // The search engine of a running service: created once per Services, kept up to date by the
 // catalog's dataset change notifications (same transaction as the write), rebuilt in batches.
-import type { Services } from '../actions/context.ts';
+import type { Services } from '../context.ts';
 import type { Queryable } from '../db/database.ts';
 import { onPackageChange } from '../model/packages.ts';
 import type { SearchEngine } from './engine.ts';

@@ -5,9 +5,14 @@ import { localPath } from '../router.ts';
 import { CSRF_COOKIE, SESSION_COOKIE, checkLogin, endSession, startSession } from '../../auth/sessions.ts';
 import { ValidationError } from '../../errors.ts';
 
-async function signIn(ctx: WebContext, userId: string, cameFrom: string) {
+/** Starts a session for the user and sets its cookie on the response. */
+export async function beginSession(ctx: WebContext, userId: string): Promise<void> {
   const raw = await startSession(ctx.services.db, ctx.services.config, userId);
   ctx.setCookie(SESSION_COOKIE, raw, ctx.services.config.int('svc.auth.session_timeout'));
+}
+
+async function signIn(ctx: WebContext, userId: string, cameFrom: string) {
+  await beginSession(ctx, userId);
   ctx.clearCookie(CSRF_COOKIE);
   return ctx.redirect(cameFrom);
 }

@@ -4,7 +4,7 @@ import { activityItem, activityPage, amFollowing, hasAction, showOr404 } from '.
 import { pageNumber, queryValue } from './catalog-search.ts';
 import { attempt, enc, field, forbidden, otherMessages } from './manage-forms.ts';
 import { deleteUserSessions } from '../../model/web-sessions.ts';
-import { SESSION_COOKIE, startSession } from '../../auth/sessions.ts';
+import { beginSession } from './account.ts';
 
 const USERS_PAGE = 20;
 const FEED_PAGE = 20;
@@ -101,12 +101,7 @@ export function peoplePages(web: WebRouter): void {
     if (changingPassword) {
       // A new password ends every session of the user; the one who changed it stays signed in.
       await deleteUserSessions(ctx.services.db, user.id);
-      if (own)
-        ctx.setCookie(
-          SESSION_COOKIE,
-          await startSession(ctx.services.db, ctx.services.config, user.id),
-          ctx.services.config.int('svc.auth.session_timeout'),
-        );
+      if (own) await beginSession(ctx, user.id);
     }
     return ctx.redirect(`/user/${enc(user.name)}`, { kind: 'success', text: ctx.t('people.edit.saved') });
   });
