@@ -1,6 +1,7 @@
-// package_search answers some queries from per-value counts kept by triggers (migration 011):
-// the count and facets of queries without words or filters, the count of a single word, and the
-// values a list wildcard expands to. Through HTTP, after every kind of write, these must give what
+// package_search answers some queries from per-value counts kept by triggers (migrations 011 and
+// 012): the count and facets of queries without words or filters, the count of a single word, the
+// facets of a frequent single word (here every word is frequent: svc.search.counted_word_min 1),
+// and the values a list wildcard expands to. Through HTTP, after every kind of write, these must give what
 // a scan of the index gives, and never count what the caller may not read.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,27 +35,28 @@ async function assertCountsMatchScan(words: string[] = ['water', 'budget', 'noth
     assert.equal(counted.count, scanned.count, `${who}: count`);
     assert.deepEqual(counted.facets, scanned.facets, `${who}: facets`);
     for (const q of words) {
-      const c = await search({ q, rows: 0, ...extra }, token);
-      const s = await search({ q, fq: SCAN, rows: 0, ...extra }, token);
+      const c = await search({ q, ...opts }, token);
+      const s = await search({ q, ...opts, fq: SCAN }, token);
       assert.equal(c.count, s.count, `${who}: count of q=${q}`);
+      assert.deepEqual(c.facets, s.facets, `${who}: facets of q=${q}`);
     }
   }
   // the counts are exactly what the index holds
   const diff = await t.services.db.query(`
     (SELECT t.class, t.field, t.value, count(*) AS n FROM package_search_index r,
-       package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
+       package_search_count_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
      GROUP BY 1, 2, 3
      EXCEPT SELECT class, field, value, n FROM package_search_value_counts WHERE n > 0)
     UNION ALL
     (SELECT class, field, value, n FROM package_search_value_counts WHERE n <> 0
      EXCEPT SELECT t.class, t.field, t.value, count(*) FROM package_search_index r,
-       package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
+       package_search_count_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
      GROUP BY 1, 2, 3)`);
   assert.deepEqual(diff.rows, []);
 }
 
 before(async () => {
-  t = await startApp({ plugins: [] });
+  t = await startApp({ plugins: [], config: { 'svc.search.counted_word_min': 1 } });
   alice = await t.user('alice');
   await t.ok('organization_create', { name: 'acme', title: 'Acme Works' }, as(alice));
   await t.ok('organization_create', { name: 'beta', title: 'Beta Institute' }, sys());
@@ -96,6 +98,21 @@ after(async () => {
 });
 
 describe('counts kept by the index triggers', () => {
+  test('a frequent word has its facets counted after its first faceted query, only what everyone may read', async () => {
+    const counted = async () =>
+      (await t.services.db.query<{ word: string }>('SELECT word FROM package_search_counted_words ORDER BY word')).rows.map((r) => r.word);
+    assert.deepEqual(await counted(), []);
+    await search({ q: 'Water' }); // no facets: nothing to count
+    assert.deepEqual(await counted(), []);
+    const r = await search({ q: 'Water', 'facet.field': ['tags', 'organization'] });
+    assert.deepEqual(await counted(), ['water']);
+    // the private and the draft dataset with the word are not counted
+    assert.equal(r.count, 1);
+    assert.deepEqual(r.facets, { tags: { water: 1, waterways: 1 }, organization: { acme: 1 } });
+    const s = await search({ q: 'water', 'facet.field': ['tags'], include_private: true }, sys());
+    assert.deepEqual(s.facets.tags, { water: 2, waterways: 1, watertight: 1 });
+  });
+
   test('queries without words, and single words, give the counts and facets of a scan', async () => {
     await assertCountsMatchScan();
     const r = await search({ 'facet.field': ['tags', 'res_format'] });

@@ -208,6 +208,13 @@ const core: OptionDeclaration[] = [
     description: 'package_search scores at most this many matches (the newest first), see README',
   },
   {
+    name: 'svc.search.counted_word_min',
+    type: 'int',
+    default: 2000,
+    validate: nonNegative,
+    description: 'A one-word package_search with facets matching at least this many public datasets has its facets counted from then on (0: never), see README',
+  },
+  {
     name: 'svc.log.format',
     type: 'string',
     default: 'auto',

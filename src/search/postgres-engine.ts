@@ -13,7 +13,7 @@ import { columnSql, resolveField, sortableField, type FieldKind } from './fields
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
-import { countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
+import { countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
 
 export interface PostgresEngineOptions {
@@ -23,6 +23,11 @@ export interface PostgresEngineOptions {
   removeDeleted: () => boolean;
   /** How many matches are scored at most (see above). */
   rankWindow: () => number;
+  /**
+   * A one-word query with facets matching at least this many public datasets has its word's
+   * facets counted from then on (value-counts.ts, countWord); 0: never.
+   */
+  countedWordMin: () => number;
 }
 
 const INDEX_COLUMNS = [
@@ -93,6 +98,14 @@ ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
   .map((c) => `${c} = EXCLUDED.${c}`)
   .join(', ')}`;
 
+interface IndexState {
+  generation: string;
+  stopWords: Set<string>;
+  wordCount: number | null;
+  lexeme: string | null;
+  counted: boolean;
+}
+
 type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
 
 /** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
@@ -105,9 +118,11 @@ function singleWord(node: QueryNode): string | null {
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */
 const mentionsState = (fq: string) => /(^|[\s(+])state:/.test(fq);
 
+/** The database itself, not a transaction's connection: it can open transactions of its own. */
+const isDatabase = (db: Queryable): db is Database => typeof (db as Partial<Database>).transaction === 'function';
+
 /** A PostgreSQL pool (not a transaction's connection): statements can run side by side. */
-const isPool = (db: Queryable) =>
-  (db as Partial<Database>).kind === 'postgres' && typeof (db as Partial<Database>).transaction === 'function';
+const isPool = (db: Queryable) => isDatabase(db) && db.kind === 'postgres';
 
 /** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
 async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
@@ -205,10 +220,12 @@ export class PostgresSearchEngine implements SearchEngine {
     const filters = conditions.filter((c) => c !== 'TRUE');
     const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
     // nothing but the visibility of a counted class: the count and facets are read from the counts;
-    // a single word and that visibility: the count is the number of datasets with the word
+    // a single word and that visibility: the count is the number of datasets with the word, and a
+    // frequent word's count and facets are read from its own counts (migration 012)
     const term = filters.length === 1 && conditions[0] !== 'TRUE' && fqNodes.length === 0 ? singleWord(qNode) : null;
-    const countedClass = filters.length === 0 ? visible.countedClass : null;
     const wordCount = term ? state.wordCount : null;
+    const countedClass =
+      filters.length === 0 ? visible.countedClass : wordCount !== null ? await this.countedWordClass(db, query, state, wordCount) : null;
     const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
@@ -274,23 +291,36 @@ export class PostgresSearchEngine implements SearchEngine {
   }
 
   /**
+   * The counted class of a one-word query of the class 'public' whose facets can be read from the
+   * counts: its word's, when the word is counted or has just been (it is frequent enough and this
+   * call may open a transaction of its own); else null (the facets are scanned).
+   */
+  private async countedWordClass(db: Queryable, query: PackageQuery, state: IndexState, wordCount: number): Promise<CountedClass | null> {
+    if (!state.lexeme || !query.facetFields.some((f) => countedColumn(f) !== null)) return null;
+    if (state.counted) return `public:${state.lexeme}`;
+    const min = this.opts.countedWordMin();
+    if (min <= 0 || wordCount < min || !isDatabase(db)) return null;
+    return (await countWord(db, state.lexeme)) ? `public:${state.lexeme}` : null;
+  }
+
+  /**
    * In one round trip: the index generation (for the result cache); which words and phrases are
    * only stop words (they match nothing in a tsvector: dropped, as Solr does); and, for a single
-   * word, how many datasets of the class have it (null when it is more than one lexeme).
+   * word, its lexeme, how many datasets of the class have it (null when it is more than one
+   * lexeme) and whether its facets are counted (migration 012).
    */
-  private async readState(
-    db: Queryable,
-    nodes: QueryNode[],
-    word: { word: string; cls: CountedClass } | null,
-  ): Promise<{ generation: string; stopWords: Set<string>; wordCount: number | null }> {
+  private async readState(db: Queryable, nodes: QueryNode[], word: { word: string; cls: CountedClass } | null): Promise<IndexState> {
     const tqs = nodes.flatMap((n) => textQueriesOf(n));
-    const r = await db.query<{ g: string; empty: boolean[] | null; n: string | null }>(
-      `SELECT (SELECT last_value FROM package_search_generation) AS g,
+    const r = await db.query<{ g: string; empty: boolean[] | null; n: string | null; lexeme: string | null; counted: boolean }>(
+      `WITH x AS (SELECT CASE WHEN cardinality(l) = 1 THEN l[1] END AS lexeme
+         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) y WHERE $4::text IS NOT NULL)
+       SELECT (SELECT last_value FROM package_search_generation) AS g,
         (SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i)
          FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)) AS empty,
-        (SELECT CASE WHEN cardinality(l) = 1 THEN coalesce((SELECT n FROM package_search_value_counts
-           WHERE class = $3 AND field = 'doc' AND value = l[1]), 0) END
-         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) x WHERE $4::text IS NOT NULL) AS n`,
+        (SELECT coalesce((SELECT n FROM package_search_value_counts WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
+         FROM x WHERE x.lexeme IS NOT NULL) AS n,
+        (SELECT lexeme FROM x) AS lexeme,
+        EXISTS (SELECT 1 FROM package_search_counted_words w, x WHERE w.word = x.lexeme) AS counted`,
       [tqs.map((t) => t.kind), tqs.map((t) => t.value), word?.cls ?? null, word?.word ?? null],
     );
     const row = r.rows[0];
@@ -298,6 +328,8 @@ export class PostgresSearchEngine implements SearchEngine {
       generation: String(row.g),
       stopWords: new Set(tqs.filter((_, i) => row.empty?.[i]).map((t) => SqlBuilder.stopWordKey(t))),
       wordCount: row.n === null ? null : Number(row.n),
+      lexeme: row.lexeme,
+      counted: row.counted,
     };
   }
 

@@ -16,6 +16,7 @@ export function setupSearch(services: Services): SearchEngine {
     collaborators: () => true,
     removeDeleted: () => config.bool('svc.search.remove_deleted_packages'),
     rankWindow: () => config.int('svc.search.rank_window'),
+    countedWordMin: () => config.int('svc.search.counted_word_min'),
   });
   engines.set(services, engine);
   onPackageChange(services, async (db, packageId, change, afterCommit) => {

@@ -14,6 +14,9 @@ export interface TextQuery {
   value: string;
 }
 
+/** A tsquery literal of one lexeme, taken as it is (no parsing into words, no stemming). */
+export const lexemeQuery = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
 const textKey = (t: TextQuery) => `${t.kind}\u0000${t.value}`;
 
 function isText(f: FieldKind): boolean {
@@ -90,8 +93,7 @@ export class SqlBuilder {
 
   private tsquery(tq: TextQuery): string {
     if (tq.kind === 'prefix') {
-      const lexeme = tq.value.toLowerCase().replace(/\\/g, '\\\\').replace(/'/g, "''");
-      return `to_tsquery('simple', ${this.param(`'${lexeme}':*`)})`;
+      return `to_tsquery('simple', ${this.param(`${lexemeQuery(tq.value.toLowerCase())}:*`)})`;
     }
     const fn = tq.kind === 'phrase' ? 'phraseto_tsquery' : 'plainto_tsquery';
     return `${fn}('${TS_CONFIG}', ${this.param(tq.value)})`;

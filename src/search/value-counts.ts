@@ -1,11 +1,15 @@
 // The per-value dataset counts of the search index (package_search_value_counts, migration 011),
 // kept exact by triggers in the transaction of every index change. A query that has nothing but
 // the visibility of a counted class reads its count and facets here instead of scanning the index.
-import type { Queryable } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { COUNTED_COLUMNS, facetableField } from './fields.ts';
+import { lexemeQuery } from './sql-builder.ts';
 
-/** 'public': active datasets that are not private (everyone); 'active': all active ones (sysadmins with include_private). */
-export type CountedClass = 'public' | 'active';
+/**
+ * 'public': active datasets that are not private (everyone); 'active': all active ones (sysadmins
+ * with include_private); 'public:<lexeme>': the public ones whose text has a counted word (migration 012).
+ */
+export type CountedClass = 'public' | 'active' | `public:${string}`;
 
 /** The counted column of a facet field, or null when it has to be counted by a scan. */
 export function countedColumn(field: string): string | null {
@@ -40,4 +44,36 @@ export async function readCounts(
     else out.facets[facetFields[row.i - 2]].push({ name: row.name, count: Number(row.n) });
   }
   return out;
+}
+
+/**
+ * Starts counting the facets of a word (a lexeme of the index's text), migration 012: under a
+ * SHARE lock on the index, so that no write is in flight, the word is listed (from then on every
+ * write counts it) and its counts are taken from one scan. Gives false when the lock was not had
+ * within lockTimeoutMs (writes kept it; the query scans, a later one tries again).
+ */
+export async function countWord(db: Database, word: string, lockTimeoutMs = 1000): Promise<boolean> {
+  try {
+    await db.transaction(
+      async (tx) => {
+        await tx.query('LOCK TABLE package_search_index IN SHARE MODE');
+        const listed = await tx.query('INSERT INTO package_search_counted_words (word) VALUES ($1) ON CONFLICT DO NOTHING', [word]);
+        if (!listed.rowCount) return;
+        await tx.query('DELETE FROM package_search_value_counts WHERE class = $1', [`public:${word}`]);
+        await tx.query(
+          `INSERT INTO package_search_value_counts (class, field, value, n)
+           SELECT 'public:' || $1, t.field, t.value, count(*) FROM package_search_index r,
+             package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
+           WHERE r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
+           GROUP BY 2, 3`,
+          [word, lexemeQuery(word)],
+        );
+      },
+      { settings: { lock_timeout: String(lockTimeoutMs) } },
+    );
+    return true;
+  } catch (e) {
+    if ((e as { code?: string }).code === '55P03') return false; // lock_not_available
+    throw e;
+  }
 }
