@@ -113,6 +113,18 @@ describe('loader', () => {
     assert.equal(job.result.rows, 3);
     // datapusher_status is the same answer.
     assert.equal((await t.ok('datapusher_status', { resource_id: id }, { token: editor.token })).status, 'complete');
+    // The same file again is not loaded again, unless ignore_hash says so.
+    await t.ok('xloader_submit', { resource_id: id }, { token: editor.token });
+    const again = await waitLoad(id);
+    assert.ok(
+      again.task_info.logs.some((l: any) => /has not changed since the last load/.test(l.message)),
+      JSON.stringify(again.task_info.logs),
+    );
+    await t.ok('xloader_submit', { resource_id: id, ignore_hash: true }, { token: editor.token });
+    const forced = await waitLoad(id);
+    assert.ok(forced.task_info.logs.some((l: any) => /3 row\(s\) loaded/.test(l.message)));
+    assert.ok(!forced.task_info.logs.some((l: any) => /has not changed/.test(l.message)));
+    assert.equal((await search(id)).total, 3);
   });
 
   test('a linked file is fetched and loaded; a format outside svc.loader.formats is not', async () => {

@@ -102,13 +102,15 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     if (res.url_type === 'datastore')
       throw new LoadError('the resource is a data store table (url_type "datastore"): there is no file to load');
     let file: string;
-    let hash: string;
+    // An upload's checksum is computed while it loads (it is only needed first to skip a reload)
+    let hashing: Promise<string>;
     let total: number | undefined;
     if (res.url_type === 'upload') {
       file = resourceFilePath(config, resourceId);
       if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
       total = fs.statSync(file).size;
-      hash = await md5File(file);
+      hashing = md5File(file);
+      hashing.catch(() => undefined); // awaited below; a load that fails first must not leave it unhandled
       log(`uploaded file, ${total} bytes (${elapsed()})`);
     } else {
       if (!res.url) throw new LoadError('the resource has no URL to load from');
@@ -126,12 +128,12 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
         },
       });
       file = download;
-      hash = r.md5;
+      hashing = Promise.resolve(r.md5);
       total = r.bytes;
       log(`downloaded ${r.bytes} bytes${r.contentType ? ` (${r.contentType})` : ''}`);
     }
     const backend = datastoreBackend(services);
-    if (!opts.ignoreHash && value.hash === hash && (await backend.resource_exists(resourceId))) {
+    if (!opts.ignoreHash && value.hash && (await backend.resource_exists(resourceId)) && value.hash === (await hashing)) {
       log('the file has not changed since the last load: nothing to do (submit with ignore_hash to load it again)');
       value.finished_timestamp = nowIso();
       await save('complete');
@@ -170,7 +172,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
         log(`the default views could not be created: ${(e as Error).message}`, 'WARNING');
       }
     }
-    value.hash = hash;
+    value.hash = await hashing;
     log(`done (${elapsed()})`);
     value.finished_timestamp = nowIso();
     await save('complete');
