@@ -212,7 +212,8 @@ const core: OptionDeclaration[] = [
     type: 'int',
     default: 2000,
     validate: nonNegative,
-    description: 'A one-word package_search with facets matching at least this many public datasets has its facets counted from then on (0: never), see README',
+    description:
+      'A one-word package_search with facets matching at least this many public datasets has its facets counted from then on (0: never), see README',
   },
   {
     name: 'svc.log.format',
