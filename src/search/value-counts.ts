@@ -63,7 +63,7 @@ export async function countWord(db: Database, word: string, lockTimeoutMs = 1000
         await tx.query(
           `INSERT INTO package_search_value_counts (class, field, value, n)
            SELECT 'public:' || $1, t.field, t.value, count(*) FROM package_search_index r,
-             package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
+             package_search_field_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
            WHERE r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
            GROUP BY 2, 3`,
           [word, lexemeQuery(word)],
