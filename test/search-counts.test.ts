@@ -5,7 +5,7 @@
 // a scan of the index gives, and never count what the caller may not read.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
 import { rebuildSearchIndex } from '../src/search/service.ts';
 
 type U = { id: string; name: string; token: string };
@@ -111,6 +111,25 @@ describe('counts kept by the index triggers', () => {
     assert.deepEqual(r.facets, { tags: { water: 1, waterways: 1 }, organization: { acme: 1 } });
     const s = await search({ q: 'water', 'facet.field': ['tags'], include_private: true }, sys());
     assert.deepEqual(s.facets.tags, { water: 2, waterways: 1, watertight: 1 });
+  });
+
+  test('a word is not counted while a write holds the index: the query scans instead, and counts it once the write ends', {
+    skip: !onPostgres && 'PGlite runs one transaction at a time',
+  }, async () => {
+    await t.ok('package_create', { name: 'beacon', title: 'Lighthouse beacon', owner_org: 'beta', tags: [{ name: 'sea' }] }, sys());
+    const listed = async () =>
+      (await t.services.db.query('SELECT 1 FROM package_search_counted_words WHERE word = $1', ['lighthous'])).rows.length === 1;
+    const query = { q: 'lighthouse', 'facet.field': ['tags'] };
+    await t.services.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE package_search_index IN ROW EXCLUSIVE MODE'); // as an index write in flight
+      const r = await search(query);
+      assert.equal(r.count, 1);
+      assert.deepEqual(r.facets.tags, { sea: 1 });
+      assert.equal(await listed(), false);
+    });
+    assert.deepEqual((await search(query)).facets.tags, { sea: 1 });
+    assert.equal(await listed(), true);
+    await t.ok('dataset_purge', { id: 'beacon' }, sys());
   });
 
   test('queries without words, and single words, give the counts and facets of a scan', async () => {
