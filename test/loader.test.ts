@@ -103,6 +103,20 @@ describe('loader', () => {
     assert.equal(found.total, 3);
     assert.deepEqual(found.records[0], { _id: 1, id: 1, name: 'Ann', amount: 1234.5, when: '2023-03-23', zip: '0123' });
     assert.equal((await search(id, { q: 'Bob' })).total, 1);
+    // The full-text indexes come after the load, in the background: the vector's, the pending
+    // rows', one per text column (name, zip).
+    const backend = t.services.plugins.datastore as any;
+    const indexes = async () =>
+      (
+        await backend.readQuery(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1 AND indexname LIKE 'ds\\_%'`, {
+          rowLimit: 1,
+          params: [id],
+        })
+      ).records[0].n;
+    for (let i = 0; i < 200 && (await indexes()) < 4; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await indexes(), 4);
+    await backend.sessions.filler.idle();
+    assert.equal((await search(id, { q: 'Bob' })).total, 1);
     const res = await t.ok('resource_show', { id });
     assert.equal(res.datastore_active, true);
     const task = await t.ok('task_status_show', { entity_id: id, task_type: 'xloader', key: 'xloader' });

@@ -69,11 +69,13 @@ const columnIndexName = (t: Table, c: Column) => `ds_${t.oid}_fts_c_${createHash
 /**
  * Gives a table its stored vector (column, language, indexes) or brings its per-column indexes up
  * to date with its columns; idempotent. User triggers get `WHEN (NEW._full_text IS NULL)`, so the
- * filler's UPDATE (which only sets the vector) does not run them again. Returns true when the
- * column was added (every row is then to be filled).
+ * filler's UPDATE (which only sets the vector) does not run them again. Without indexes (a load's
+ * own transaction) the indexes are left to a later call. Returns true when the column was added
+ * (every row is then to be filled); false also when the table is gone.
  */
-export async function setUpFullText(q: Queryable, name: string, settings: FtsSettings): Promise<boolean> {
-  let t = (await readTable(q, name))!;
+export async function setUpFullText(q: Queryable, name: string, settings: FtsSettings, indexes = true): Promise<boolean> {
+  let t = await readTable(q, name);
+  if (!t) return false;
   const added = !t.columns.some((c) => c.id === FTS_COLUMN);
   if (added) {
     // Alias views freeze their column list: they are made again with the new column.
@@ -101,8 +103,10 @@ export async function setUpFullText(q: Queryable, name: string, settings: FtsSet
   ]);
   for (const c of indexedColumns(t, settings))
     wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
-  for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
-  for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
+  if (indexes) {
+    for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
+    for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
+  }
   // Triggers made before the column existed: again, with the condition.
   const triggers = (
     await q.query<{ name: string; fn: string }>(

@@ -77,13 +77,13 @@ export class PostgresBackend implements DatastoreBackend {
   }
 
   /**
-   * A loaded table gets its full-text column and indexes after the data (nothing per row while
-   * copying); its vectors are filled in the background once the load commits, and searches
-   * meanwhile compute the rows not filled yet.
+   * A loaded table gets its full-text column after the data (nothing per row while copying); its
+   * indexes (each a scan of the table) are made in the background once the load commits, then its
+   * vectors are filled, and searches meanwhile compute the rows not filled yet.
    */
   async buildFullTextIndex(s: BulkSession, table: string): Promise<void> {
-    await setUpFullText(s, table, this.sessions.fts);
-    s.afterCommit(() => this.sessions.filler.wrote(table));
+    await setUpFullText(s, table, this.sessions.fts, false);
+    s.afterCommit(() => this.sessions.indexLater(table));
   }
 
   async close(): Promise<void> {

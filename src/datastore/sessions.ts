@@ -149,13 +149,22 @@ export class Sessions {
   upgradeLater(name: string): void {
     if (this.upgrading.has(name)) return;
     this.upgrading.add(name);
+    this.setUpInBackground(name, () => this.upgrading.delete(name));
+  }
+
+  /** A table just loaded with its full-text column but not its indexes: they are made now, then its vectors filled. */
+  indexLater(name: string): void {
+    this.setUpInBackground(name);
+  }
+
+  private setUpInBackground(name: string, onError?: () => void): void {
     this.writeTx(async (s) => {
       await s.schemaChanged();
       await setUpFullText(s, name, this.fts);
     }).then(
       () => this.filler.wrote(name),
       (e) => {
-        this.upgrading.delete(name);
+        onError?.();
         this.onBackgroundError(e);
       },
     );
