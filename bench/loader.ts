@@ -7,7 +7,8 @@
 //         guessed, COPY, table swap, catalog update), then one full-text datastore_search.
 //         Server peak RSS sampled from /proc.          goal (PostgreSQL): <= 2x psql \copy time
 //         Also timed: psql \copy into the table shape the loader makes (guessed types, serial
-//         _id, its primary key after the rows), the floor of any loader of that shape.
+//         _id, its primary key after the rows), the floor of any loader of that shape. Before each
+//         timed step the last load's background work ends (PostgreSQL), then CHECKPOINT and sync.
 //   xlsx  a 100,000-row sheet of the same rows, the same way.
 //
 // Environment: SVC_BENCH_SIZES (default 100000,1000000), SVC_BENCH_DB (postgres,pglite),
@@ -22,8 +23,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import ExcelJS from 'exceljs';
+import pg from 'pg';
 import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+import { quoteIdent } from '../src/db/sql.ts';
 import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
@@ -118,6 +121,7 @@ async function timeLoad(server: { child: ChildProcess; port: number; token: stri
   const found = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, q: 'Germany', limit: 1 });
   const info = await api(server.port, server.token, 'datastore_search', { resource_id: res.id, limit: 0 });
   return {
+    resource_id: res.id as string,
     seconds,
     upload_seconds: +uploadSeconds.toFixed(2),
     loaded_rows: info.total,
@@ -178,6 +182,29 @@ function psqlCopy(url: string, file: string, types?: Record<string, string>): nu
   return s;
 }
 
+/**
+ * Before each timed step: the background work of the last load done (its full-text vectors, read
+ * on PostgreSQL from the data store database), then a checkpoint and the page cache written out,
+ * so that no step pays for the one before.
+ */
+async function settle(dsUrl: string | null, lastTable: string | null): Promise<void> {
+  if (dsUrl && lastTable) {
+    const c = new pg.Client({ connectionString: dsUrl });
+    await c.connect();
+    try {
+      for (;;) {
+        const r = await c.query(`SELECT EXISTS (SELECT 1 FROM ${quoteIdent(lastTable)} WHERE "_full_text" IS NULL) AS pending`);
+        if (!r.rows[0].pending) break;
+        await new Promise((res) => setTimeout(res, 500));
+      }
+    } finally {
+      await c.end();
+    }
+  }
+  if (dsUrl) await adminQuery('CHECKPOINT');
+  execFileSync('sync');
+}
+
 export async function run(): Promise<void> {
   const kinds = (process.env.SVC_BENCH_DB ?? 'postgres,pglite').split(',');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-loader-'));
@@ -212,6 +239,7 @@ export async function run(): Promise<void> {
         'svc.loader.direct_copy': process.env.SVC_BENCH_DIRECT_COPY !== '0',
       };
       let rawUrl: string | null = null;
+      let dsUrl: string | null = null;
       const out: Record<string, unknown> = {
         db: kind,
         cpus: os.cpus().length,
@@ -227,7 +255,7 @@ export async function run(): Promise<void> {
             cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
           }
           await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
-          const dsUrl = urlWith(ADMIN_URL, names.ds);
+          dsUrl = urlWith(ADMIN_URL, names.ds);
           const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
           await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
           Object.assign(config, {
@@ -241,11 +269,16 @@ export async function run(): Promise<void> {
         const server = await startServer(config);
         try {
           const pkg = (await api(server.port, server.token, 'package_create', { name: `bench-${tag.replace(/_/g, '-')}` })).id;
+          let last: string | null = null;
           for (const f of files) {
+            await settle(dsUrl, last);
             const psql = rawUrl ? psqlCopy(rawUrl, f.file) : null;
+            await settle(dsUrl, null);
             log(`${kind}: ${f.rows} rows (${(f.bytes / MB).toFixed(1)} MB)${psql !== null ? `, psql \\copy ${psql.toFixed(2)} s` : ''}`);
             const r = await timeLoad(server, pkg, f.file, `rows-${f.rows}.csv`);
             const ratio = psql ? r.seconds / psql : null;
+            last = r.resource_id;
+            await settle(dsUrl, last);
             const typed = rawUrl ? psqlCopy(rawUrl, f.file, r.types) : null;
             log(
               `${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql)` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)${typed ? `; psql \\copy into the loader's table shape ${typed.toFixed(2)} s` : ''}`,
@@ -262,6 +295,7 @@ export async function run(): Promise<void> {
             });
           }
           if (xlsx) {
+            await settle(dsUrl, last);
             const r = await timeLoad(server, pkg, xlsx, `rows-${XLSX_ROWS}.xlsx`);
             log(`${kind}: xlsx ${XLSX_ROWS} rows ${r.seconds.toFixed(2)} s, peak RSS ${r.rss_peak_mb} MB`);
             out.xlsx = { rows: XLSX_ROWS, mb: +(fs.statSync(xlsx).size / MB).toFixed(1), ...r };
