@@ -5,7 +5,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
 
 let direct: TestApp;
 let general: TestApp;
@@ -138,6 +138,38 @@ describe('direct CSV path', () => {
         what,
       );
     }
+  });
+
+  test('a file of several batches whose types hold: copied at once by several connections on PostgreSQL, rows numbered in file order', async () => {
+    const rows: string[] = ['n,day,label'];
+    const pad = 'y'.repeat(100);
+    const total = 120000; // about 13 MB: four batches on PostgreSQL
+    for (let i = 1; i <= total; i++) rows.push(`${i},2024-01-${String((i % 28) + 1).padStart(2, '0')},${i % 5 ? pad : '"a,b"'}`);
+    const r = await compare('many.csv', `${rows.join('\n')}\n`);
+    assert.ok(r.direct, r.log.join('\n'));
+    assert.equal(
+      r.log.some((l) => /2 streams at once/.test(l)),
+      onPostgres,
+      r.log.join('\n'),
+    );
+    assert.ok(!r.log.some((l) => /copied again/.test(l)));
+    assert.deepEqual(types(r.fields), { n: 'int4', day: 'date', label: 'text' });
+    assert.ok(r.records.every((rec: any, i: number) => rec._id === i + 1 && rec.n === i + 1));
+    // Rows of the last batches too: the row number is the line's, whichever connection copied it.
+    for (const n of [total - 1, total]) {
+      const found = await direct.ok('datastore_search', { resource_id: r.id, filters: { n } }, { token: direct.sysadminToken });
+      assert.equal(found.records[0]._id, n);
+    }
+    const info = await direct.ok('datastore_search', { resource_id: r.id, limit: 0 }, { token: direct.sysadminToken });
+    assert.equal(info.total, total);
+    // New rows are numbered after the loaded ones.
+    await direct.ok(
+      'datastore_upsert',
+      { resource_id: r.id, method: 'insert', force: true, records: [{ n: 0 }] },
+      { token: direct.sysadminToken },
+    );
+    const added = await direct.ok('datastore_search', { resource_id: r.id, filters: { n: 0 } }, { token: direct.sysadminToken });
+    assert.equal(added.records[0]._id, total + 1);
   });
 
   test('types that change after the first batch: the table is made again, the result the same', async () => {

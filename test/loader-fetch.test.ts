@@ -88,7 +88,7 @@ describe('fetching links', () => {
     assert.equal(fs.readFileSync(file, 'utf8'), 'a,b\n1,2\n');
     assert.equal(r.bytes, 8);
     assert.equal(r.contentType, 'text/csv');
-    assert.match(r.md5, /^[0-9a-f]{32}$/);
+    assert.match(r.sha256, /^[0-9a-f]{64}$/);
     const via = await fetchToFile(`${base()}/redirect?to=/ok.csv`, dest(), open);
     assert.equal(via.finalUrl, `${base()}/ok.csv`);
   });

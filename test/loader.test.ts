@@ -8,7 +8,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import { LoadTable } from '../src/loader/load.ts';
+import type { PreparedColumn } from '../src/loader/prepare.ts';
+import { quoteIdent } from '../src/db/sql.ts';
 
 let t: TestApp;
 let editor: { id: string; name: string; token: string };
@@ -103,7 +106,7 @@ describe('loader', () => {
     assert.equal(found.total, 3);
     assert.deepEqual(found.records[0], { _id: 1, id: 1, name: 'Ann', amount: 1234.5, when: '2023-03-23', zip: '0123' });
     assert.equal((await search(id, { q: 'Bob' })).total, 1);
-    // The full-text indexes come after the load, in the background: the vector's, the pending
+    // The indexes come after the load, in the background: the `_id` key, the vector's, the pending
     // rows', one per text column (name, zip).
     const backend = t.services.plugins.datastore as any;
     const indexes = async () =>
@@ -113,8 +116,13 @@ describe('loader', () => {
           params: [id],
         })
       ).records[0].n;
-    for (let i = 0; i < 200 && (await indexes()) < 4; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await indexes(), 4);
+    for (let i = 0; i < 200 && (await indexes()) < 5; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await indexes(), 5);
+    const primary = await backend.readQuery(
+      `SELECT count(*)::int AS n FROM pg_index WHERE indrelid = quote_ident($1)::regclass AND indisprimary AND indkey = '1'::int2vector`,
+      { rowLimit: 1, params: [id] },
+    );
+    assert.equal(primary.records[0].n, 1);
     await backend.sessions.filler.idle();
     assert.equal((await search(id, { q: 'Bob' })).total, 1);
     const res = await t.ok('resource_show', { id });
@@ -242,6 +250,54 @@ describe('loader', () => {
       found.records.map((x: any) => x.a),
       [1, 3],
     );
+  });
+
+  test('several COPY connections (PostgreSQL): the new table is readable by nobody until the swap; a failed load leaves none behind', {
+    skip: !onPostgres && 'PGlite has one connection: its loads copy in their own transaction',
+  }, async () => {
+    const backend = t.services.plugins.datastore as any;
+    const tables = async (name: string) =>
+      (await backend.readQuery('SELECT count(*)::int AS n FROM pg_class WHERE relname = $1', { rowLimit: 1, params: [name] })).records[0].n;
+    // A staged table is committed before the swap (other connections copy into it), without its grants.
+    const name = `_load_${randomUUID()}`;
+    await backend.bulkWrite(async (s: any) => {
+      const table = new LoadTable(s, name, 2);
+      await table.create([{ id: 'a', type: 'text' } as PreparedColumn]);
+      assert.ok(table.staged);
+      assert.equal(await tables(name), 1);
+      await assert.rejects(backend.readQuery(`SELECT * FROM ${quoteIdent(name)}`, { rowLimit: 1 }), /permission denied/);
+      await table.release();
+    });
+    assert.equal((await backend.readQuery(`SELECT * FROM ${quoteIdent(name)}`, { rowLimit: 1 })).records.length, 0);
+    await backend.bulkWrite((s: any) => s.exec(`DROP TABLE ${quoteIdent(name)}`));
+    // A load that fails after its rows went in (an alias view holds the resource's name): no table left.
+    const pkg = await dataset();
+    const res = await t.ok(
+      'resource_create',
+      { package_id: pkg, name: 'later', url: 'http://example.org/later.json', format: 'JSON' },
+      { token: editor.token },
+    );
+    const other = await t.ok(
+      'resource_create',
+      { package_id: pkg, url: 'http://example.org/other.json', format: 'JSON' },
+      { token: editor.token },
+    );
+    await t.ok(
+      'datastore_create',
+      { resource_id: other.id, fields: [{ id: 'x', type: 'text' }], aliases: [res.id], force: true },
+      { token: t.sysadminToken },
+    );
+    const up = await multipart(
+      'resource_update',
+      { id: res.id, package_id: pkg, format: 'CSV' },
+      { name: 'later.csv', content: 'a,b\n1,x\n2,y\n' },
+      editor.token,
+    );
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    const st = await waitLoad(res.id);
+    assert.equal(st.status, 'error', JSON.stringify(st));
+    assert.match(st.error.message, /is an alias of another table/);
+    assert.equal(await tables(`_load_${res.id}`), 0);
   });
 
   test('readers see the old table or the new one while a load replaces it', async () => {

@@ -2,7 +2,7 @@
 // from a stream. Pieces are gathered into bounded batches, each sent as one COPY through the
 // database's transaction helper (the same on PostgreSQL, PGlite and the PGlite worker thread), so
 // memory stays flat whatever the file's size. A schema change is announced to other processes.
-import type { Connection, Database } from '../db/database.ts';
+import type { Connection, Database, Transaction, TransactionOptions } from '../db/database.ts';
 import { SCHEMA_CHANNEL } from './table-cache.ts';
 
 export interface BulkSession extends Connection {
@@ -13,6 +13,11 @@ export interface BulkSession extends Connection {
   copyWith(target: string, options: string, data: Buffer[]): Promise<number>;
   /** Work done once the load has committed (background full-text filling). */
   afterCommit(fn: () => void): void;
+  /**
+   * PostgreSQL: fn in a transaction of its own on another connection of the pool, committed when it
+   * ends (several COPY streams into a table made beforehand); absent on PGlite (one connection).
+   */
+  elsewhere?: <T>(fn: (tx: Transaction) => Promise<T>, opts?: TransactionOptions) => Promise<T>;
 }
 
 /** Bytes of COPY input held at most before they are sent. */
@@ -45,7 +50,17 @@ export async function runBulk<T>(db: Database, onCommitted: () => void, fn: (s: 
       committed.push(f);
     };
     const copyWith = (target: string, options: string, data: Buffer[]) => tx.copyIn(target, data, options);
-    const result = await fn({ kind: db.kind, query: tx.query.bind(tx), exec: tx.exec.bind(tx), copyFrom, copyWith, afterCommit });
+    const elsewhere =
+      db.kind === 'postgres' ? <R>(f: (t: Transaction) => Promise<R>, o?: TransactionOptions) => db.transaction(f, o) : undefined;
+    const result = await fn({
+      kind: db.kind,
+      query: tx.query.bind(tx),
+      exec: tx.exec.bind(tx),
+      copyFrom,
+      copyWith,
+      afterCommit,
+      elsewhere,
+    });
     if (db.kind === 'postgres') await tx.exec(`NOTIFY ${SCHEMA_CHANNEL}`);
     return result;
   });

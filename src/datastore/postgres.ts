@@ -78,10 +78,11 @@ export class PostgresBackend implements DatastoreBackend {
 
   /**
    * A loaded table gets its full-text column after the data (nothing per row while copying); its
-   * indexes (each a scan of the table) are made in the background once the load commits, then its
-   * vectors are filled, and searches meanwhile compute the rows not filled yet.
+   * indexes (each a scan of the table: the `_id` key, full-text) are made in the background once
+   * the load commits, then its vectors are filled, and searches meanwhile compute the rows not
+   * filled yet.
    */
-  async buildFullTextIndex(s: BulkSession, table: string): Promise<void> {
+  async indexLoadedTable(s: BulkSession, table: string): Promise<void> {
     await setUpFullText(s, table, this.sessions.fts, false);
     s.afterCommit(() => this.sessions.indexLater(table));
   }

@@ -10,6 +10,7 @@ import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
 import { defaultFtsSettings, fillOwnRows, FTS_COLUMN, setUpFullText, storedLanguage, type FtsSettings } from './fts.ts';
 import type { TextSearchSetting } from './select.ts';
 import { FullTextFiller } from './fts-filler.ts';
+import { buildIdIndex, lockTimedOut, makeIdIndexPrimary } from './id-key.ts';
 
 export const SEARCH_TIMEOUT_MS = 60000;
 /** How many times a write that lost a race with another transaction is run (see writeTx). */
@@ -152,22 +153,35 @@ export class Sessions {
     this.setUpInBackground(name, () => this.upgrading.delete(name));
   }
 
-  /** A table just loaded with its full-text column but not its indexes: they are made now, then its vectors filled. */
+  /**
+   * A table just loaded, with its full-text column but no indexes: its `_id` key and full-text
+   * indexes are made now (id-key.ts), then its vectors filled.
+   */
   indexLater(name: string): void {
-    this.setUpInBackground(name);
+    this.setUpInBackground(name, undefined, async () => {
+      const index = await this.writeTx((s) => buildIdIndex(s, name));
+      if (index)
+        await this.writeTx((s) => makeIdIndexPrimary(s, name, index)).catch((e) => {
+          if (!lockTimedOut(e)) throw e;
+        });
+    });
   }
 
-  private setUpInBackground(name: string, onError?: () => void): void {
-    this.writeTx(async (s) => {
-      await s.schemaChanged();
-      await setUpFullText(s, name, this.fts);
-    }).then(
-      () => this.filler.wrote(name),
-      (e) => {
-        onError?.();
-        this.onBackgroundError(e);
-      },
-    );
+  private setUpInBackground(name: string, onError?: () => void, first?: () => Promise<void>): void {
+    (first?.() ?? Promise.resolve())
+      .then(() =>
+        this.writeTx(async (s) => {
+          await s.schemaChanged();
+          await setUpFullText(s, name, this.fts);
+        }),
+      )
+      .then(
+        () => this.filler.wrote(name),
+        (e) => {
+          onError?.();
+          this.onBackgroundError(e);
+        },
+      );
   }
 
   /** One read-only transaction as the read-only role (settings: further SET LOCAL ones). */

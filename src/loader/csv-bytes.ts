@@ -84,9 +84,12 @@ export class CsvByteScanner {
     return { cells, end };
   }
 
-  /** Reads the whole records of buf (all of it when final); returns the bytes they take. */
-  scan(buf: Buffer, final: boolean): number {
-    const end = this.records(buf, final, (s, e, _quoted, escaped, col) => this.value(buf, s, e, escaped, col));
+  /**
+   * Reads the whole records of buf (all of it when final); returns the bytes they take. The offset
+   * where each record starts goes to starts when given.
+   */
+  scan(buf: Buffer, final: boolean, starts?: number[]): number {
+    const end = this.records(buf, final, (s, e, _quoted, escaped, col) => this.value(buf, s, e, escaped, col), undefined, starts);
     if (!isUtf8(buf.subarray(0, end))) throw new NotDirect('not UTF-8');
     return end;
   }
@@ -106,6 +109,7 @@ export class CsvByteScanner {
     final: boolean,
     onField: (s: number, e: number, quoted: boolean, escaped: boolean, col: number) => boolean,
     limit = Number.POSITIVE_INFINITY,
+    starts?: number[],
   ): number {
     const n = buf.length;
     const d = this.delimiter;
@@ -184,6 +188,7 @@ export class CsvByteScanner {
         if (col !== width) throw new NotDirect(`a row narrower than the header (row ${this.headerRow + this.rows + 1})`);
         if (!filled) throw new NotDirect(`an empty row (row ${this.headerRow + this.rows + 1})`);
         this.rows++;
+        starts?.push(recStart);
       }
       taken++;
       pos = i;
@@ -230,4 +235,29 @@ export class CsvByteScanner {
     g.add(this.text(buf, s, e, escaped), this.headerRow + this.rows + 1);
     return true;
   }
+}
+
+/**
+ * The records of buf (starting at the offsets in starts) each behind its number and the delimiter,
+ * numbered from first: the `_id` column in the file's order whichever connection copies them.
+ */
+export function numberRecords(buf: Buffer, starts: number[], first: number, delimiter: string): Buffer {
+  const d = delimiter.charCodeAt(0);
+  let extra = 0;
+  for (let i = 0, n = first; i < starts.length; i++, n++) extra += String(n).length + 1;
+  const out = Buffer.allocUnsafe(buf.length + extra);
+  const digits = new Uint8Array(16);
+  let o = 0;
+  for (let i = 0; i < starts.length; i++) {
+    let n = first + i;
+    let k = 0;
+    do {
+      digits[k++] = D0 + (n % 10);
+      n = Math.floor(n / 10);
+    } while (n > 0);
+    while (k > 0) out[o++] = digits[--k];
+    out[o++] = d;
+    o += buf.copy(out, o, starts[i], i + 1 < starts.length ? starts[i + 1] : buf.length);
+  }
+  return out;
 }

@@ -3,15 +3,17 @@
 // thousands separators or non-ISO dates). Such a file goes to COPY (FORMAT csv) as its own bytes,
 // while the same bytes are read once to guess the column types: the table is made with the types
 // the first batch suggests, and the file is copied batch by batch as it is read (the database
-// works on one batch on its core while the next is read on this one). When the whole file ends
-// up with other types (a later value contradicts the guess), the table is made again and the file
-// copied once more. Anything else leaves the file to the general path (NotDirect).
+// works on one batch on its core while the next is read on this one; on PostgreSQL several
+// connections copy batches at once into a staged table, each record behind its row number: see
+// LoadTable in load.ts). When the whole file ends up with other types (a later value contradicts
+// the guess), the table is made again and the file copied once more, in the load's transaction.
+// Anything else leaves the file to the general path (NotDirect).
 import fs from 'node:fs';
 import type { BulkSession } from '../datastore/bulk.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
-import { CsvByteScanner, NotDirect } from './csv-bytes.ts';
+import { CsvByteScanner, NotDirect, numberRecords } from './csv-bytes.ts';
 import { readSample, detectEncoding } from './decode.ts';
-import { type BulkLoadBackend, copyFailure, createLoadTable, isDbError, type LoadOptions, swapInTable } from './load.ts';
+import { type BulkLoadBackend, copyFailure, isDbError, type LoadOptions, swapInTable } from './load.ts';
 import { columnName, guessedColumns, HEADER_SAMPLE, MAX_COLUMNS, type PreparedColumn } from './prepare.ts';
 import { openTableSource } from './source.ts';
 import { findHeaderRow } from './sniff.ts';
@@ -29,7 +31,7 @@ export interface DirectPlan {
 }
 
 /** Bytes of rows per COPY statement. */
-const BATCH_BYTES: Record<BulkSession['kind'], number> = { postgres: 4 << 20, pglite: 16 << 20 };
+const BATCH_BYTES: Record<BulkSession['kind'], number> = { postgres: 2 << 20, pglite: 16 << 20 };
 
 /**
  * Whether the file may take the direct path, from its first rows: the same encoding, delimiter and
@@ -73,41 +75,58 @@ export async function planDirect(file: string, overrides: Map<string, string>): 
   return { file, delimiter, names, dataStart: bom + header.end, notes: source.notes };
 }
 
+/** Whole records of the file, about BATCH_BYTES of them. */
+interface Batch {
+  /** The records as they are in the file, or each behind its number when numbered. */
+  pieces: Buffer[];
+  /** Bytes of the file they take. */
+  bytes: number;
+}
+
 /**
  * Whole records of the file from dataStart, in batches of about `size` bytes, read by the scanner;
- * the file offset where each batch ends goes to `ends`.
+ * the file offset where each batch ends goes to `ends`. When numbered, each record comes behind its
+ * row number (the `_id` column).
  */
-async function* scannedBatches(plan: DirectPlan, size: number, scanner: CsvByteScanner, ends: number[]): AsyncGenerator<Buffer[]> {
+async function* scannedBatches(
+  plan: DirectPlan,
+  size: number,
+  scanner: CsvByteScanner,
+  ends: number[],
+  numbered: boolean,
+): AsyncGenerator<Batch> {
   const stream = fs.createReadStream(plan.file, { start: plan.dataStart, highWaterMark: 1 << 20 });
+  const starts: number[] = [];
   let carry: Buffer | null = null;
-  let batch: Buffer[] = [];
-  let bytes = 0;
+  let batch: Batch = { pieces: [], bytes: 0 };
   let offset = plan.dataStart;
+  const add = (buf: Buffer, from: number) => {
+    batch.pieces.push(numbered ? numberRecords(buf, starts, from, plan.delimiter) : buf);
+    batch.bytes += buf.length;
+    starts.length = 0;
+  };
   const take = () => {
-    offset += bytes;
+    offset += batch.bytes;
     ends.push(offset);
     const b = batch;
-    batch = [];
-    bytes = 0;
+    batch = { pieces: [], bytes: 0 };
     return b;
   };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-      const end = scanner.scan(buf, false);
+      const from = scanner.rows + 1;
+      const end = scanner.scan(buf, false, numbered ? starts : undefined);
       carry = end < buf.length ? buf.subarray(end) : null;
-      if (end) {
-        batch.push(buf.subarray(0, end));
-        bytes += end;
-      }
-      if (bytes >= size) yield take();
+      if (end) add(buf.subarray(0, end), from);
+      if (batch.bytes >= size) yield take();
     }
     if (carry) {
-      scanner.scan(carry, true);
-      batch.push(carry);
-      bytes += carry.length;
+      const from = scanner.rows + 1;
+      scanner.scan(carry, true, numbered ? starts : undefined);
+      add(carry, from);
     }
-    if (batch.length) yield take();
+    if (batch.bytes) yield take();
   } finally {
     stream.destroy();
   }
@@ -143,8 +162,13 @@ export async function loadDirect(
   opts: LoadOptions = {},
 ): Promise<{ rows: number; columns: PreparedColumn[]; log: string[] }> {
   const log = [...plan.notes];
+  const streams = Math.max(1, opts.streams ?? 1);
   let columns: PreparedColumn[] = [];
-  const rows = await swapInTable(backend, resourceId, async (s, tmp) => {
+  let staged = false;
+  const rows = await swapInTable(backend, resourceId, streams, async (s, table) => {
+    staged = table.stage;
+    // COPY statements at once: one in the load's own transaction.
+    const atOnce = table.stage ? streams : 1;
     const guesses = plan.names.map(() => new ColumnGuess());
     const scanner = new CsvByteScanner(plan.delimiter, guesses);
     const quiet: string[] = [];
@@ -154,59 +178,65 @@ export async function loadDirect(
       if (needs) throw new NotDirect(`column "${needs.id}" needs its values converted`);
       return cols;
     };
-    const target = (cols: PreparedColumn[]) => `${qi(tmp)} (${cols.map((c) => qi(c.id)).join(', ')})`;
+    const target = (cols: PreparedColumn[], numbered: boolean) =>
+      `${qi(table.name)} (${[...(numbered ? ['_id'] : []), ...cols.map((c) => c.id)].map(qi).join(', ')})`;
     const options = (cols: PreparedColumn[]) =>
       `WITH (FORMAT csv, DELIMITER ${quoteLiteral(plan.delimiter)}, FORCE_NULL (${cols.map((c) => qi(c.id)).join(', ')}))`;
-    // Pass one with the copy alongside, into a table of the types guessed so far.
+    // Pass one with the copy alongside (several COPY streams when the table is staged), into a
+    // table of the types guessed so far.
     let spec: PreparedColumn[] | null = null;
     const ends: number[] = [];
-    let copying: Promise<void> = Promise.resolve();
+    const copying = new Set<Promise<void>>();
     let refused: unknown = null;
     let copied = 0;
     let read = 0;
-    const send = async (batch: Buffer[]) => {
-      await copying;
+    const send = async (batch: Batch) => {
+      while (copying.size >= atOnce) await Promise.race(copying);
       if (refused) return;
-      copying = s.copyWith(target(spec!), options(spec!), batch).then(
-        (n) => {
-          copied += n;
-        },
-        (e) => {
-          refused = e;
-        },
-      );
+      const copy: Promise<void> = table
+        .copy(target(spec!, table.staged), options(spec!), batch.pieces)
+        .then(
+          (n) => {
+            copied += n;
+          },
+          (e) => {
+            refused ??= e;
+          },
+        )
+        .finally(() => copying.delete(copy));
+      copying.add(copy);
     };
     try {
-      for await (const batch of scannedBatches(plan, BATCH_BYTES[s.kind], scanner, ends)) {
+      for await (const batch of scannedBatches(plan, BATCH_BYTES[s.kind], scanner, ends, table.stage)) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        read += batch.reduce((n, b) => n + b.length, 0);
+        read += batch.bytes;
         if (!spec) {
           spec = current();
-          await createLoadTable(s, tmp, spec);
-          await s.exec('SAVEPOINT direct_copy');
+          await table.create(spec);
+          if (!table.staged) await s.exec('SAVEPOINT direct_copy');
         }
         await send(batch);
         opts.onProgress?.({ rows: scanner.rows, bytes: read });
       }
     } finally {
-      await copying;
+      await Promise.all(copying);
     }
     if (refused && !isDbError(refused)) throw refused;
     columns = current();
     guessedColumns(plan.names, guesses, [], plan.delimiter, log);
     if (spec && !refused && sameTypes(spec, columns) && copied === scanner.rows) return { rows: copied, columns };
-    // The guess changed (or the file was small): the table in its final types, the file once more.
+    // The guess changed (or the file was small): the table in its final types, the file once more,
+    // in the load's transaction (the `_id` from the table's sequence, in the file's order).
     if (spec) {
-      await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
-      await s.exec(`DROP TABLE ${qi(tmp)}`);
+      if (!table.staged) await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
       if (refused || !sameTypes(spec, columns)) log.push('the types guessed from the first rows changed further on: copied again');
     }
-    await createLoadTable(s, tmp, columns);
+    await table.create(columns);
     copied = 0;
     try {
       for await (const batch of batchesAgain(plan, ends)) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        copied += await s.copyWith(target(columns), options(columns), batch);
+        copied += await s.copyWith(target(columns, false), options(columns), batch);
       }
     } catch (e) {
       throw isDbError(e) ? copyFailure(e, copied) : e;
@@ -214,6 +244,6 @@ export async function loadDirect(
     return { rows: copied, columns };
   });
   log.push(`${rows} row(s), ${columns.length} column(s): ${columns.map((c) => `${c.id} ${c.type}`).join(', ')}`);
-  log.push('plain UTF-8 CSV: the file went to COPY as it is');
+  log.push(`plain UTF-8 CSV: the file went to COPY as it is${staged ? `, ${streams} streams at once` : ''}`);
   return { rows, columns, log };
 }

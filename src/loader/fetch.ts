@@ -30,7 +30,8 @@ export interface FetchOptions {
 
 export interface FetchResult {
   bytes: number;
-  md5: string;
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
   contentType: string | null;
   finalUrl: string;
 }
@@ -173,7 +174,7 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
         res.destroy();
         throw new FetchError(`the file is ${declared} bytes, more than the limit of ${opts.maxBytes} bytes (svc.loader.max_size)`);
       }
-      const hash = createHash('md5');
+      const hash = createHash('sha256');
       let bytes = 0;
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {
@@ -193,7 +194,7 @@ export async function fetchToFile(url: string, dest: string, opts: FetchOptions)
         throw new FetchError(describeNetworkError(e as NodeJS.ErrnoException, current));
       }
       const type = res.headers['content-type'];
-      return { bytes, md5: hash.digest('hex'), contentType: typeof type === 'string' ? type : null, finalUrl: current.href };
+      return { bytes, sha256: hash.digest('hex'), contentType: typeof type === 'string' ? type : null, finalUrl: current.href };
     }
   } finally {
     clearTimeout(timer);

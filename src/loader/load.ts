@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import type { DatastoreField } from '../datastore/backend.ts';
 import type { BulkSession } from '../datastore/bulk.ts';
+import type { Connection } from '../db/database.ts';
 import { COUNTS_TABLE } from '../datastore/postgres.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { LoadError, type PreparedColumn, type PreparedTable } from './prepare.ts';
@@ -17,15 +18,17 @@ export interface BulkLoadBackend {
   resource_fields(id: string): Promise<DatastoreField[]>;
   resource_info(id: string): Promise<{ meta: { aliases: string[] } }>;
   /**
-   * Builds the stored full-text index of a table after a load (the data store's full-text work
-   * provides it; until then searches compute it on the fly).
+   * In the load's transaction, after the swap: the table's full-text column, and once the load
+   * commits its indexes (the `_id` key, full-text); until then searches compute vectors on the fly.
    */
-  buildFullTextIndex?(s: BulkSession, table: string): Promise<void>;
+  indexLoadedTable(s: BulkSession, table: string): Promise<void>;
 }
 
 export interface LoadOptions {
   onProgress?: (p: { rows: number; bytes: number }) => void;
   signal?: AbortSignal;
+  /** COPY streams at once where the file allows (PostgreSQL, plain CSV); 1 when not given. */
+  streams?: number;
 }
 
 /** Spool lines as COPY pieces (whole lines), converted where a column needs it. */
@@ -102,11 +105,11 @@ export const isDbError = (e: unknown): e is DbError => e instanceof Error && !(e
 /** Row numbers the load's session takes from the sequence at a time (one sequence update per block, not per row). */
 const ID_CACHE = 100000;
 
-const serialSequence = async (s: BulkSession, table: string) =>
+const serialSequence = async (s: Connection, table: string) =>
   qi((await s.query<{ name: string }>(`SELECT (parse_ident(pg_get_serial_sequence($1, '_id')))[2] AS name`, [qi(table)])).rows[0].name);
 
 /** The new table of a load: the row number, then the columns in their types. */
-export async function createLoadTable(s: BulkSession, table: string, columns: PreparedColumn[]): Promise<void> {
+async function createLoadTable(s: Connection, table: string, columns: PreparedColumn[]): Promise<void> {
   const cols = ['"_id" serial NOT NULL', ...columns.map((c) => `${qi(c.id)} ${c.type}`)];
   try {
     await s.exec(`CREATE TABLE ${qi(table)} (${cols.join(', ')})`);
@@ -123,13 +126,85 @@ async function settleSequence(s: BulkSession, table: string, rows: number): Prom
   await s.exec(`ALTER SEQUENCE ${seq} CACHE 1`);
 }
 
-/** Fills the new table (named tmp) in the load's transaction; returns the rows and the columns made. */
-export type TableFill = (s: BulkSession, tmp: string) => Promise<{ rows: number; columns: PreparedColumn[] }>;
+/** A privilege on the staged table, held back until the swap (grantee null: PUBLIC). */
+interface Grant {
+  grantee: string | null;
+  privilege: string;
+}
+
+/**
+ * The new table of a load until it takes the resource's place: made in the load's transaction, or
+ * (PostgreSQL, more than one COPY stream) made and committed beforehand on another connection, so
+ * that several connections can copy into it at once. A staged table is readable by its owner only
+ * (its default grants are held back) until the swap gives them back in the load's transaction.
+ */
+export class LoadTable {
+  /** The grants held back while the table is staged; null when it is made in the load's transaction. */
+  private held: Grant[] | null = null;
+
+  constructor(
+    private readonly s: BulkSession,
+    readonly name: string,
+    /** COPY streams wanted at once (from svc.loader.copy_streams). */
+    streams: number,
+    readonly stage = streams > 1 && !!s.elsewhere,
+  ) {}
+
+  /** Whether rows may be copied by several connections at once (each then brings its `_id`). */
+  get staged(): boolean {
+    return this.held !== null;
+  }
+
+  /** Makes the table with these columns, dropping a table of the same name (an earlier try's) first. */
+  async create(columns: PreparedColumn[]): Promise<void> {
+    if (!this.stage) {
+      await this.s.exec(`DROP TABLE IF EXISTS ${qi(this.name)}`);
+      await createLoadTable(this.s, this.name, columns);
+      return;
+    }
+    this.held = await this.s.elsewhere!(async (tx) => {
+      await tx.exec(`DROP TABLE IF EXISTS ${qi(this.name)}`);
+      await createLoadTable(tx, this.name, columns);
+      const grants = await tx.query<Grant>(
+        `SELECT CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee) END AS grantee, a.privilege_type AS privilege
+           FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner`,
+        [qi(this.name)],
+      );
+      for (const g of grants.rows) await tx.exec(grantSql('REVOKE', g, this.name));
+      return grants.rows;
+    });
+  }
+
+  /**
+   * One COPY of whole records into the table: on a connection of its own when staged, committed
+   * without waiting for the disk (nobody can read the rows before the load's own COMMIT, whose
+   * wait for the log covers theirs: the log is written in order).
+   */
+  copy(target: string, options: string, data: Buffer[]): Promise<number> {
+    if (!this.held) return this.s.copyWith(target, options, data);
+    return this.s.elsewhere!((tx) => tx.copyIn(target, data, options), { settings: { synchronous_commit: 'off' } });
+  }
+
+  /** In the load's transaction, before the swap: the grants held back are given. */
+  async release(): Promise<void> {
+    for (const g of this.held ?? []) await this.s.exec(grantSql('GRANT', g, this.name));
+  }
+}
+
+function grantSql(verb: 'GRANT' | 'REVOKE', g: Grant, table: string): string {
+  if (!/^[A-Z]+$/.test(g.privilege)) throw new Error(`unexpected privilege ${g.privilege}`);
+  const who = g.grantee === null ? 'PUBLIC' : qi(g.grantee);
+  return `${verb} ${g.privilege} ON ${qi(table)} ${verb === 'GRANT' ? 'TO' : 'FROM'} ${who}`;
+}
+
+/** Fills the new table of a load; returns the rows and the columns made. */
+export type TableFill = (s: BulkSession, table: LoadTable) => Promise<{ rows: number; columns: PreparedColumn[] }>;
 
 /** Loads the prepared rows into the resource's table (replacing it); returns the rows loaded. */
 export function replaceTable(backend: BulkLoadBackend, resourceId: string, t: PreparedTable, opts: LoadOptions = {}): Promise<number> {
-  return swapInTable(backend, resourceId, async (s, tmp) => {
-    await createLoadTable(s, tmp, t.columns);
+  return swapInTable(backend, resourceId, 1, async (s, table) => {
+    await table.create(t.columns);
+    const tmp = table.name;
     try {
       const target = `${qi(tmp)} (${t.columns.map((c) => qi(c.id)).join(', ')})`;
       return { rows: await s.copyFrom(`COPY ${target} FROM STDIN`, copyPieces(t, opts)), columns: t.columns };
@@ -143,42 +218,71 @@ export function replaceTable(backend: BulkLoadBackend, resourceId: string, t: Pr
  * Fills a new table and puts it in the place of the resource's table, in one transaction: field
  * info and aliases of the old table are kept, the full-text index is set up after the data.
  */
-export async function swapInTable(backend: BulkLoadBackend, resourceId: string, fill: TableFill): Promise<number> {
+export async function swapInTable(backend: BulkLoadBackend, resourceId: string, streams: number, fill: TableFill): Promise<number> {
   const exists = await backend.resource_exists(resourceId);
   const oldFields = exists ? await backend.resource_fields(resourceId) : [];
   const aliases = exists ? (await backend.resource_info(resourceId)).meta.aliases : [];
   const infoById = new Map(oldFields.filter((f) => f.info && Object.keys(f.info).length).map((f) => [f.id, f.info!]));
   const tmp = `_load_${resourceId}`.slice(0, 63);
-  return backend.bulkWrite(async (s) => {
-    if (s.kind === 'postgres') await s.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_loader:${resourceId}`]);
-    await s.exec(`DROP TABLE IF EXISTS ${qi(tmp)}`);
-    const { rows, columns } = await fill(s, tmp);
-    await settleSequence(s, tmp, rows);
-    await s.exec(`ALTER TABLE ${qi(tmp)} ADD PRIMARY KEY ("_id")`);
-    // The swap: the old table and its alias views go, the new table takes the name.
-    const old = await s.query<{ relkind: string }>(
-      `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`,
-      [resourceId],
-    );
-    if (old.rows[0] && old.rows[0].relkind !== 'r')
-      throw new LoadError(`"${resourceId}" is an alias of another table, not a resource's table`);
-    if (old.rows[0]) {
-      await s.exec(`LOCK TABLE ${qi(resourceId)} IN ACCESS EXCLUSIVE MODE`);
-      for (const a of aliases) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
-      await s.exec(`DROP TABLE ${qi(resourceId)}`);
-    }
-    await s.exec(`ALTER TABLE ${qi(tmp)} RENAME TO ${qi(resourceId)}`);
-    for (const a of aliases) await s.exec(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(resourceId)}`);
-    // The full-text column and indexes come after the data (nothing per row while copying).
-    if (backend.buildFullTextIndex) await backend.buildFullTextIndex(s, resourceId);
-    for (const c of columns) {
-      const info = infoById.get(c.id);
-      if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
-    }
-    await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [
-      resourceId,
-      rows,
-    ]);
-    return rows;
-  });
+  const lock = (s: BulkSession) => s.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_loader:${resourceId}`]);
+  let staged = false;
+  try {
+    return await backend.bulkWrite(async (s) => {
+      if (s.kind === 'postgres') await lock(s);
+      const table = new LoadTable(s, tmp, streams);
+      staged = table.stage;
+      const { rows, columns } = await fill(s, table);
+      await settleSequence(s, tmp, rows);
+      await table.release();
+      return swapIn(s, backend, resourceId, tmp, rows, columns, aliases, infoById);
+    });
+  } catch (e) {
+    // A staged table outlives the failed transaction: dropped once no other load of the resource runs.
+    if (staged)
+      await backend
+        .bulkWrite(async (s) => {
+          await lock(s);
+          await s.exec(`DROP TABLE IF EXISTS ${qi(tmp)}`);
+        })
+        .catch(() => undefined);
+    throw e;
+  }
+}
+
+/** In the load's transaction: the new table takes the place (and the aliases and field info) of the old one. */
+async function swapIn(
+  s: BulkSession,
+  backend: BulkLoadBackend,
+  resourceId: string,
+  tmp: string,
+  rows: number,
+  columns: PreparedColumn[],
+  aliases: string[],
+  infoById: Map<string, Record<string, unknown>>,
+): Promise<number> {
+  // The swap: the old table and its alias views go, the new table takes the name.
+  const old = await s.query<{ relkind: string }>(
+    `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`,
+    [resourceId],
+  );
+  if (old.rows[0] && old.rows[0].relkind !== 'r')
+    throw new LoadError(`"${resourceId}" is an alias of another table, not a resource's table`);
+  if (old.rows[0]) {
+    await s.exec(`LOCK TABLE ${qi(resourceId)} IN ACCESS EXCLUSIVE MODE`);
+    for (const a of aliases) await s.exec(`DROP VIEW IF EXISTS ${qi(a)}`);
+    await s.exec(`DROP TABLE ${qi(resourceId)}`);
+  }
+  await s.exec(`ALTER TABLE ${qi(tmp)} RENAME TO ${qi(resourceId)}`);
+  for (const a of aliases) await s.exec(`CREATE VIEW ${qi(a)} AS SELECT * FROM ${qi(resourceId)}`);
+  // The `_id` key, the full-text column and their indexes come after the data (nothing per row while copying).
+  await backend.indexLoadedTable(s, resourceId);
+  for (const c of columns) {
+    const info = infoById.get(c.id);
+    if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
+  }
+  await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [
+    resourceId,
+    rows,
+  ]);
+  return rows;
 }

@@ -50,6 +50,14 @@ declareOption({
   default: true,
   description: 'Plain UTF-8 CSV goes to COPY as it is (false: every file is read in two passes, rows rewritten for COPY)',
 });
+declareOption({
+  name: 'svc.loader.copy_streams',
+  type: 'int',
+  default: 2,
+  validate: positive,
+  description:
+    "PostgreSQL: connections copying a plain CSV file at once, into a table made beforehand that only the swap makes readable (1: the load's own connection only)",
+});
 declareOption({ name: 'svc.loader.queue', type: 'string', default: 'default', description: 'Job queue of loads' });
 
 export const loaderPlugin: Plugin = {

@@ -16,7 +16,7 @@ import { setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { fetchToFile, FetchError, type LookupAll } from '../../loader/fetch.ts';
 import { LoadError, prepareTable, type PreparedColumn } from '../../loader/prepare.ts';
 import { loadDirect, NotDirect, planDirect } from '../../loader/direct.ts';
-import { replaceTable, type BulkLoadBackend } from '../../loader/load.ts';
+import { replaceTable, type BulkLoadBackend, type LoadOptions } from '../../loader/load.ts';
 import { loadTask, nowIso, parseValue, saveLoadTask, type LoadTaskValue, type LogLine } from './status.ts';
 
 export interface LoadProgress {
@@ -45,8 +45,8 @@ export interface LoadOutcome {
 /** Errors that are the file's or the link's fault: reported as they are, without a stack. */
 const expected = (e: unknown) => e instanceof LoadError || e instanceof FetchError;
 
-async function md5File(file: string): Promise<string> {
-  const hash = createHash('md5');
+async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
   await pipeline(fs.createReadStream(file), hash);
   return hash.digest('hex');
 }
@@ -109,7 +109,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       file = resourceFilePath(config, resourceId);
       if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
       total = fs.statSync(file).size;
-      hashing = md5File(file);
+      hashing = sha256File(file);
       hashing.catch(() => undefined); // awaited below; a load that fails first must not leave it unhandled
       log(`uploaded file, ${total} bytes (${elapsed()})`);
     } else {
@@ -128,7 +128,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
         },
       });
       file = download;
-      hashing = Promise.resolve(r.md5);
+      hashing = Promise.resolve(r.sha256);
       total = r.bytes;
       log(`downloaded ${r.bytes} bytes${r.contentType ? ` (${r.contentType})` : ''}`);
     }
@@ -147,7 +147,11 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     }
     const loaded =
       (config.bool('svc.loader.direct_copy') &&
-        (await loadPlainCsv(backend, resourceId, file, overrides, log, opts.signal, (p) => progress({ phase: 'copy', ...p, total })))) ||
+        (await loadPlainCsv(backend, resourceId, file, overrides, log, {
+          signal: opts.signal,
+          streams: config.int('svc.loader.copy_streams'),
+          onProgress: (p) => progress({ phase: 'copy', ...p, total }),
+        }))) ||
       (await loadInTwoPasses(backend, resourceId, file, spool, overrides, log, opts.signal, progress, total, elapsed));
     const rows = loaded.rows;
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
@@ -200,12 +204,11 @@ async function loadPlainCsv(
   file: string,
   overrides: Map<string, string>,
   log: Log,
-  signal: AbortSignal | undefined,
-  onProgress: (p: { rows: number; bytes: number }) => void,
+  opts: LoadOptions,
 ): Promise<{ rows: number; columns: PreparedColumn[] } | null> {
   try {
     const plan = await planDirect(file, overrides);
-    const done = await loadDirect(backend, resourceId, plan, { signal, onProgress });
+    const done = await loadDirect(backend, resourceId, plan, opts);
     done.log.forEach((l) => log(l, logLevel(l)));
     return done;
   } catch (e) {

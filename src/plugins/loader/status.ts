@@ -18,7 +18,7 @@ export interface LoadTaskValue {
   job_id: string | null;
   /** What triggered the load (URL/upload signature): an unchanged resource is not loaded again. */
   source?: string;
-  /** md5 of the file last loaded. */
+  /** SHA-256 of the file last loaded (hex). */
   hash?: string;
   requested_timestamp?: string;
   finished_timestamp?: string | null;
