@@ -263,7 +263,7 @@ describe('loader', () => {
     await backend.bulkWrite(async (s: any) => {
       const table = new LoadTable(s, name, 2);
       await table.create([{ id: 'a', type: 'text' } as PreparedColumn]);
-      assert.ok(table.staged);
+      assert.ok(table.stage);
       assert.equal(await tables(name), 1);
       await assert.rejects(backend.readQuery(`SELECT * FROM ${quoteIdent(name)}`, { rowLimit: 1 }), /permission denied/);
       await table.release();

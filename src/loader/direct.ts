@@ -194,7 +194,7 @@ export async function loadDirect(
       while (copying.size >= atOnce) await Promise.race(copying);
       if (refused) return;
       const copy: Promise<void> = table
-        .copy(target(spec!, table.staged), options(spec!), batch.pieces)
+        .copy(target(spec!, table.stage), options(spec!), batch.pieces)
         .then(
           (n) => {
             copied += n;
@@ -213,7 +213,7 @@ export async function loadDirect(
         if (!spec) {
           spec = current();
           await table.create(spec);
-          if (!table.staged) await s.exec('SAVEPOINT direct_copy');
+          if (!table.stage) await s.exec('SAVEPOINT direct_copy');
         }
         await send(batch);
         opts.onProgress?.({ rows: scanner.rows, bytes: read });
@@ -228,7 +228,7 @@ export async function loadDirect(
     // The guess changed (or the file was small): the table in its final types, the file once more,
     // in the load's transaction (the `_id` from the table's sequence, in the file's order).
     if (spec) {
-      if (!table.staged) await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
+      if (!table.stage) await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
       if (refused || !sameTypes(spec, columns)) log.push('the types guessed from the first rows changed further on: copied again');
     }
     await table.create(columns);

@@ -142,17 +142,16 @@ export class LoadTable {
   /** The grants held back while the table is staged; null when it is made in the load's transaction. */
   private held: Grant[] | null = null;
 
+  /** Whether the table is staged: several connections copy rows at once (each record then brings its `_id`). */
+  readonly stage: boolean;
+
   constructor(
     private readonly s: BulkSession,
     readonly name: string,
     /** COPY streams wanted at once (from svc.loader.copy_streams). */
     streams: number,
-    readonly stage = streams > 1 && !!s.elsewhere,
-  ) {}
-
-  /** Whether rows may be copied by several connections at once (each then brings its `_id`). */
-  get staged(): boolean {
-    return this.held !== null;
+  ) {
+    this.stage = streams > 1 && !!s.elsewhere;
   }
 
   /** Makes the table with these columns, dropping a table of the same name (an earlier try's) first. */
