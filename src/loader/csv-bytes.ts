@@ -244,7 +244,13 @@ export class CsvByteScanner {
 export function numberRecords(buf: Buffer, starts: number[], first: number, delimiter: string): Buffer {
   const d = delimiter.charCodeAt(0);
   let extra = 0;
-  for (let i = 0, n = first; i < starts.length; i++, n++) extra += String(n).length + 1;
+  for (let i = 0, n = first, width = String(n).length, next = 10 ** width; i < starts.length; i++, n++) {
+    if (n >= next) {
+      width++;
+      next *= 10;
+    }
+    extra += width + 1;
+  }
   const out = Buffer.allocUnsafe(buf.length + extra);
   const digits = new Uint8Array(16);
   let o = 0;

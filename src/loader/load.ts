@@ -233,7 +233,7 @@ export async function swapInTable(backend: BulkLoadBackend, resourceId: string, 
       const { rows, columns } = await fill(s, table);
       await settleSequence(s, tmp, rows);
       await table.release();
-      return swapIn(s, backend, resourceId, tmp, rows, columns, aliases, infoById);
+      return swapIn(s, backend, { resourceId, tmp, rows, columns, aliases, infoById });
     });
   } catch (e) {
     // A staged table outlives the failed transaction: dropped once no other load of the resource runs.
@@ -252,13 +252,17 @@ export async function swapInTable(backend: BulkLoadBackend, resourceId: string, 
 async function swapIn(
   s: BulkSession,
   backend: BulkLoadBackend,
-  resourceId: string,
-  tmp: string,
-  rows: number,
-  columns: PreparedColumn[],
-  aliases: string[],
-  infoById: Map<string, Record<string, unknown>>,
+  load: {
+    resourceId: string;
+    tmp: string;
+    rows: number;
+    columns: PreparedColumn[];
+    /** The old table's alias views and field info, kept. */
+    aliases: string[];
+    infoById: Map<string, Record<string, unknown>>;
+  },
 ): Promise<number> {
+  const { resourceId, tmp, rows, columns, aliases, infoById } = load;
   // The swap: the old table and its alias views go, the new table takes the name.
   const old = await s.query<{ relkind: string }>(
     `SELECT c.relkind::text AS relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`,

@@ -54,7 +54,8 @@ declareOption({
   name: 'svc.loader.copy_streams',
   type: 'int',
   default: 2,
-  validate: positive,
+  // Each takes a connection of the data store's write pool (10) beside the load's own.
+  validate: (v: number) => (v >= 1 && v <= 8 ? undefined : 'must be between 1 and 8'),
   description:
     "PostgreSQL: connections copying a plain CSV file at once, into a table made beforehand that only the swap makes readable (1: the load's own connection only)",
 });
