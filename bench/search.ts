@@ -20,7 +20,8 @@
 // (keep the database and print its URL), SVC_BENCH_REUSE=<database> (a database kept by an
 // earlier run: steps 2 and 3 are skipped, the server migrates it, step 4 runs only with
 // SVC_BENCH_REBUILD=1 or when datasets lack an index row; the database is kept),
-// SVC_BENCH_QUERIES=<regexp> (only the queries of the mix whose label matches).
+// SVC_BENCH_QUERIES=<regexp> (only the queries of the mix whose label matches), SVC_BENCH_SHOW=1 (print
+// each statement with its direct p50).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -387,11 +388,18 @@ export async function run(): Promise<void> {
         await client.query("SELECT nextval('package_search_generation')");
         const statements = await recordStatements(dbUrl, q.params, services);
         const sqlTimes: number[] = [];
+        const eachTimes = statements.map(() => [] as number[]);
         for (let i = 0; i < RUNS + 3; i++) {
           const t0 = performance.now();
-          for (const s of statements) await client.query(s.text, s.values as any[]);
+          for (const [k, s] of statements.entries()) {
+            const t1 = performance.now();
+            await client.query(s.text, s.values as any[]);
+            if (i >= 3) eachTimes[k].push(performance.now() - t1);
+          }
           if (i >= 3) sqlTimes.push(performance.now() - t0);
         }
+        if (process.env.SVC_BENCH_SHOW)
+          statements.forEach((s, k) => log(`  ${pct(eachTimes[k], 50).toFixed(1)} ms  ${s.text.replace(/\s+/g, ' ').slice(0, 400)}`));
         const row = {
           query: q.label,
           count: body.result.count,

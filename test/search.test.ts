@@ -230,6 +230,13 @@ describe('sorting and paging', () => {
     assert.deepEqual(byModified, [...byModified].sort().reverse());
     assert.equal((await search({ sort: 'title_string asc' })).results[0].name, 'air-quality');
     assert.equal((await search({ sort: 'num_resources desc, name asc' })).results[0].name, 'air-quality');
+    // score first, then keys the matches carry (an extra, the capacity expression): same results
+    const matching = names(await search({ q: 'rainfall OR river OR stations' }));
+    for (const sort of ['score desc, extras_region desc', 'score desc, capacity asc, name desc', 'score desc, title_string asc']) {
+      const r = await search({ q: 'rainfall OR river OR stations', sort });
+      assert.equal(r.count, 3, sort);
+      assert.deepEqual(names(r), matching, sort);
+    }
     for (const sort of ['nosuchfield asc', 'name', 'name upward', 'tags asc', '']) {
       const r = await t.call('package_search', { sort: sort || ' , ' });
       assert.equal(r.status, 400, sort);
@@ -273,11 +280,15 @@ describe('sorting and paging', () => {
     try {
       const full = (await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 100 })).results.map((d: any) => d.name);
       const paged: string[] = [];
-      for (let start = 0; start < full.length; start++)
-        paged.push(
-          ...(await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 1, start })).results.map((d: any) => d.name),
-        );
+      const counts = new Set<number>();
+      for (let start = 0; start < full.length + 1; start++) {
+        const page = await search({ q: 'data OR rainfall OR budget OR stations OR quality', rows: 1, start });
+        paged.push(...page.results.map((d: any) => d.name));
+        counts.add(page.count);
+      }
       assert.deepEqual(paged, full);
+      // pages inside the window (count and page in one statement) and beyond it count the same
+      assert.deepEqual([...counts], [5]);
       assert.equal(new Set(full).size, full.length);
       assert.equal(full.length, 5);
     } finally {

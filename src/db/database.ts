@@ -82,6 +82,23 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/** The database itself, not a transaction's connection: it can open transactions of its own. */
+export const isDatabase = (db: Queryable): db is Database => typeof (db as Partial<Database>).transaction === 'function';
+
+/** A PostgreSQL pool (not a transaction's connection): statements can run side by side. */
+export const isPool = (db: Queryable) => isDatabase(db) && db.kind === 'postgres';
+
+/**
+ * Runs the reads side by side on a PostgreSQL pool (each on a connection of its own), one after the
+ * other otherwise (a transaction's single connection, or PGlite's one).
+ */
+export async function sideBySide<T extends unknown[]>(db: Queryable, fns: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if (isPool(db)) return (await Promise.all(fns.map((f) => f()))) as T;
+  const out: unknown[] = [];
+  for (const f of fns) out.push(await f());
+  return out as T;
+}
+
 /** The statements opening a transaction, in one round trip. */
 export function beginSql(opts: TransactionOptions): string {
   const parts = [opts.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'];

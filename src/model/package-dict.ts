@@ -2,7 +2,7 @@
 // datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
 import type { ActionContext } from '../context.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
-import type { Queryable } from '../db/database.ts';
+import { sideBySide, type Queryable } from '../db/database.ts';
 import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
@@ -90,13 +90,15 @@ export async function buildPackageDicts(
   if (!rows.length) return [];
   const { db, config } = ctx;
   const ids = rows.map((r) => r.id);
-  // one after the other: inside a write the queries share one connection
-  const extras = await extrasOf(db, ids);
-  const tags = await tagsOf(db, ids);
-  const groups = await packageGroups(db, ids);
-  const resources = await resourcesOf(db, ids);
-  const rels = await relationshipsOf(db, ids);
-  const orgs = await groupsByIds(db, [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))]);
+  const orgIds = [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))];
+  const [extras, tags, groups, resources, rels, orgs] = await sideBySide(db, [
+    () => extrasOf(db, ids),
+    () => tagsOf(db, ids),
+    () => packageGroups(db, ids),
+    () => resourcesOf(db, ids),
+    () => relationshipsOf(db, ids),
+    () => groupsByIds(db, orgIds),
+  ]);
   const by = <T extends { package_id: string }>(list: T[]) => {
     const m = new Map<string, T[]>();
     for (const x of list) (m.get(x.package_id) ?? m.set(x.package_id, []).get(x.package_id)!).push(x);

@@ -6,12 +6,12 @@
 // them in the cheap order (the sort keys after score, by default metadata_modified desc, an index
 // walk) are scored; the result order is those, best score first, then the remaining matches in
 // the cheap order. The order is the same whatever start is, so paging never repeats or skips.
-import type { Database, Queryable } from '../db/database.ts';
+import { isDatabase, isPool, sideBySide, type Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
 import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
-import { SqlBuilder, TS_CONFIG, textQueriesOf } from './sql-builder.ts';
+import { phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, type TextFacts } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
@@ -100,7 +100,7 @@ ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
 
 interface IndexState {
   generation: string;
-  stopWords: Set<string>;
+  text: TextFacts;
   wordCount: number | null;
   lexeme: string | null;
   counted: boolean;
@@ -118,19 +118,9 @@ function singleWord(node: QueryNode): string | null {
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */
 const mentionsState = (fq: string) => /(^|[\s(+])state:/.test(fq);
 
-/** The database itself, not a transaction's connection: it can open transactions of its own. */
-const isDatabase = (db: Queryable): db is Database => typeof (db as Partial<Database>).transaction === 'function';
-
-/** A PostgreSQL pool (not a transaction's connection): statements can run side by side. */
-const isPool = (db: Queryable) => isDatabase(db) && db.kind === 'postgres';
-
-/** Runs the queries side by side on a pool (PostgreSQL), one after the other on one connection. */
-async function runAll<T>(db: Queryable, fns: (() => Promise<T>)[]): Promise<T[]> {
-  if (isPool(db)) return Promise.all(fns.map((f) => f()));
-  const out: T[] = [];
-  for (const f of fns) out.push(await f());
-  return out;
-}
+/** Whether the results are ordered by score first (only the rank window is scored). */
+const scoresFirst = (query: PackageQuery, rank: string | null) =>
+  rank !== null && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
 
 function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nullable: boolean } {
   switch (f.type) {
@@ -210,7 +200,7 @@ export class PostgresSearchEngine implements SearchEngine {
     const wordClass = word && this.countedClass(query) === 'public' ? 'public' : null;
     const state = await this.readState(db, [qNode, ...fqNodes], wordClass ? { word: word!, cls: wordClass } : null);
     const params: unknown[] = [];
-    const builder = new SqlBuilder(params, state.stopWords);
+    const builder = new SqlBuilder(params, state.text);
     const visible = { sql: this.visibility(query, builder), countedClass: this.countedClass(query) };
     const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
@@ -265,26 +255,37 @@ export class PostgresSearchEngine implements SearchEngine {
     const scanned = fields.filter((f) => !counts.includes(f));
     // On a pool the statements run side by side: each scanned facet has its own (more cores, less
     // time); on one connection one scan gives the count and every scanned facet (less work).
-    const sideBySide = isPool(db);
+    const onPool = isPool(db);
     const counting = async (): Promise<{ count: number; facets: Record<string, FacetItem[]> }> => {
-      if (scanned.length && !sideBySide) return scanCountAndFacets(db, where, params, scanned, query);
+      if (scanned.length && !onPool) return scanCountAndFacets(db, where, params, scanned, query);
       if (countedClass) return readCounts(db, countedClass, counts, query);
       if (wordCount !== null) return { count: wordCount, facets: {} };
       const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params);
       return { count: Number(r.rows[0].n), facets: {} };
     };
-    const tasks: (() => Promise<unknown>)[] = [counting, () => this.page(db, where, params, order, rank, query)];
-    if (sideBySide) for (const f of scanned) tasks.push(() => scanFacet(db, where, params, f, query));
+    // A count that must be scanned and a page inside the rank window: one statement reads the matches once.
+    const together =
+      !countedClass &&
+      wordCount === null &&
+      !(scanned.length && !onPool) &&
+      scoresFirst(query, rank) &&
+      query.rows > 0 &&
+      query.start + query.rows <= this.opts.rankWindow();
+    const tasks: (() => Promise<unknown>)[] = together
+      ? [() => this.countAndRankedPage(db, where, params, order, query)]
+      : [counting, () => this.page(db, where, params, order, rank, query)];
+    const first = tasks.length;
+    if (onPool) for (const f of scanned) tasks.push(() => scanFacet(db, where, params, f, query));
     else if (counts.length && scanned.length) tasks.push(() => readCounts(db, countedClass!, counts, query));
-    const [counted, ids, ...more] = (await runAll(db, tasks)) as [
-      { count: number; facets: Record<string, FacetItem[]> },
-      string[],
-      ...unknown[],
-    ];
+    const done = await sideBySide(db, tasks);
+    type Counted = { count: number; facets: Record<string, FacetItem[]> };
+    const counted = done[0] as Counted;
+    const ids = (together ? (done[0] as { ids: string[] }).ids : done[1]) as string[];
+    const more = done.slice(first);
     const facets: PackageQueryResult['facets'] = {};
     for (const f of query.facetFields) {
       if (counted.facets[f]) facets[f] = counted.facets[f];
-      else if (sideBySide) facets[f] = more[scanned.indexOf(f)] as FacetItem[];
+      else if (onPool) facets[f] = more[scanned.indexOf(f)] as FacetItem[];
       else facets[f] = (more[0] as CountsResult).facets[f];
     }
     return { count: counted.count, ids, facets };
@@ -305,18 +306,28 @@ export class PostgresSearchEngine implements SearchEngine {
 
   /**
    * In one round trip: the index generation (for the result cache); which words and phrases are
-   * only stop words (they match nothing in a tsvector: dropped, as Solr does); and, for a single
+   * only stop words (they match nothing in a tsvector: dropped, as Solr does); the lexemes of each
+   * phrase that is a plain run (found by its phrase keys, migration 013); and, for a single
    * word, its lexeme, how many datasets of the class have it (null when it is more than one
    * lexeme) and whether its facets are counted (migration 012).
    */
   private async readState(db: Queryable, nodes: QueryNode[], word: { word: string; cls: CountedClass } | null): Promise<IndexState> {
     const tqs = nodes.flatMap((n) => textQueriesOf(n));
-    const r = await db.query<{ g: string; empty: boolean[] | null; n: string | null; lexeme: string | null; counted: boolean }>(
+    const r = await db.query<{
+      g: string;
+      empty: boolean[] | null;
+      phrases: (string | null)[] | null;
+      n: string | null;
+      lexeme: string | null;
+      counted: boolean;
+    }>(
       `WITH x AS (SELECT CASE WHEN cardinality(l) = 1 THEN l[1] END AS lexeme
-         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) y WHERE $4::text IS NOT NULL)
+         FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) y WHERE $4::text IS NOT NULL),
+       t AS (SELECT i, k, CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END AS q
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i))
        SELECT (SELECT last_value FROM package_search_generation) AS g,
-        (SELECT array_agg(numnode(CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END) = 0 ORDER BY i)
-         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i)) AS empty,
+        (SELECT array_agg(numnode(q) = 0 ORDER BY i) FROM t) AS empty,
+        (SELECT array_agg(CASE WHEN k = 'phrase' THEN q::text END ORDER BY i) FROM t) AS phrases,
         (SELECT coalesce((SELECT n FROM package_search_value_counts WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
          FROM x WHERE x.lexeme IS NOT NULL) AS n,
         (SELECT lexeme FROM x) AS lexeme,
@@ -326,7 +337,15 @@ export class PostgresSearchEngine implements SearchEngine {
     const row = r.rows[0];
     return {
       generation: String(row.g),
-      stopWords: new Set(tqs.filter((_, i) => row.empty?.[i]).map((t) => SqlBuilder.stopWordKey(t))),
+      text: {
+        stopWordsOnly: new Set(tqs.filter((_, i) => row.empty?.[i]).map((t) => SqlBuilder.textKey(t))),
+        phraseLexemes: new Map(
+          tqs.flatMap((t, i) => {
+            const run = row.phrases?.[i] ? phraseRun(row.phrases[i]!) : null;
+            return run ? [[SqlBuilder.textKey(t), run] as const] : [];
+          }),
+        ),
+      },
       wordCount: row.n === null ? null : Number(row.n),
       lexeme: row.lexeme,
       counted: row.counted,
@@ -385,6 +404,33 @@ export class PostgresSearchEngine implements SearchEngine {
     return { full: keys.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', ') };
   }
 
+  /**
+   * The count and a page inside the rank window (start + rows <= window, score first) in one
+   * statement: the matches are read once (only the columns the cheap order needs), the window's
+   * rows are found again by their ctid (same snapshot) to be scored. The matches are a CTE of their
+   * own so that the planner cannot walk an index in the cheap order to find them (it would test
+   * every row it walks, and the count needs them all anyway).
+   */
+  private async countAndRankedPage(
+    db: Queryable,
+    where: string,
+    params: unknown[],
+    order: { full: string; cheap: string },
+    query: PackageQuery,
+  ): Promise<{ count: number; facets: Record<string, FacetItem[]>; ids: string[] }> {
+    const n = params.length;
+    const columns = [...new Set(order.cheap.match(/\bs\.[a-z_]+/g))].join(', ');
+    const r = await db.query<{ total: string; ids: string[] }>(
+      `WITH m AS MATERIALIZED (SELECT s.ctid AS t, ${columns} FROM package_search_index s WHERE ${where}),
+       w AS (SELECT s.t FROM m s ORDER BY ${order.cheap} LIMIT ${this.opts.rankWindow() | 0})
+       SELECT (SELECT count(*) FROM m) AS total,
+        ARRAY(SELECT s.package_id FROM w JOIN package_search_index s ON s.ctid = w.t ORDER BY ${order.full}
+         LIMIT $${n + 1} OFFSET $${n + 2}) AS ids`,
+      [...params, query.rows, query.start],
+    );
+    return { count: Number(r.rows[0].total), facets: {}, ids: r.rows[0].ids };
+  }
+
   private async page(
     db: Queryable,
     where: string,
@@ -396,7 +442,7 @@ export class PostgresSearchEngine implements SearchEngine {
     const { start, rows } = query;
     if (rows === 0) return [];
     const window = this.opts.rankWindow();
-    const scoreFirst = rank && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
+    const scoreFirst = scoresFirst(query, rank);
     const n = params.length;
     const select = async (sql: string, limit: number, offset: number) =>
       (await db.query<{ id: string }>(`${sql} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, limit, offset])).rows.map((r) => r.id);

@@ -58,16 +58,55 @@ function likePattern(value: string): string {
     .replace(/\?/g, '_');
 }
 
+/** What the database said of a query's words and phrases (PostgresSearchEngine.readState). */
+export interface TextFacts {
+  /** Keys (textKey) of the words and phrases made only of stop words. */
+  stopWordsOnly: Set<string>;
+  /** Keys of phrases that are a run of consecutive lexemes (no stop word between): the lexemes. */
+  phraseLexemes: Map<string, string[]>;
+}
+
+const NO_FACTS: TextFacts = { stopWordsOnly: new Set(), phraseLexemes: new Map() };
+
+/**
+ * The lexemes of a tsquery's text when it is a plain run ('a' <-> 'b' <-> 'c'), else null. The
+ * text doubles quotes and backslashes inside a lexeme.
+ */
+export function phraseRun(tsquery: string): string[] | null {
+  const lexeme = /'((?:[^'\\]|''|\\.)*)'/y;
+  const out: string[] = [];
+  for (let i = 0; ; i += 5) {
+    lexeme.lastIndex = i;
+    const m = lexeme.exec(tsquery);
+    if (!m) return null;
+    out.push(m[1].replace(/''|\\(.)/g, (_, c?: string) => c ?? "'"));
+    i = lexeme.lastIndex;
+    if (i === tsquery.length) return out;
+    if (!tsquery.startsWith(' <-> ', i)) return null;
+  }
+}
+
+/**
+ * The phrase keys (migration 013) a run of lexemes needs: one key of two or three lexemes, else
+ * the keys of its three-lexeme runs (they do not say the runs are in one place: the positions
+ * are tested too).
+ */
+function phraseKeys(lexemes: string[]): { keys: string[]; exact: boolean } {
+  if (lexemes.length <= 3) return { keys: [lexemes.join(' ')], exact: true };
+  const keys = lexemes.slice(2).map((_, i) => lexemes.slice(i, i + 3).join(' '));
+  return { keys, exact: false };
+}
+
 export class SqlBuilder {
   /** tsquery expressions of the free-text terms that are not negated: what score ranks by. */
   readonly rankQueries: string[] = [];
 
   constructor(
     readonly params: unknown[],
-    private readonly stopWordsOnly: Set<string> = new Set(),
+    private readonly facts: TextFacts = NO_FACTS,
   ) {}
 
-  static stopWordKey = textKey;
+  static textKey = textKey;
 
   param(v: unknown): string {
     this.params.push(v);
@@ -110,11 +149,20 @@ export class SqlBuilder {
         const tq = textQueryOf(node);
         if (!tq) return 'TRUE';
         // a term made only of stop words constrains nothing (as Solr drops it)
-        if (tq.kind !== 'prefix' && this.stopWordsOnly.has(textKey(tq))) return 'TRUE';
-        const q = this.tsquery(tq);
-        if (!negated) this.rankQueries.push(q);
-        if (f.type === 'fulltext') return f.weights ? `(s.doc @@ ${q} AND ts_filter(s.doc, '{${f.weights}}') @@ ${q})` : `s.doc @@ ${q}`;
-        return `(s.doc @@ ${q} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q})`;
+        if (tq.kind !== 'prefix' && this.facts.stopWordsOnly.has(textKey(tq))) return 'TRUE';
+        // the tsquery expression is made (its value bound) only where it is used
+        let made: string | undefined;
+        const q = () => (made ??= this.tsquery(tq));
+        if (!negated) this.rankQueries.push(q());
+        const run = f.type === 'fulltext' && !f.weights ? this.facts.phraseLexemes.get(textKey(tq)) : undefined;
+        if (run && run.length > 1) {
+          const { keys, exact } = phraseKeys(run);
+          const indexed = `package_search_phrase_keys(s.doc) @@ ${this.param(keys.map(lexemeQuery).join(' & '))}::tsquery`;
+          return exact ? indexed : `(${indexed} AND s.doc @@ ${q()})`;
+        }
+        if (f.type === 'fulltext')
+          return f.weights ? `(s.doc @@ ${q()} AND ts_filter(s.doc, '{${f.weights}}') @@ ${q()})` : `s.doc @@ ${q()}`;
+        return `(s.doc @@ ${q()} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q()})`;
       }
       case 'string': {
         const col = columnSql(f.column);

@@ -1,0 +1,84 @@
+// Quoted phrases in package_search are found by the phrase keys of migration 013 (a run of two or
+// three lexemes is one indexed key; longer runs add the positional test): every answer is checked
+// against the plain positional match of the dataset's tsvector, through HTTP.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+
+before(async () => {
+  t = await startApp({ plugins: [] });
+  await t.ok('organization_create', { name: 'lab', title: 'Lab' }, { token: t.sysadminToken });
+  const mk = (name: string, title: string, notes: string, more: Record<string, unknown> = {}) =>
+    t.ok('package_create', { name, title, notes, owner_org: 'lab', ...more }, { token: t.sysadminToken });
+  await mk('monitoring', 'Water quality monitoring', 'River water quality monitoring stations');
+  await mk('reversed', 'Monitoring water', 'quality of water in lakes');
+  await mk('across-fields', 'Lake water', 'quality reports; data data everywhere');
+  await mk('address-book', 'E-mail address book', "O'Brien's river guide");
+  await mk('two-places', 'Lakes', 'water quality here, and quality monitoring there');
+  await mk('four-words', 'Rivers', 'river water quality; and water quality monitoring');
+  await mk('secret', 'Water quality secrets', 'water quality monitoring of the plant', { private: true });
+  await mk('unrelated', 'Budget', 'Monitoring of the budget, water and air quality');
+});
+
+after(() => t?.close());
+
+/** Names of the public active datasets whose tsvector matches the phrase by its positions. */
+async function reference(phrase: string): Promise<string[]> {
+  const r = await t.services.db.query<{ name: string }>(
+    `SELECT name FROM package_search_index WHERE doc @@ phraseto_tsquery('english', $1) AND state = 'active' AND NOT private ORDER BY name`,
+    [phrase],
+  );
+  return r.rows.map((x) => x.name);
+}
+
+async function found(q: string): Promise<{ names: string[]; count: number }> {
+  const r = await t.ok('package_search', { q, rows: 100 });
+  return { names: r.results.map((d: any) => d.name).sort(), count: r.count };
+}
+
+const PHRASES = [
+  'water quality', // two lexemes: one key
+  'water quality monitoring', // three: one key
+  'river water quality monitoring', // four: keys of the runs of three, and the positions
+  'quality of water', // a stop word between: positions only
+  'monitoring water',
+  'data data',
+  'e-mail address',
+  "O'Brien's river",
+  'water monitoring',
+  'quality monitoring there',
+];
+
+test('a quoted phrase finds exactly the datasets whose text has it in that order', async () => {
+  for (const phrase of PHRASES) {
+    const expected = await reference(phrase);
+    const got = await found(`"${phrase}"`);
+    assert.deepEqual(got.names, expected, phrase);
+    assert.equal(got.count, expected.length, phrase);
+  }
+  // the reference is not trivially empty, and private datasets stay out
+  assert.deepEqual(await reference('water quality monitoring'), ['four-words', 'monitoring']);
+  assert.deepEqual((await found('"water quality"')).names, ['four-words', 'monitoring', 'two-places']);
+  // both runs of three are in four-words, but not as one run of four
+  assert.deepEqual((await found('"river water quality monitoring"')).names, ['monitoring']);
+  assert.deepEqual((await found('"e-mail address"')).names, ['address-book']);
+  assert.deepEqual((await found('"water monitoring"')).names, []);
+});
+
+test('phrases with a field, negated, combined with words and filters', async () => {
+  assert.deepEqual((await found('text:"water quality monitoring"')).names, ['four-words', 'monitoring']);
+  assert.deepEqual((await found('-"water quality" AND water')).names, ['across-fields', 'reversed', 'unrelated']);
+  assert.deepEqual((await found('"water quality" OR "data data"')).names, ['across-fields', 'four-words', 'monitoring', 'two-places']);
+  assert.deepEqual((await found('"quality monitoring" AND river')).names, ['four-words', 'monitoring']);
+  // a phrase on a weighted field tests the field's own words
+  assert.deepEqual((await found('title:"water quality"')).names, ['monitoring']);
+  const r = await t.ok('package_search', { q: '"water quality"', fq: 'name:monitoring' });
+  assert.equal(r.count, 1);
+});
+
+test('the sysadmin with include_private finds the private phrase too', async () => {
+  const r = await t.ok('package_search', { q: '"water quality monitoring"', include_private: true }, { token: t.sysadminToken });
+  assert.deepEqual(r.results.map((d: any) => d.name).sort(), ['four-words', 'monitoring', 'secret']);
+});
