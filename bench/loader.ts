@@ -13,7 +13,8 @@
 //   xlsx  a 100,000-row sheet of the same rows, the same way.
 //
 // Environment: SVC_BENCH_SIZES (default 100000,1000000), SVC_BENCH_DB (postgres,pglite),
-// SVC_BENCH_XLSX_ROWS (default 100000; 0 skips), SVC_BENCH_DIRECT_COPY=0 (every file through the
+// SVC_BENCH_XLSX_ROWS (default 100000; 0 skips), SVC_BENCH_REPEAT (default 1: psql and the loader
+// take turns that many times per size, medians compared), SVC_BENCH_DIRECT_COPY=0 (every file through the
 // general two-pass path, as before the direct CSV path; results in loader-DB-two-pass.json),
 // SVC_BENCH_RESULTS_SUFFIX (appended to the results file's name), SVC_BENCH_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres; throw-away databases are created and dropped).
@@ -39,6 +40,8 @@ const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
   .map(Number)
   .filter((n) => n > 0);
 const XLSX_ROWS = Number(process.env.SVC_BENCH_XLSX_ROWS ?? 100000);
+const REPEAT = Math.max(1, Number(process.env.SVC_BENCH_REPEAT ?? 1));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const MB = 1024 * 1024;
 
 async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
@@ -152,7 +155,7 @@ async function timeLoad(
     rss_before_mb: Math.round(before / MB),
     rss_peak_mb: Math.round(peak / MB),
     rss_growth_mb: Math.round((peak - before) / MB),
-    log: st.task_info.logs.map((l: any) => l.message),
+    log: st.task_info.logs.map((l: any) => `${l.timestamp.slice(11)} ${l.message}`),
   };
 }
 
@@ -221,7 +224,25 @@ async function waitIndexed(dsUrl: string, table: string): Promise<void> {
  */
 async function settle(dsUrl: string | null, lastTable: string | null): Promise<void> {
   if (dsUrl && lastTable) await waitIndexed(dsUrl, lastTable);
-  if (dsUrl) await adminQuery('CHECKPOINT');
+  // then until nothing else runs on the server for a second (the loaded table's VACUUM ANALYZE
+  // comes after its vectors, and autovacuum workers)
+  if (dsUrl) {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    try {
+      for (let quiet = 0, waited = 0; quiet < 10 && waited < 1200; waited++) {
+        const r = await c.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+           AND backend_type IN ('client backend', 'autovacuum worker') AND (state = 'active' OR backend_type = 'autovacuum worker')`,
+        );
+        quiet = r.rows[0].n === 0 ? quiet + 1 : 0;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    } finally {
+      await c.end();
+    }
+    await adminQuery('CHECKPOINT');
+  }
   execFileSync('sync');
 }
 
@@ -303,24 +324,36 @@ export async function run(): Promise<void> {
           const pkg = (await api(server.port, server.token, 'package_create', { name: `bench-${tag.replace(/_/g, '-')}` })).id;
           let last: string | null = null;
           for (const f of files) {
-            await settle(dsUrl, last);
-            const psql = rawUrl ? psqlCopy(rawUrl, f.file) : null;
-            await settle(dsUrl, null);
-            log(`${kind}: ${f.rows} rows (${(f.bytes / MB).toFixed(1)} MB)${psql !== null ? `, psql \\copy ${psql.toFixed(2)} s` : ''}`);
-            const indexed = dsUrl ? (table: string) => waitIndexed(dsUrl!, table) : undefined;
-            const r = await timeLoad(server, pkg, f.file, `rows-${f.rows}.csv`, indexed);
+            // psql and the loader take turns REPEAT times: the medians are compared (a shared
+            // machine's speed drifts from one minute to the next)
+            const psqls: number[] = [];
+            const loads: Awaited<ReturnType<typeof timeLoad>>[] = [];
+            for (let k = 0; k < REPEAT; k++) {
+              await settle(dsUrl, last);
+              const once = rawUrl ? psqlCopy(rawUrl, f.file) : null;
+              if (once !== null) psqls.push(once);
+              await settle(dsUrl, null);
+              log(`${kind}: ${f.rows} rows (${(f.bytes / MB).toFixed(1)} MB)${once !== null ? `, psql \\copy ${once.toFixed(2)} s` : ''}`);
+              const indexed = dsUrl ? (table: string) => waitIndexed(dsUrl!, table) : undefined;
+              const one = await timeLoad(server, pkg, f.file, `rows-${f.rows}.csv`, indexed);
+              loads.push(one);
+              last = one.resource_id;
+              log(`${kind}: loader ${one.seconds.toFixed(2)} s${once ? ` (${(one.seconds / once).toFixed(2)}x psql)` : ''}`);
+            }
+            const psql = psqls.length ? median(psqls) : null;
+            const r = { ...loads[loads.length - 1], seconds: median(loads.map((l) => l.seconds)) };
             const ratio = psql ? r.seconds / psql : null;
-            last = r.resource_id;
             await settle(dsUrl, last);
             const typed = rawUrl ? psqlCopy(rawUrl, f.file, r.types) : null;
             log(
-              `${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql)` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)${r.indexed_seconds ? `, indexes and vectors done at ${r.indexed_seconds} s` : ''}${typed ? `; psql \\copy into the loader's table shape ${typed.toFixed(2)} s` : ''}`,
+              `${kind}: loader ${r.seconds.toFixed(2)} s${ratio ? ` (${ratio.toFixed(2)}x psql${REPEAT > 1 ? `, medians of ${REPEAT}` : ''})` : ''}, peak RSS ${r.rss_peak_mb} MB (+${r.rss_growth_mb} MB)${r.indexed_seconds ? `, indexes and vectors done at ${r.indexed_seconds} s` : ''}${typed ? `; psql \\copy into the loader's table shape ${typed.toFixed(2)} s` : ''}`,
             );
             (out.csv as unknown[]).push({
               rows: f.rows,
               mb: +(f.bytes / MB).toFixed(1),
               psql_copy_s: psql,
               psql_copy_typed_s: typed,
+              runs: loads.map((l, k) => ({ psql_copy_s: psqls[k] ?? null, seconds: l.seconds })),
               ratio_to_psql_typed: typed ? r.seconds / typed : null,
               ...r,
               ratio_to_psql: ratio,

@@ -122,7 +122,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
           // catch below always finds it (a stream opening later could recreate it after the removal).
           const fd = fs.openSync(target, 'w');
           writing = target;
-          await pipeline(part.file, fs.createWriteStream(target, { fd }));
+          await pipeline(part.file, fs.createWriteStream(target, { fd, highWaterMark: 1 << 20 }));
           if (part.file.truncated) {
             throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
           }

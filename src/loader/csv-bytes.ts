@@ -54,6 +54,8 @@ export class CsvByteScanner {
   /** Line end of the file, from the header: PostgreSQL wants one kind throughout. */
   private eol: '\n' | '\r\n' | '\r' | null = null;
   private readonly delimiter: number;
+  /** Per byte: 0 inside an unquoted value, 1 where it ends (delimiter, CR, LF), 2 refused there (quote, NUL). */
+  private readonly stops = new Uint8Array(256);
 
   constructor(
     delimiter: string,
@@ -62,6 +64,8 @@ export class CsvByteScanner {
     private readonly headerRow = 1,
   ) {
     this.delimiter = delimiter.charCodeAt(0);
+    for (const c of [this.delimiter, LF, CR]) this.stops[c] = 1;
+    for (const c of [QUOTE, 0]) this.stops[c] = 2;
   }
 
   /**
@@ -113,6 +117,7 @@ export class CsvByteScanner {
   ): number {
     const n = buf.length;
     const d = this.delimiter;
+    const stops = this.stops;
     const width = this.guesses.length;
     const isHeader = limit === 1;
     let pos = 0;
@@ -154,13 +159,8 @@ export class CsvByteScanner {
           }
         } else {
           s = i;
-          while (i < n) {
-            const c = buf[i];
-            if (c === d || c === LF || c === CR) break;
-            if (c === QUOTE) throw new NotDirect('a quote inside an unquoted value');
-            if (c === 0) throw new NotDirect('a NUL byte');
-            i++;
-          }
+          while (i < n && stops[buf[i]] === 0) i++;
+          if (i < n && stops[buf[i]] === 2) throw new NotDirect(buf[i] === QUOTE ? 'a quote inside an unquoted value' : 'a NUL byte');
           e = i;
           if (i >= n && !final) return recStart;
         }
@@ -215,6 +215,10 @@ export class CsvByteScanner {
     if (g.addSettled()) return true;
     if (!escaped) {
       // Integers and decimals without a leading zero, ISO dates and timestamps: without a string.
+      if (g.isoDateColumn()) {
+        const iso = isoDateKind(buf, s, e);
+        if (iso && g.addIsoDate(iso === 'timestamp')) return true;
+      }
       let k = s;
       if (buf[k] === MINUS) k++;
       const intStart = k;

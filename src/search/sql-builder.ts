@@ -87,14 +87,14 @@ export function phraseRun(tsquery: string): string[] | null {
 }
 
 /**
- * The phrase keys (migration 013) a run of lexemes needs: one key of two or three lexemes, else
- * the keys of its three-lexeme runs (they do not say the runs are in one place: the positions
- * are tested too).
+ * The tsquery of phrase keys (migration 013) a run of lexemes needs: the keys a pair begins, one
+ * key of three, else the keys of its runs of three (they do not say the runs are in one place:
+ * the positions are tested too).
  */
-function phraseKeys(lexemes: string[]): { keys: string[]; exact: boolean } {
-  if (lexemes.length <= 3) return { keys: [lexemes.join(' ')], exact: true };
-  const keys = lexemes.slice(2).map((_, i) => lexemes.slice(i, i + 3).join(' '));
-  return { keys, exact: false };
+function phraseKeys(lexemes: string[]): { query: string; exact: boolean } {
+  if (lexemes.length === 2) return { query: `${lexemeQuery(`${lexemes.join(' ')} `)}:*`, exact: true };
+  const runs = lexemes.slice(2).map((_, i) => lexemeQuery(lexemes.slice(i, i + 3).join(' ')));
+  return { query: runs.join(' & '), exact: lexemes.length === 3 };
 }
 
 export class SqlBuilder {
@@ -156,8 +156,8 @@ export class SqlBuilder {
         if (!negated) this.rankQueries.push(q());
         const run = f.type === 'fulltext' && !f.weights ? this.facts.phraseLexemes.get(textKey(tq)) : undefined;
         if (run && run.length > 1) {
-          const { keys, exact } = phraseKeys(run);
-          const indexed = `package_search_phrase_keys(s.doc) @@ ${this.param(keys.map(lexemeQuery).join(' & '))}::tsquery`;
+          const { query, exact } = phraseKeys(run);
+          const indexed = `package_search_phrase_keys(s.doc) @@ ${this.param(query)}::tsquery`;
           return exact ? indexed : `(${indexed} AND s.doc @@ ${q()})`;
         }
         if (f.type === 'fulltext')
