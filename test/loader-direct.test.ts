@@ -104,6 +104,26 @@ describe('direct CSV path', () => {
     assert.equal(added.records[0]._id, 7);
   });
 
+  test('values at the edges of their types: the same as the general path', async () => {
+    const csv = [
+      'i,big,num,d,ts,t',
+      '0,999999999999999999,0.5,0001-01-01,0001-01-01T00:00:00,"say ""hi"", twice"',
+      '999999999,-999999999999999999,-0.000,9999-12-31,9999-12-31 23:59:59,ü€😀',
+      '-999999999,1234567890,12345678901234567890.123456789,2000-02-29,1999-12-31T23:59:59,',
+      ',,1.50,1969-12-31,1970-01-01T00:00:00,""',
+      '7,-1,10000,2038-01-19,2038-01-19T03:14:08,"a\nb"',
+      '-1,0,0.0001,1900-03-01,2024-02-29 12:00:00,plain',
+      '3,5,9223372036854775808,1900-03-02,2024-02-29 12:00:01,x',
+    ].join('\n');
+    const r = await compare('edges.csv', `${csv}\n`);
+    assert.ok(r.direct, r.log.join('\n'));
+    assert.deepEqual(types(r.fields), { i: 'int4', big: 'int8', num: 'numeric', d: 'date', ts: 'timestamp', t: 'text' });
+    assert.equal(r.records[0].t, 'say "hi", twice');
+    assert.equal(r.records[1].ts, '9999-12-31T23:59:59');
+    assert.equal(r.records[3].i, null);
+    assert.equal(r.records[3].t, null);
+  });
+
   test('BOM and CRLF, CR-only line ends, no line end at the end, semicolons and tabs', async () => {
     const crlf = await compare('crlf.csv', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(MIXED.join('\r\n'))]));
     assert.ok(crlf.direct, crlf.log.join('\n'));
