@@ -133,13 +133,14 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       log(`downloaded ${r.bytes} bytes${r.contentType ? ` (${r.contentType})` : ''}`);
     }
     const backend = datastoreBackend(services);
-    if (!opts.ignoreHash && value.hash && (await backend.resource_exists(resourceId)) && value.hash === (await hashing)) {
+    const exists = await backend.resource_exists(resourceId);
+    if (!opts.ignoreHash && value.hash && exists && value.hash === (await hashing)) {
       log('the file has not changed since the last load: nothing to do (submit with ignore_hash to load it again)');
       value.finished_timestamp = nowIso();
       await save('complete');
       return { rows: 0, columns: [], skipped: true };
     }
-    const fields = (await backend.resource_exists(resourceId)) ? await backend.resource_fields(resourceId) : [];
+    const fields = exists ? await backend.resource_fields(resourceId) : [];
     const overrides = new Map<string, string>();
     for (const f of fields) {
       const o = f.info?.type_override;
