@@ -25,6 +25,8 @@ export interface UploadedFile {
   /** Path of the received bytes in a temporary file (moved into storage by the files layer). */
   path: string;
   size: number;
+  /** SHA-256 of the bytes (hex), computed on a thread as they were received; it may come later. */
+  sha256?: Promise<string>;
 }
 
 /** Long-lived things a process has: configuration, databases, the registry. Plugins add theirs. */

@@ -169,7 +169,7 @@ test('groups, organizations and users record activities; user streams', async ()
     o.some((a: any) => a.activity_type === 'new package'),
     'the datasets of the organization are in its stream',
   );
-  let r = await t.call('organization_activity_list', { id: 'a-group' });
+  const r = await t.call('organization_activity_list', { id: 'a-group' });
   assert.equal(r.status, 404);
 
   const created = await t.ok('user_create', { name: 'a_new', email: 'n@example.org', password: 'abcdefgh1' }, sys());

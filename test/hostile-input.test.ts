@@ -176,7 +176,7 @@ test('every action answers hostile parameter values with a clean envelope', asyn
   const byAction = new Map<string, Probe[]>();
   for (const p of rest) (byAction.get(p.name) ?? byAction.set(p.name, []).get(p.name)!).push(p);
   const queues = [...byAction.values()];
-  for (let round = 0; queues.some((q) => q.length) && Date.now() - started < BUDGET_MS; round++) {
+  while (queues.some((q) => q.length) && Date.now() - started < BUDGET_MS) {
     for (const q of queues) {
       const p = q.shift();
       if (p) {

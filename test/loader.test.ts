@@ -12,6 +12,7 @@ import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
 import { LoadTable } from '../src/loader/load.ts';
 import type { PreparedColumn } from '../src/loader/prepare.ts';
 import { quoteIdent } from '../src/db/sql.ts';
+import { resourceFilePath } from '../src/files/storage.ts';
 
 let t: TestApp;
 let editor: { id: string; name: string; token: string };
@@ -147,6 +148,16 @@ describe('loader', () => {
     assert.ok(forced.task_info.logs.some((l: any) => /3 row\(s\) loaded/.test(l.message)));
     assert.ok(!forced.task_info.logs.some((l: any) => /has not changed/.test(l.message)));
     assert.equal((await search(id)).total, 3);
+    // The checksum recorded with the upload belongs to that file only: the file changed in storage
+    // by other means (restored from a backup, say), the same bytes but a row more, is loaded again.
+    fs.appendFileSync(resourceFilePath(t.services.config, id), '4,Di,8,16/04/2023,0001\n');
+    await t.ok('xloader_submit', { resource_id: id }, { token: editor.token });
+    const changed = await waitLoad(id);
+    assert.ok(
+      changed.task_info.logs.some((l: any) => /4 row\(s\) loaded/.test(l.message)),
+      JSON.stringify(changed.task_info.logs),
+    );
+    assert.equal((await search(id)).total, 4);
   });
 
   test('a linked file is fetched and loaded; a format outside svc.loader.formats is not', async () => {

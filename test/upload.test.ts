@@ -2,7 +2,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -48,6 +48,14 @@ async function multipart(
 }
 
 const filePath = (id: string) => path.join(t.storagePath, 'resources', id.slice(0, 3), id.slice(3, 6), id.slice(6));
+/** The checksum kept beside a stored file, once it has been computed (it may trail the upload). */
+async function recordedChecksum(id: string): Promise<string> {
+  const file = `${filePath(id)}.sha256`;
+  for (let i = 0; i < 100 && !fs.existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
+  return fs.readFileSync(file, 'utf8').split(' ').at(-1)!;
+}
+/** Whether anything of the resource's upload is left in storage: the file or the checksum kept beside it. */
+const storedAny = (id: string) => fs.existsSync(filePath(id)) || fs.existsSync(`${filePath(id)}.sha256`);
 const get = (url: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url: url.replace('http://test.local', ''), headers });
 
@@ -136,6 +144,15 @@ test('downloads honour dataset privacy', async () => {
   assert.match(String(ok.headers['content-type']), /^text\/plain/);
 });
 
+test('the checksum kept with an upload is the SHA-256 of its bytes (a file of many chunks)', async () => {
+  await t.ok('package_create', { name: 'up-sum', owner_org: 'up-org' }, { token: editor.token });
+  const content = randomBytes(700 * 1024);
+  const r = await multipart('resource_create', { package_id: 'up-sum' }, { name: 'blob.bin', content }, editor.token);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(await recordedChecksum(r.body.result.id), createHash('sha256').update(content).digest('hex'));
+  assert.ok(fs.readFileSync(filePath(r.body.result.id)).equals(content));
+});
+
 test('replace, unlink and delete uploads remove old files', async () => {
   const pkg = await t.ok('package_create', { name: 'up-replace', owner_org: 'up-org' }, { token: editor.token });
   const first = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v1.csv', content: 'one\n' }, editor.token)).body
@@ -152,26 +169,27 @@ test('replace, unlink and delete uploads remove old files', async () => {
   const again = await t.ok('package_update', shown, { token: editor.token });
   assert.equal(again.resources[0].url, patched.body.result.url);
   assert.ok(fs.existsSync(filePath(first.id)));
-  // becoming a link removes the file
+  assert.match(await recordedChecksum(first.id), /^[0-9a-f]{64}$/, 'its checksum is kept beside it');
+  // becoming a link removes the file (and its checksum)
   const link = await t.ok('resource_patch', { id: first.id, url: 'http://elsewhere.org/x.csv', url_type: '' }, { token: editor.token });
   assert.equal(link.url, 'http://elsewhere.org/x.csv');
-  assert.ok(!fs.existsSync(filePath(first.id)));
+  assert.ok(!storedAny(first.id));
   // resource_delete removes its file
   const second = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v3.csv', content: 'three\n' }, editor.token)).body
     .result;
   assert.ok(fs.existsSync(filePath(second.id)));
   await t.ok('resource_delete', { id: second.id }, { token: editor.token });
-  assert.ok(!fs.existsSync(filePath(second.id)));
+  assert.ok(!storedAny(second.id));
   // package_update without the resource removes its file
   const third = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v4.csv', content: 'four\n' }, editor.token)).body
     .result;
   await t.ok('package_update', { id: pkg.id, resources: [] }, { token: editor.token });
-  assert.ok(!fs.existsSync(filePath(third.id)));
+  assert.ok(!storedAny(third.id));
   // dataset_purge removes files
   const fourth = (await multipart('resource_create', { package_id: pkg.id }, { name: 'v5.csv', content: 'five\n' }, editor.token)).body
     .result;
   await t.ok('dataset_purge', { id: pkg.id }, { token: t.sysadminToken });
-  assert.ok(!fs.existsSync(filePath(fourth.id)));
+  assert.ok(!storedAny(fourth.id));
   assert.equal((await get(fourth.url)).statusCode, 404);
 });
 
@@ -199,7 +217,7 @@ test('failed uploads store nothing', async () => {
     (r: any) => r.id.slice(6),
   );
   for (const f of files.filter((x) => fs.statSync(path.join(dir, x)).isFile()))
-    assert.ok(tracked.includes(path.basename(f)), `stray file ${f}`);
+    assert.ok(tracked.includes(path.basename(f).replace(/\.sha256$/, '')), `stray file ${f}`);
 });
 
 test('package_revise attaches a file to a new resource', async () => {

@@ -6,11 +6,10 @@ import { WebClient } from './helpers/web-client.ts';
 
 let t: TestApp;
 let ann: { id: string; name: string; token: string };
-let ben: { id: string; name: string; token: string };
 before(async () => {
   t = await startApp();
   ann = await t.user('ann');
-  ben = await t.user('ben');
+  await t.user('ben');
   await t.ok('organization_create', { name: 'ann-org', title: 'Ann Org' }, { token: ann.token });
   await t.ok('package_create', { name: 'ann-public', title: 'Ann Public', owner_org: 'ann-org' }, { token: ann.token });
   await t.ok('package_create', { name: 'ann-secret', title: 'Ann Secret', owner_org: 'ann-org', private: true }, { token: ann.token });

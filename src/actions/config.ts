@@ -11,7 +11,7 @@ import { optionDeclaration, type OptionType } from '../config/options.ts';
 import { ValidationError } from '../errors.ts';
 import { allSystemInfo, setSystemInfo } from '../model/system-info.ts';
 import { Invalid, validate, type Validator } from '../validation/validate.ts';
-import { ignoreMissing, unicodeString } from '../validation/validators.ts';
+import { ignoreMissing } from '../validation/validators.ts';
 
 const PREFIX = 'config:';
 

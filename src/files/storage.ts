@@ -12,7 +12,21 @@ export function resourceFilePath(config: Config, resourceId: string): string {
   return path.join(config.str('svc.storage_path'), 'resources', id.slice(0, 3), id.slice(3, 6), id.slice(6) || '_');
 }
 
-/** Moves the received bytes into storage for the resource (replacing an older file). */
+/**
+ * The checksum kept beside a stored file: "<inode> <size> <mtime ms> <sha256>" of the file it was
+ * computed for (a rename keeps all three), so one that is not the file's (the file replaced since,
+ * or a crash between the file and its checksum) is never taken for it.
+ */
+const checksumPath = (file: string) => `${file}.sha256`;
+const fileIdentity = (st: fs.Stats) => `${st.ino} ${st.size} ${st.mtimeMs}`;
+/** Checksums of files this process stored that are still being computed, by the file's path. */
+const checksumsComing = new Map<string, Promise<void>>();
+
+/**
+ * Moves the received bytes into storage for the resource (replacing an older file); their checksum
+ * is written beside them when it is ready (it is computed on a thread while the upload arrives and
+ * may trail it).
+ */
 export function storeResourceFile(config: Config, resourceId: string, file: UploadedFile): void {
   const target = resourceFilePath(config, resourceId);
   fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -28,10 +42,38 @@ export function storeResourceFile(config: Config, resourceId: string, file: Uplo
   } finally {
     fs.rmSync(tmp, { force: true });
   }
+  fs.rmSync(checksumPath(target), { force: true });
+  if (!file.sha256) return;
+  const identity = fileIdentity(fs.statSync(target));
+  const coming = file.sha256
+    .then((sha256) => {
+      if (fileIdentity(fs.statSync(target)) !== identity) return; // replaced meanwhile
+      const part = `${checksumPath(target)}.part-${randomUUID()}`;
+      fs.writeFileSync(part, `${identity} ${sha256}`);
+      fs.renameSync(part, checksumPath(target));
+    })
+    .catch(() => undefined)
+    .finally(() => {
+      if (checksumsComing.get(target) === coming) checksumsComing.delete(target);
+    });
+  checksumsComing.set(target, coming);
+}
+
+/** The SHA-256 (hex) of a stored file as recorded when it was stored, or null when not known. */
+export async function storedFileSha256(file: string): Promise<string | null> {
+  await checksumsComing.get(file);
+  try {
+    const [ino, size, mtime, sha256] = fs.readFileSync(checksumPath(file), 'utf8').split(' ');
+    return `${ino} ${size} ${mtime}` === fileIdentity(fs.statSync(file)) && /^[0-9a-f]{64}$/.test(sha256) ? sha256 : null;
+  } catch {
+    return null;
+  }
 }
 
 export function removeResourceFile(config: Config, resourceId: string): void {
-  fs.rmSync(resourceFilePath(config, resourceId), { force: true });
+  const file = resourceFilePath(config, resourceId);
+  fs.rmSync(file, { force: true });
+  fs.rmSync(checksumPath(file), { force: true });
 }
 
 export function resourceFileExists(config: Config, resourceId: string): boolean {

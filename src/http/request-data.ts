@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../context.ts';
 import { ActionError, BadRequestError, ValidationError } from '../errors.ts';
+import { sha256Checksum } from '../files/checksum.ts';
 import { uploadTmpName } from '../files/storage.ts';
 import { parseWithLazyArrays } from '../json/array-text.ts';
 import { jsonError } from '../json/bytes.ts';
@@ -105,6 +106,12 @@ export interface ParseOptions {
   tmpDir?: string;
 }
 
+/** A promise whose failure nobody may be there to see (the request failed before using it). */
+function settledLater<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
 export async function requestData(request: FastifyRequest, opts: ParseOptions): Promise<RequestData> {
   const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
   const files: Record<string, UploadedFile> = {};
@@ -122,8 +129,16 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
           // catch below always finds it (a stream opening later could recreate it after the removal).
           const fd = fs.openSync(target, 'w');
           writing = target;
-          await pipeline(part.file, fs.createWriteStream(target, { fd, highWaterMark: 1 << 20 }));
+          // Its checksum as it is received (the loader's "has the file changed" needs it).
+          const checksum = sha256Checksum();
+          try {
+            await pipeline(part.file, checksum.stream, fs.createWriteStream(target, { fd, highWaterMark: 1 << 20 }));
+          } catch (e) {
+            checksum.drop();
+            throw e;
+          }
           if (part.file.truncated) {
+            checksum.drop();
             throw new ValidationError({ upload: [`File upload too large: the limit is ${Math.round(opts.maxFileBytes / 1048576)} MB`] });
           }
           // A repeated file field: the last one wins, the earlier file goes.
@@ -134,6 +149,7 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
             mimetype: part.mimetype,
             path: target,
             size: fs.statSync(target).size,
+            sha256: settledLater(checksum.digest()),
           };
           writing = undefined;
           if (earlier) fs.rmSync(earlier.path, { force: true });

@@ -18,34 +18,41 @@ const D0 = 0x30;
 const D9 = 0x39;
 
 const isDigit = (c: number) => c >= D0 && c <= D9;
+
+// Byte classes of an unquoted value (CsvByteScanner.classes), in the order the field loop tests them.
+const DIGIT = 0;
+const OTHER = 1;
+const END = 2;
+const REFUSED = 3;
 const isAsciiSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d);
 
-function digitsAt(b: Buffer, at: number, n: number): number {
-  let v = 0;
-  for (let i = at; i < at + n; i++) {
-    const c = b[i];
-    if (!isDigit(c)) return -1;
-    v = v * 10 + c - D0;
-  }
-  return v;
+/** The two-digit number at b[i], or -1. */
+function twoDigits(b: Buffer, i: number): number {
+  const hi = b[i] - D0;
+  const lo = b[i + 1] - D0;
+  return hi >= 0 && hi <= 9 && lo >= 0 && lo <= 9 ? hi * 10 + lo : -1;
 }
 
+const ISO_NONE = 0;
+const ISO_DATE = 1;
+const ISO_TIMESTAMP = 2;
+
 /** Whether b[s, e) is an ISO date (10 bytes) or an ISO date and hh:mm:ss time (19 bytes), valid. */
-function isoDateKind(b: Buffer, s: number, e: number): 'date' | 'timestamp' | null {
+function isoDateKind(b: Buffer, s: number, e: number): number {
   const n = e - s;
-  if (n !== 10 && n !== 19) return null;
-  if (b[s + 4] !== MINUS || b[s + 7] !== MINUS) return null;
-  const y = digitsAt(b, s, 4);
-  const m = digitsAt(b, s + 5, 2);
-  const d = digitsAt(b, s + 8, 2);
-  if (y < 0 || m < 0 || d < 0 || !validDate(y, m, d)) return null;
-  if (n === 10) return 'date';
+  if ((n !== 10 && n !== 19) || b[s + 4] !== MINUS || b[s + 7] !== MINUS) return ISO_NONE;
+  const century = twoDigits(b, s);
+  const year = twoDigits(b, s + 2);
+  const m = twoDigits(b, s + 5);
+  const d = twoDigits(b, s + 8);
+  if (century < 0 || year < 0 || m < 0 || d < 0 || !validDate(century * 100 + year, m, d)) return ISO_NONE;
+  if (n === 10) return ISO_DATE;
   const sep = b[s + 10];
-  if ((sep !== 0x54 && sep !== 0x20) || b[s + 13] !== 0x3a || b[s + 16] !== 0x3a) return null;
-  const h = digitsAt(b, s + 11, 2);
-  const mi = digitsAt(b, s + 14, 2);
-  const se = digitsAt(b, s + 17, 2);
-  return h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && se >= 0 && se <= 59 ? 'timestamp' : null;
+  if ((sep !== 0x54 && sep !== 0x20) || b[s + 13] !== 0x3a || b[s + 16] !== 0x3a) return ISO_NONE;
+  const h = twoDigits(b, s + 11);
+  const mi = twoDigits(b, s + 14);
+  const se = twoDigits(b, s + 17);
+  return h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && se >= 0 && se <= 59 ? ISO_TIMESTAMP : ISO_NONE;
 }
 
 export class CsvByteScanner {
@@ -54,8 +61,8 @@ export class CsvByteScanner {
   /** Line end of the file, from the header: PostgreSQL wants one kind throughout. */
   private eol: '\n' | '\r\n' | '\r' | null = null;
   private readonly delimiter: number;
-  /** Per byte: 0 inside an unquoted value, 1 where it ends (delimiter, CR, LF), 2 refused there (quote, NUL). */
-  private readonly stops = new Uint8Array(256);
+  /** Per byte, in an unquoted value: DIGIT, OTHER, END (delimiter, CR, LF) or REFUSED (quote, NUL). */
+  private readonly classes = new Uint8Array(256).fill(OTHER);
 
   constructor(
     delimiter: string,
@@ -64,8 +71,9 @@ export class CsvByteScanner {
     private readonly headerRow = 1,
   ) {
     this.delimiter = delimiter.charCodeAt(0);
-    for (const c of [this.delimiter, LF, CR]) this.stops[c] = 1;
-    for (const c of [QUOTE, 0]) this.stops[c] = 2;
+    for (let c = D0; c <= D9; c++) this.classes[c] = DIGIT;
+    for (const c of [this.delimiter, LF, CR]) this.classes[c] = END;
+    for (const c of [QUOTE, 0]) this.classes[c] = REFUSED;
   }
 
   /**
@@ -74,15 +82,7 @@ export class CsvByteScanner {
    */
   header(buf: Buffer, final: boolean): { cells: string[]; end: number } | null {
     const cells: string[] = [];
-    const end = this.records(
-      buf,
-      final,
-      (s, e, _quoted, escaped) => {
-        cells.push(this.text(buf, s, e, escaped));
-        return true;
-      },
-      1,
-    );
+    const end = this.records(buf, final, cells);
     if (end === 0 && !final) return null;
     if (!cells.length) throw new NotDirect('no header');
     return { cells, end };
@@ -93,7 +93,7 @@ export class CsvByteScanner {
    * where each record starts goes to starts when given.
    */
   scan(buf: Buffer, final: boolean, starts?: number[]): number {
-    const end = this.records(buf, final, (s, e, _quoted, escaped, col) => this.value(buf, s, e, escaped, col), undefined, starts);
+    const end = this.records(buf, final, null, starts);
     if (!isUtf8(buf.subarray(0, end))) throw new NotDirect('not UTF-8');
     return end;
   }
@@ -104,25 +104,18 @@ export class CsvByteScanner {
   }
 
   /**
-   * The record loop. onField gets each field's bytes (without its quotes) and says whether it has
-   * a value; data records must be as wide as the header and have a value (the general path skips
-   * empty rows).
+   * The record loop: the header record's cells go to header (one record is read); otherwise each
+   * field goes to value(), and data records must be as wide as the header and have a value (the
+   * general path skips empty rows).
    */
-  private records(
-    buf: Buffer,
-    final: boolean,
-    onField: (s: number, e: number, quoted: boolean, escaped: boolean, col: number) => boolean,
-    limit = Number.POSITIVE_INFINITY,
-    starts?: number[],
-  ): number {
+  private records(buf: Buffer, final: boolean, header: string[] | null, starts?: number[]): number {
     const n = buf.length;
     const d = this.delimiter;
-    const stops = this.stops;
+    const classes = this.classes;
     const width = this.guesses.length;
-    const isHeader = limit === 1;
+    const isHeader = header !== null;
     let pos = 0;
-    let taken = 0;
-    while (pos < n && taken < limit) {
+    while (pos < n) {
       const recStart = pos;
       let i = pos;
       let col = 0;
@@ -130,10 +123,10 @@ export class CsvByteScanner {
       for (;;) {
         let s: number;
         let e: number;
-        let quoted = false;
+        // Where the leading digits of an unquoted value (after a minus) end: -1 when not known.
+        let digitsEnd = -1;
         let escaped = false;
         if (i < n && buf[i] === QUOTE) {
-          quoted = true;
           s = ++i;
           for (;;) {
             const q = buf.indexOf(QUOTE, i);
@@ -159,13 +152,18 @@ export class CsvByteScanner {
           }
         } else {
           s = i;
-          while (i < n && stops[buf[i]] === 0) i++;
-          if (i < n && stops[buf[i]] === 2) throw new NotDirect(buf[i] === QUOTE ? 'a quote inside an unquoted value' : 'a NUL byte');
+          if (i < n && buf[i] === MINUS) i++;
+          while (i < n && classes[buf[i]] === DIGIT) i++;
+          digitsEnd = i;
+          while (i < n && classes[buf[i]] <= OTHER) i++;
+          if (i < n && classes[buf[i]] === REFUSED)
+            throw new NotDirect(buf[i] === QUOTE ? 'a quote inside an unquoted value' : 'a NUL byte');
           e = i;
           if (i >= n && !final) return recStart;
         }
         if (!isHeader && col >= width) throw new NotDirect(`a row wider than the header (row ${this.headerRow + this.rows + 1})`);
-        if (onField(s, e, quoted, escaped, col)) filled = true;
+        if (header) header.push(this.text(buf, s, e, escaped));
+        else if (this.value(buf, s, e, escaped, col, digitsEnd)) filled = true;
         col++;
         if (i >= n) break;
         const c = buf[i];
@@ -190,14 +188,17 @@ export class CsvByteScanner {
         this.rows++;
         starts?.push(recStart);
       }
-      taken++;
       pos = i;
+      if (isHeader) break;
     }
     return pos;
   }
 
-  /** One data value: blank ones are refused (the general path makes them null), the rest guessed. */
-  private value(buf: Buffer, s: number, e: number, escaped: boolean, col: number): boolean {
+  /**
+   * One data value: blank ones are refused (the general path makes them null), the rest guessed.
+   * digitsEnd: where its leading digits (after a minus) end, -1 when the field loop did not say.
+   */
+  private value(buf: Buffer, s: number, e: number, escaped: boolean, col: number, digitsEnd: number): boolean {
     if (s === e) return false; // null (FORCE_NULL makes "" null too)
     const first = buf[s];
     if (isAsciiSpace(first) || first >= 0x80) {
@@ -215,15 +216,17 @@ export class CsvByteScanner {
     if (g.addSettled()) return true;
     if (!escaped) {
       // Integers and decimals without a leading zero, ISO dates and timestamps: without a string.
-      if (g.isoDateColumn()) {
-        const iso = isoDateKind(buf, s, e);
-        if (iso && g.addIsoDate(iso === 'timestamp')) return true;
+      const intStart = first === MINUS ? s + 1 : s;
+      let k = digitsEnd;
+      if (k < 0) {
+        k = intStart;
+        while (k < e && isDigit(buf[k])) k++;
       }
-      let k = s;
-      if (buf[k] === MINUS) k++;
-      const intStart = k;
-      while (k < e && isDigit(buf[k])) k++;
       const intDigits = k - intStart;
+      if (intDigits === 4 && k === s + 4) {
+        const iso = isoDateKind(buf, s, e);
+        if (iso !== ISO_NONE && g.addIsoDate(iso === ISO_TIMESTAMP)) return true;
+      }
       if (intDigits && (intDigits === 1 || buf[intStart] !== D0)) {
         if (k === e && g.addPlainInteger(intDigits)) return true;
         if (buf[k] === DOT && k + 1 < e) {
@@ -233,8 +236,6 @@ export class CsvByteScanner {
           if (f === e && g.addPlainDecimal(intDigits + (e - fracStart))) return true;
         }
       }
-      const iso = isoDateKind(buf, s, e);
-      if (iso && g.addIsoDate(iso === 'timestamp')) return true;
     }
     g.add(this.text(buf, s, e, escaped), this.headerRow + this.rows + 1);
     return true;
@@ -247,27 +248,36 @@ export class CsvByteScanner {
  */
 export function numberRecords(buf: Buffer, starts: number[], first: number, delimiter: string): Buffer {
   const d = delimiter.charCodeAt(0);
+  const count = starts.length;
   let extra = 0;
-  for (let i = 0, n = first, width = String(n).length, next = 10 ** width; i < starts.length; i++, n++) {
+  for (let i = 0, n = first, width = String(n).length, next = 10 ** width; i < count; i++, n++) {
     if (n >= next) {
       width++;
       next *= 10;
     }
     extra += width + 1;
   }
+  // The records are moved down within one buffer (copyWithin: no view made per record), the
+  // number's digits counted up in place.
   const out = Buffer.allocUnsafe(buf.length + extra);
-  const digits = new Uint8Array(16);
+  buf.copy(out, extra);
+  let digits = Buffer.from(String(first), 'latin1');
+  let width = digits.length;
   let o = 0;
-  for (let i = 0; i < starts.length; i++) {
-    let n = first + i;
-    let k = 0;
-    do {
-      digits[k++] = D0 + (n % 10);
-      n = Math.floor(n / 10);
-    } while (n > 0);
-    while (k > 0) out[o++] = digits[--k];
+  for (let i = 0; i < count; i++) {
+    for (let k = 0; k < width; k++) out[o++] = digits[k];
     out[o++] = d;
-    o += buf.copy(out, o, starts[i], i + 1 < starts.length ? starts[i + 1] : buf.length);
+    const s = starts[i] + extra;
+    const e = (i + 1 < count ? starts[i + 1] : buf.length) + extra;
+    out.copyWithin(o, s, e);
+    o += e - s;
+    let k = width - 1;
+    while (k >= 0 && digits[k] === D9) digits[k--] = D0;
+    if (k >= 0) digits[k]++;
+    else if (i + 1 < count) {
+      digits = Buffer.concat([Buffer.of(0x31), digits]);
+      width++;
+    }
   }
   return out;
 }

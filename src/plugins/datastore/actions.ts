@@ -10,20 +10,8 @@ import { NotFoundError, ValidationError } from '../../errors.ts';
 import { JsonArrayText } from '../../json/array-text.ts';
 import { datastoreResourceIdsIn, findDatastoreResource, setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { visiblePackagesCondition } from '../../auth/authz.ts';
-import { Invalid, MISSING, Stop, validateOrThrow, type Schema, type Validator } from '../../validation/validate.ts';
-import {
-  bool,
-  booleanValidator,
-  defaultValue,
-  ignoreMissing,
-  intValidator,
-  jsonObject,
-  jsonValue,
-  notEmpty,
-  oneOf,
-  stringList,
-  unicodeString,
-} from '../../validation/validators.ts';
+import { Invalid, MISSING, Stop, validateOrThrow, type Validator } from '../../validation/validate.ts';
+import { intValidator, jsonObject, jsonValue, notEmpty, oneOf, stringList } from '../../validation/validators.ts';
 import { Type } from '@sinclair/typebox';
 import { compileParams, p } from '../../validation/params.ts';
 import { datastoreCreateSchema, datastoreSearchSchema } from '../../actions/result-schemas.ts';

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Services } from '../../actions/context.ts';
 import { callAction } from '../../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../../auth/identity.ts';
-import { resourceFilePath, uploadTmpDir } from '../../files/storage.ts';
+import { resourceFilePath, storedFileSha256, uploadTmpDir } from '../../files/storage.ts';
 import { findResource } from '../../model/resources.ts';
 import { notifyPackageChange, touchPackage } from '../../model/packages.ts';
 import { setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
@@ -102,14 +102,15 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     if (res.url_type === 'datastore')
       throw new LoadError('the resource is a data store table (url_type "datastore"): there is no file to load');
     let file: string;
-    // An upload's checksum is computed while it loads (it is only needed first to skip a reload)
+    // An upload's checksum as recorded when it was stored, else computed while it loads (it is only
+    // needed first to skip a reload)
     let hashing: Promise<string>;
     let total: number | undefined;
     if (res.url_type === 'upload') {
       file = resourceFilePath(config, resourceId);
       if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
       total = fs.statSync(file).size;
-      hashing = sha256File(file);
+      hashing = storedFileSha256(file).then((stored) => stored ?? sha256File(file));
       hashing.catch(() => undefined); // awaited below; a load that fails first must not leave it unhandled
       log(`uploaded file, ${total} bytes (${elapsed()})`);
     } else {
