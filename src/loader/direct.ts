@@ -15,7 +15,7 @@ import { CsvByteScanner, NotDirect, numberRecords } from './csv-bytes.ts';
 import { readSample, detectEncoding } from './decode.ts';
 import { type BulkLoadBackend, copyFailure, isDbError, type LoadOptions, swapInTable } from './load.ts';
 import { columnName, guessedColumns, HEADER_SAMPLE, MAX_COLUMNS, type PreparedColumn } from './prepare.ts';
-import { openTableSource } from './source.ts';
+import { openTableSource, type TableSource } from './source.ts';
 import { findHeaderRow } from './sniff.ts';
 import { ColumnGuess } from './types.ts';
 
@@ -43,20 +43,10 @@ export async function planDirect(file: string, overrides: Map<string, string>): 
   });
   if (source.kind !== 'text' || source.encoding !== 'utf-8') throw new NotDirect(`${source.kind} ${source.encoding ?? ''}`.trim());
   const delimiter = source.delimiter!;
-  // The header as the general path finds it (the same records read ahead).
-  const head: string[][] = [];
-  const records = source.records();
-  try {
-    while (head.length < HEADER_SAMPLE) {
-      const r = await records.next();
-      if (r.done) break;
-      head.push(...r.value);
-    }
-  } catch (e) {
-    throw new NotDirect((e as Error).message);
-  } finally {
-    await records.return(undefined).catch(() => undefined);
-  }
+  // The header as the general path finds it (the same records read ahead): from the sample when it
+  // holds them all (reading on would tokenize a whole first piece of the file).
+  let head = source.sampleRecords!(HEADER_SAMPLE).slice(0, HEADER_SAMPLE);
+  if (head.length < HEADER_SAMPLE) head = await firstRecords(source);
   if (!head.length || findHeaderRow(head) !== 0) throw new NotDirect('lines before the header');
   const names = head[0].map(columnName);
   if (names.length < 2 || names.length > MAX_COLUMNS) throw new NotDirect(`${names.length} column(s)`);
@@ -73,6 +63,24 @@ export async function planDirect(file: string, overrides: Map<string, string>): 
   if (!header || header.cells.length !== head[0].length || header.cells.some((c, i) => c !== head[0][i]))
     throw new NotDirect('the header line');
   return { file, delimiter, names, dataStart: bom + header.end, notes: source.notes };
+}
+
+/** The first HEADER_SAMPLE records as the general path reads them (or all, when fewer). */
+async function firstRecords(source: TableSource): Promise<string[][]> {
+  const head: string[][] = [];
+  const records = source.records();
+  try {
+    while (head.length < HEADER_SAMPLE) {
+      const r = await records.next();
+      if (r.done) break;
+      head.push(...r.value);
+    }
+  } catch (e) {
+    throw new NotDirect((e as Error).message);
+  } finally {
+    await records.return(undefined).catch(() => undefined);
+  }
+  return head.slice(0, HEADER_SAMPLE);
 }
 
 /** Whole records of the file, about BATCH_BYTES of them. */
@@ -119,7 +127,8 @@ async function* scannedBatches(
       const end = scanner.scan(buf, false, numbered ? starts : undefined);
       carry = end < buf.length ? buf.subarray(end) : null;
       if (end) add(buf.subarray(0, end), from);
-      if (batch.bytes >= size) yield take();
+      // The first batch is the first piece read: the database starts on it sooner.
+      if (batch.bytes >= size || ends.length === 0) yield take();
     }
     if (carry) {
       const from = scanner.rows + 1;

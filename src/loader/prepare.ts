@@ -91,7 +91,8 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
       head.push(...r.value);
     }
     if (!head.some((r) => r.some((c) => c.trim()))) throw new LoadError('the file has no rows: there is no header to make columns from');
-    const headerIndex = findHeaderRow(head);
+    // Judged from the first HEADER_SAMPLE records exactly (the batches read may hold more), as the direct path does.
+    const headerIndex = findHeaderRow(head.slice(0, HEADER_SAMPLE));
     const headerRow = head[headerIndex];
     if (headerIndex > 0) log.push(`${headerIndex} line(s) before the header skipped (title or notes)`);
     // Blank header cells are allowed only over empty columns (dropped at the end).
