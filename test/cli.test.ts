@@ -98,7 +98,8 @@ describe('svc CLI', () => {
     const row = list.find((l) => l.split('\t')[1] === 'ci');
     assert.ok(row);
     const id = row!.split('\t')[0];
-    assert.equal(svc('user', 'token', 'revoke', id).code, 0);
+    const revoked = svc('user', 'token', 'revoke', id);
+    assert.equal(revoked.code, 0, revoked.err);
     assert.ok(!svc('user', 'token', 'list', 'root').out.includes('\tci\t'));
     const bad = svc('user', 'token', 'add', 'nobody', 'x');
     assert.equal(bad.code, 1);
