@@ -18,13 +18,13 @@ const D0 = 0x30;
 const D9 = 0x39;
 
 const isDigit = (c: number) => c >= D0 && c <= D9;
+const isAsciiSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d);
 
 // Byte classes of an unquoted value (CsvByteScanner.classes), in the order the field loop tests them.
 const DIGIT = 0;
 const OTHER = 1;
 const END = 2;
 const REFUSED = 3;
-const isAsciiSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d);
 
 /** The two-digit number at b[i], or -1. */
 function twoDigits(b: Buffer, i: number): number {
@@ -162,7 +162,7 @@ export class CsvByteScanner {
           if (i >= n && !final) return recStart;
         }
         if (!isHeader && col >= width) throw new NotDirect(`a row wider than the header (row ${this.headerRow + this.rows + 1})`);
-        if (header) header.push(this.text(buf, s, e, escaped));
+        if (isHeader) header.push(this.text(buf, s, e, escaped));
         else if (this.value(buf, s, e, escaped, col, digitsEnd)) filled = true;
         col++;
         if (i >= n) break;

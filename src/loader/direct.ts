@@ -45,7 +45,7 @@ export async function planDirect(file: string, overrides: Map<string, string>): 
   const delimiter = source.delimiter!;
   // The header as the general path finds it (the same records read ahead): from the sample when it
   // holds them all (reading on would tokenize a whole first piece of the file).
-  let head = source.sampleRecords!(HEADER_SAMPLE).slice(0, HEADER_SAMPLE);
+  let head = source.headRecords!(HEADER_SAMPLE);
   if (head.length < HEADER_SAMPLE) head = await firstRecords(source);
   if (!head.length || findHeaderRow(head) !== 0) throw new NotDirect('lines before the header');
   const names = head[0].map(columnName);

@@ -27,11 +27,10 @@ export interface TableSource {
   /** Records in file order, in batches (a record is one row; rows keep their file row number by position). */
   records(onBytes?: (n: number) => void): AsyncGenerator<string[][]>;
   /**
-   * Text files: the whole records of the sample (the file's first bytes, already read) as
-   * records() reads them, to decide from the first rows without reading on; with atLeast, maybe
-   * only the first of them (at least that many when the sample has them).
+   * Text files: the first `count` records (fewer when the sample holds fewer) of the sample already
+   * read, as records() reads them: for deciding from the first rows without reading on.
    */
-  sampleRecords?: (atLeast?: number) => string[][];
+  headRecords?: (count: number) => string[][];
   /** Spreadsheets: the merged cell ranges of the sheet read (after records() ended). */
   merges?: () => Promise<{ top: number; left: number; bottom: number; right: number; ref: string }[]>;
   /** Notes for the log (the sheet read, the encoding found). */
@@ -78,15 +77,16 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
     encoding: enc.encoding,
     delimiter,
     notes,
-    sampleRecords(atLeast = 0) {
-      // Its first 64 KB first: enough for a few hundred records of most files.
-      if (atLeast && text.length > 1 << 16) {
+    headRecords(count) {
+      // From its first 64 KB when they hold that many records (most files), else from all of it.
+      if (text.length > 1 << 16) {
         const rows = new CsvTokenizer(delimiter).push(text.slice(0, 1 << 16));
-        if (rows.length >= atLeast) return rows;
+        if (rows.length >= count) return rows.slice(0, count);
       }
       const tokenizer = new CsvTokenizer(delimiter);
       const rows = tokenizer.push(text);
-      return complete ? rows.concat(tokenizer.end()) : rows;
+      if (complete) rows.push(...tokenizer.end());
+      return rows.slice(0, count);
     },
     async *records(onBytes) {
       for (let attempt = 0; ; attempt++) {

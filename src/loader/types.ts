@@ -235,14 +235,9 @@ export class ColumnGuess {
     return true;
   }
 
-  /** Whether addIsoDate can take a value (a column of ISO dates read year first so far). */
-  isoDateColumn(): boolean {
-    return this.nonEmpty > 0 && !this.plain && !this.en && !this.eu && this.dateOrders === 1 && this.isoDates;
-  }
-
   /** A valid ISO date (withTime: and a valid hh:mm:ss time) in a column of ISO dates read year first. */
   addIsoDate(withTime: boolean): boolean {
-    if (!this.isoDateColumn()) return false;
+    if (!this.nonEmpty || this.plain || this.en || this.eu || this.dateOrders !== 1 || !this.isoDates) return false;
     this.nonEmpty++;
     if (withTime) this.hasTime = true;
     return true;
