@@ -27,8 +27,12 @@ export async function tokenSecret(db: Queryable, config: Config): Promise<Uint8A
   return secret;
 }
 
+/** A random id that never starts with '-' (a command line would read it as an option). */
 export function newTokenId(): string {
-  return randomBytes(24).toString('base64url');
+  for (;;) {
+    const id = randomBytes(24).toString('base64url');
+    if (id[0] !== '-') return id;
+  }
 }
 
 export async function signToken(secret: Uint8Array, jti: string, expiresAt?: Date | null): Promise<string> {
