@@ -7,8 +7,7 @@ import type { ActionContext } from './context.ts';
 import { anyone } from '../auth/rules.ts';
 import { userPermissionLabels, visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError, SearchQueryError, ValidationError } from '../errors.ts';
-import { buildPackageDicts, resourceDict } from '../model/package-dict.ts';
-import { packagesByIds } from '../model/packages.ts';
+import { packageDictsOfIds, resourceDict } from '../model/package-dict.ts';
 import { findLicense } from '../model/licenses.ts';
 import { findVocabulary } from '../model/tags.ts';
 import { searchEngine } from '../search/service.ts';
@@ -173,11 +172,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
           includeDeleted: prm.include_deleted,
         },
       });
-      const byId = new Map((await packagesByIds(ctx.db, found.ids)).map((r) => [r.id, r]));
-      const dicts = await buildPackageDicts(
-        ctx,
-        found.ids.map((id) => byId.get(id)).filter((r) => !!r),
-      );
+      const dicts = await packageDictsOfIds(ctx, found.ids);
       const facets: Record<string, Record<string, number>> = {};
       const searchFacets: Record<string, { title: string; items: { count: number; display_name: string; name: string }[] }> = {};
       for (const field of facetFields) {

@@ -6,7 +6,7 @@ import { sideBySide, type Queryable } from '../db/database.ts';
 import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
-import { extrasOf, groupsByIds, packageGroups, type GroupRef, type PackageRow } from './packages.ts';
+import { extrasOf, groupsByIds, organizationsOfPackages, packageGroups, packagesByIds, type GroupRef, type PackageRow } from './packages.ts';
 import { relationshipsOf } from './relationships.ts';
 import { resourcesOf, type ResourceRow } from './resources.ts';
 import { tagsOf } from './tags.ts';
@@ -82,23 +82,55 @@ function organizationDict(g: GroupRef | undefined): Record<string, unknown> | nu
 }
 
 /** Package dicts for the rows, in the same order (no visibility check: callers decide). */
-export async function buildPackageDicts(
-  ctx: { db: Queryable; config: Config; identity: { sysadmin: boolean } },
-  rows: PackageRow[],
-  opts: PackageDictOptions = {},
-): Promise<Record<string, unknown>[]> {
-  if (!rows.length) return [];
-  const { db, config } = ctx;
-  const ids = rows.map((r) => r.id);
-  const orgIds = [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))];
-  const [extras, tags, groups, resources, rels, orgs] = await sideBySide(db, [
+type DictContext = { db: Queryable; config: Config; identity: { sysadmin: boolean } };
+
+/** The parts of the datasets' dicts beside their rows, read side by side (orgs: their organizations). */
+async function readDictParts(db: Queryable, ids: string[], orgs: () => Promise<GroupRef[]>) {
+  const [extras, tags, groups, resources, rels, orgRows] = await sideBySide(db, [
     () => extrasOf(db, ids),
     () => tagsOf(db, ids),
     () => packageGroups(db, ids),
     () => resourcesOf(db, ids),
     () => relationshipsOf(db, ids),
-    () => groupsByIds(db, orgIds),
+    orgs,
   ]);
+  return { extras, tags, groups, resources, rels, orgs: orgRows };
+}
+
+export async function buildPackageDicts(ctx: DictContext, rows: PackageRow[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+  if (!rows.length) return [];
+  const orgIds = [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))];
+  const parts = await readDictParts(
+    ctx.db,
+    rows.map((r) => r.id),
+    () => groupsByIds(ctx.db, orgIds),
+  );
+  return assembleDicts(ctx, rows, parts, opts);
+}
+
+/**
+ * The dicts of the datasets with these ids, in their order (ids not found are left out), whoever
+ * may read them (the caller has checked): the rows and every part read side by side, one round
+ * trip on a pool (package_search's results).
+ */
+export async function packageDictsOfIds(ctx: DictContext, ids: string[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+  if (!ids.length) return [];
+  const [rows, parts] = await sideBySide(ctx.db, [
+    () => packagesByIds(ctx.db, ids),
+    () => readDictParts(ctx.db, ids, () => organizationsOfPackages(ctx.db, ids)),
+  ]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const found = ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r);
+  return assembleDicts(ctx, found, parts, opts);
+}
+
+function assembleDicts(
+  ctx: DictContext,
+  rows: PackageRow[],
+  { extras, tags, groups, resources, rels, orgs }: Awaited<ReturnType<typeof readDictParts>>,
+  opts: PackageDictOptions,
+): Record<string, unknown>[] {
+  const { config } = ctx;
   const by = <T extends { package_id: string }>(list: T[]) => {
     const m = new Map<string, T[]>();
     for (const x of list) (m.get(x.package_id) ?? m.set(x.package_id, []).get(x.package_id)!).push(x);

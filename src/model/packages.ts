@@ -183,6 +183,13 @@ export async function groupsByIds(db: Queryable, ids: string[]): Promise<GroupRe
   return (await db.query<GroupRef>('SELECT * FROM groups WHERE id = ANY($1::text[])', [ids])).rows;
 }
 
+/** The organizations owning the datasets. */
+export async function organizationsOfPackages(db: Queryable, packageIds: string[]): Promise<GroupRef[]> {
+  return (
+    await db.query<GroupRef>('SELECT * FROM groups WHERE id IN (SELECT owner_org FROM packages WHERE id = ANY($1::text[]))', [packageIds])
+  ).rows;
+}
+
 /** Active (non-organization) groups the datasets belong to. */
 export async function packageGroups(db: Queryable, packageIds: string[]): Promise<(GroupRef & { package_id: string })[]> {
   return (
