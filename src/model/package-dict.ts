@@ -6,7 +6,15 @@ import { sideBySide, type Queryable } from '../db/database.ts';
 import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
-import { extrasOf, groupsByIds, organizationsOfPackages, packageGroups, packagesByIds, type GroupRef, type PackageRow } from './packages.ts';
+import {
+  extrasOf,
+  groupsByIds,
+  organizationsOfPackages,
+  packageGroups,
+  packagesByIds,
+  type GroupRef,
+  type PackageRow,
+} from './packages.ts';
 import { relationshipsOf } from './relationships.ts';
 import { resourcesOf, type ResourceRow } from './resources.ts';
 import { tagsOf } from './tags.ts';
@@ -81,7 +89,6 @@ function organizationDict(g: GroupRef | undefined): Record<string, unknown> | nu
   };
 }
 
-/** Package dicts for the rows, in the same order (no visibility check: callers decide). */
 type DictContext = { db: Queryable; config: Config; identity: { sysadmin: boolean } };
 
 /** The parts of the datasets' dicts beside their rows, read side by side (orgs: their organizations). */
@@ -97,7 +104,12 @@ async function readDictParts(db: Queryable, ids: string[], orgs: () => Promise<G
   return { extras, tags, groups, resources, rels, orgs: orgRows };
 }
 
-export async function buildPackageDicts(ctx: DictContext, rows: PackageRow[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+/** Package dicts for the rows, in the same order (no visibility check: callers decide). */
+export async function buildPackageDicts(
+  ctx: DictContext,
+  rows: PackageRow[],
+  opts: PackageDictOptions = {},
+): Promise<Record<string, unknown>[]> {
   if (!rows.length) return [];
   const orgIds = [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))];
   const parts = await readDictParts(
@@ -113,7 +125,11 @@ export async function buildPackageDicts(ctx: DictContext, rows: PackageRow[], op
  * may read them (the caller has checked): the rows and every part read side by side, one round
  * trip on a pool (package_search's results).
  */
-export async function packageDictsOfIds(ctx: DictContext, ids: string[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
+export async function packageDictsOfIds(
+  ctx: DictContext,
+  ids: string[],
+  opts: PackageDictOptions = {},
+): Promise<Record<string, unknown>[]> {
   if (!ids.length) return [];
   const [rows, parts] = await sideBySide(ctx.db, [
     () => packagesByIds(ctx.db, ids),
