@@ -254,6 +254,7 @@ function queryMix(org: string, tag: string): Q[] {
     { label: 'deep paging: start=5000', params: { q: '*:*', start: 5000 } },
     { label: 'deep paging: q=data start=5000', params: { q: 'data', start: 5000 } },
     { label: 'wildcard + range: tags:wat* AND num_resources:[2 TO *]', params: { q: 'tags:wat* AND num_resources:[2 TO *]' } },
+    { label: 'one part of the text: q=title:water', params: { q: 'title:water' } },
   ];
 }
 

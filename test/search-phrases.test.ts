@@ -82,3 +82,40 @@ test('the sysadmin with include_private finds the private phrase too', async () 
   const r = await t.ok('package_search', { q: '"water quality monitoring"', include_private: true }, { token: t.sysadminToken });
   assert.deepEqual(r.results.map((d: any) => d.name).sort(), ['four-words', 'monitoring', 'secret']);
 });
+
+/** Names of the public active datasets whose words of one weight (a title, c notes) match the tsquery. */
+async function weightedReference(weight: string, tsquery: string, value: string): Promise<string[]> {
+  const r = await t.services.db.query<{ name: string }>(
+    `SELECT name FROM package_search_index WHERE ts_filter(doc, $1::"char"[]) @@ ${tsquery} AND state = 'active' AND NOT private ORDER BY name`,
+    [[weight], value],
+  );
+  return r.rows.map((x) => x.name);
+}
+
+test('title: and notes: find exactly the datasets with the words in that part of the text (words, prefixes, phrases)', async () => {
+  const cases: [string, string, string, string][] = [
+    // query, weight, reference tsquery, its value
+    ['title:water', 'a', "plainto_tsquery('english', $2)", 'water'],
+    ['title:quality', 'a', "plainto_tsquery('english', $2)", 'quality'],
+    ['notes:water', 'c', "plainto_tsquery('english', $2)", 'water'],
+    ['notes:budget', 'c', "plainto_tsquery('english', $2)", 'budget'],
+    ['title:e-mail', 'a', "plainto_tsquery('english', $2)", 'e-mail'],
+    ["notes:O'Brien's", 'c', "plainto_tsquery('english', $2)", "O'Brien's"],
+    ['title:wat*', 'a', "to_tsquery('simple', $2)", 'wat:*'],
+    ['notes:monitor*', 'c', "to_tsquery('simple', $2)", 'monitor:*'],
+    ['title:"water quality"', 'a', "phraseto_tsquery('english', $2)", 'water quality'],
+    ['notes:"water quality monitoring"', 'c', "phraseto_tsquery('english', $2)", 'water quality monitoring'],
+    ['notes:"quality of water"', 'c', "phraseto_tsquery('english', $2)", 'quality of water'],
+  ];
+  for (const [q, weight, tsquery, value] of cases) {
+    const expected = await weightedReference(weight, tsquery, value);
+    const got = await found(q);
+    assert.deepEqual(got.names, expected, q);
+    assert.equal(got.count, expected.length, q);
+  }
+  // the references are not trivially empty or everything, and private datasets stay out
+  assert.deepEqual((await found('title:water')).names, ['across-fields', 'monitoring', 'reversed']);
+  assert.deepEqual((await found('notes:water')).names, ['four-words', 'monitoring', 'reversed', 'two-places', 'unrelated']);
+  assert.deepEqual((await found('title:e-mail')).names, ['address-book']);
+  assert.deepEqual((await found('-title:water AND water')).names, ['four-words', 'two-places', 'unrelated']);
+});

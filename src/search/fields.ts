@@ -3,8 +3,8 @@
 // fields, never columns.
 
 export type FieldKind =
-  /** words in the weighted tsvector (weights: which parts of it) */
-  | { type: 'fulltext'; weights: string | null }
+  /** words in the weighted tsvector (weight: the one weight of its part of the text; null: all of it) */
+  | { type: 'fulltext'; weight: 'a' | 'b' | 'c' | 'd' | null }
   /** English-stemmed words of one column, found through the tsvector first */
   | { type: 'text'; column: string }
   /** an exact string (case-sensitive, as Solr's string fields) */
@@ -20,9 +20,9 @@ export type FieldKind =
   | { type: 'constant'; value: string };
 
 const FIELDS: Record<string, FieldKind> = {
-  text: { type: 'fulltext', weights: null },
-  title: { type: 'fulltext', weights: 'a' },
-  notes: { type: 'fulltext', weights: 'c' },
+  text: { type: 'fulltext', weight: null },
+  title: { type: 'fulltext', weight: 'a' },
+  notes: { type: 'fulltext', weight: 'c' },
   author: { type: 'text', column: 'author' },
   maintainer: { type: 'text', column: 'maintainer' },
   res_name: { type: 'text', column: 'res_name' },

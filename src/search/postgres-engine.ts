@@ -112,7 +112,7 @@ type Facts = { id: string; owner_org: string | null; private: boolean; state: st
 function singleWord(node: QueryNode): string | null {
   if (node.kind !== 'term' || node.phrase || node.wildcard) return null;
   const f = resolveField(node.field);
-  return f.type === 'fulltext' && f.weights === null ? node.value : null;
+  return f.type === 'fulltext' && f.weight === null ? node.value : null;
 }
 
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */

@@ -154,14 +154,19 @@ export class SqlBuilder {
         let made: string | undefined;
         const q = () => (made ??= this.tsquery(tq));
         if (!negated) this.rankQueries.push(q());
-        const run = f.type === 'fulltext' && !f.weights ? this.facts.phraseLexemes.get(textKey(tq)) : undefined;
+        const run = f.type === 'fulltext' && !f.weight ? this.facts.phraseLexemes.get(textKey(tq)) : undefined;
         if (run && run.length > 1) {
           const { query, exact } = phraseKeys(run);
           const indexed = `package_search_phrase_keys(s.doc) @@ ${this.param(query)}::tsquery`;
           return exact ? indexed : `(${indexed} AND s.doc @@ ${q()})`;
         }
-        if (f.type === 'fulltext')
-          return f.weights ? `(s.doc @@ ${q()} AND ts_filter(s.doc, '{${f.weights}}') @@ ${q()})` : `s.doc @@ ${q()}`;
+        if (f.type === 'fulltext' && f.weight) {
+          // the words of one part of the text: found by their keys behind the part's weight
+          // (migration 014), exactly for words and prefixes; a phrase adds its positions in the part
+          const keys = `package_search_weighted_keys(s.doc) @@ package_search_weighted_query(${q()}, '${f.weight}')`;
+          return tq.kind === 'phrase' ? `(${keys} AND ts_filter(s.doc, '{${f.weight}}') @@ ${q()})` : keys;
+        }
+        if (f.type === 'fulltext') return `s.doc @@ ${q()}`;
         return `(s.doc @@ ${q()} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q()})`;
       }
       case 'string': {
