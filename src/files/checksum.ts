@@ -94,26 +94,15 @@ export function sha256Checksum(): Checksum {
   let given = false;
   return {
     stream,
-    digest: () =>
-      new Promise<string>((resolve, reject) => {
-        if (given) return reject(new Error('the checksum was given or dropped already'));
-        given = true;
-        if (thread !== t) {
-          closed(t);
-          return reject(new Error('the checksum thread stopped'));
-        }
-        waiting.set(id, {
-          resolve: (hex) => {
-            closed(t);
-            resolve(hex);
-          },
-          reject: (e) => {
-            closed(t);
-            reject(e);
-          },
-        });
+    digest: () => {
+      if (given) return Promise.reject(new Error('the checksum was given or dropped already'));
+      given = true;
+      return new Promise<string>((resolve, reject) => {
+        if (thread !== t) return reject(new Error('the checksum thread stopped'));
+        waiting.set(id, { resolve, reject });
         w.postMessage({ id, op: 'end' });
-      }),
+      }).finally(() => closed(t));
+    },
     drop: () => {
       if (given) return;
       given = true;

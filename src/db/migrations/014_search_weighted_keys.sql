@@ -1,7 +1,7 @@
 -- Words of one part of the text (title:water, notes:river) from the index alone. The word index
 -- on doc knows which datasets hold a word, not in which part (its weight: A title, C notes), so
--- `title:water` read and filtered every dataset with "water" anywhere (27,000 of 100,000 in the
--- bench catalog: 90 ms). Here every lexeme of doc is a key behind each weight it carries
+-- `title:water` read and filtered every dataset with "water" anywhere (26,756 of 100,000 in the
+-- bench catalog: 110 ms). Here every lexeme of doc is a key behind each weight it carries
 -- ("a:water"), indexed by an expression index and never stored; a field's query is the same
 -- tsquery with its lexemes behind the field's weight (src/search/sql-builder.ts). Words and
 -- prefixes are answered exactly by the keys; a phrase adds the positional test on the field's part.
