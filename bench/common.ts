@@ -47,10 +47,17 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 
 /** Calls an action on the child server; throws with the error when it fails. */
 export async function api(port: number, token: string, action: string, body: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: token },
-    body: JSON.stringify(body),
+  const send = () =>
+    fetch(`http://127.0.0.1:${port}/api/3/action/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: token },
+      body: JSON.stringify(body),
+    });
+  // A kept-alive connection idle for longer than the server keeps it (a long raw step between two
+  // calls) can be closed just as it is reused: the request never reached the server, send it again.
+  const res = await send().catch((e) => {
+    if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw e;
+    return send();
   });
   const json: any = await res.json();
   if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);

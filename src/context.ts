@@ -62,6 +62,11 @@ export interface ActionContext {
   request?: { method: string; path: string; query: string };
   /** The call comes from a web page rather than the Action API (user_create follows create_user_via_web then). */
   web?: boolean;
+  /**
+   * The result goes straight into the Action API's JSON answer (a top-level HTTP call, not a call
+   * from another action or a page): it may hold a JsonArrayText, written as its bytes.
+   */
+  rawJsonAnswer?: boolean;
   /** Internal calls may skip auth checks (CKAN's ignore_auth). */
   ignoreAuth: boolean;
   /**

@@ -164,6 +164,7 @@ export interface CallOptions {
   files?: ActionContext['files'];
   request?: ActionContext['request'];
   web?: boolean;
+  rawJsonAnswer?: boolean;
 }
 
 /** How many times a write that lost a race to another transaction is run (call-errors.ts). */
@@ -189,6 +190,7 @@ export async function callAction(services: Services, name: string, input: Record
       files: opts.files,
       request: opts.request,
       web: opts.web,
+      rawJsonAnswer: opts.rawJsonAnswer,
       ignoreAuth: false,
       afterCommit: (fn: AfterCommit) => committed.push(fn),
     };
@@ -227,7 +229,12 @@ function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {
     ...base,
     call: (name, input, opts) => {
       const def = ctx.services.registry.get(name);
-      const child = makeContext({ ...ctx, ignoreAuth: opts?.ignoreAuth ?? ctx.ignoreAuth, files: opts?.files ?? undefined });
+      const child = makeContext({
+        ...ctx,
+        ignoreAuth: opts?.ignoreAuth ?? ctx.ignoreAuth,
+        files: opts?.files ?? undefined,
+        rawJsonAnswer: undefined,
+      });
       return runDefinition(child, def, input);
     },
   };

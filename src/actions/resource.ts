@@ -10,19 +10,37 @@ import { anyone, denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile } from '../files/storage.ts';
 import { resourceDict } from '../model/package-dict.ts';
-import { findPackage, lockPackages, notifyPackageChange, touchPackage, type PackageRow } from '../model/packages.ts';
+import {
+  findPackage,
+  lockPackages,
+  notifyPackageChange,
+  packageOfActiveResource,
+  touchPackage,
+  type PackageRow,
+} from '../model/packages.ts';
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
 import { resourceParams, resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
 import { createResource, FileOps, packageOr404, replaceResource } from './package-save.ts';
 
-async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
+function resourceIdParam(id: unknown): string {
   if (id === undefined || id === null || id === '') throw new ValidationError({ id: ['Missing value'] });
-  const res = await findResource(ctx.db, String(id));
+  return String(id);
+}
+
+async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
+  const res = await findResource(ctx.db, resourceIdParam(id));
   if (!res || res.state !== 'active') throw new NotFoundError('Resource was not found.');
   const pkg = await findPackage(ctx.db, res.package_id);
   if (!pkg) throw new NotFoundError('Resource was not found.');
   return { res, pkg };
+}
+
+/** The dataset of an active resource, for the permission checks (one round trip: every datastore_search makes one). */
+async function packageOfResourceOr404(ctx: ActionContext, id: unknown): Promise<PackageRow> {
+  const pkg = await packageOfActiveResource(ctx.db, resourceIdParam(id));
+  if (!pkg) throw new NotFoundError('Resource was not found.');
+  return pkg;
 }
 
 /** resource_create's dataset reference, checked before anything is looked up. */
@@ -39,17 +57,17 @@ const resourceCreateAuth: AuthFunction = async (ctx, params) => {
 };
 
 const resourceShowAuth: AuthFunction = async (ctx, params) => {
-  const { pkg } = await resourceOr404(ctx, params.id);
+  const pkg = await packageOfResourceOr404(ctx, params.id);
   if (!(await canReadPackage(ctx, pkg))) throw denied(ctx, `read resource ${params.id}`);
 };
 
 const resourceUpdateAuth: AuthFunction = async (ctx, params) => {
-  const { pkg } = await resourceOr404(ctx, params.id);
+  const pkg = await packageOfResourceOr404(ctx, params.id);
   if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `edit resource ${params.id}`);
 };
 
 const resourceDeleteAuth: AuthFunction = async (ctx, params) => {
-  const { pkg } = await resourceOr404(ctx, params.id);
+  const pkg = await packageOfResourceOr404(ctx, params.id);
   if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `delete resource ${params.id}`);
 };
 

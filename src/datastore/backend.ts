@@ -2,6 +2,7 @@
 // the operations the actions, the dump route and datastore_search_sql use. The PostgreSQL
 // implementation (postgres.ts) runs on PGlite and pg; another backend can replace it by putting
 // an object of this shape in services.plugins.datastore. Keep this interface stable.
+import type { JsonArrayText } from '../json/array-text.ts';
 
 /** A column as the API reports it: `{id, type, info?}`; `schema` only in datastore_info. */
 export interface DatastoreField {
@@ -82,13 +83,18 @@ export interface SearchInput {
   include_total?: boolean;
   total_estimation_threshold?: number | null;
   records_format?: 'objects' | 'lists' | 'csv' | 'tsv';
+  /**
+   * records_format objects only: the records as the JSON text PostgreSQL makes of the page (no row
+   * objects in JavaScript), for an answer that writes them as they are.
+   */
+  records_as_json?: boolean;
   /** `_table_metadata` only: list just the tables of these resources and their aliases (undefined: all). */
   only_resources?: string[];
 }
 
 export interface SearchResult {
   fields: DatastoreField[];
-  records: unknown[] | string;
+  records: unknown[] | string | JsonArrayText;
   total?: number;
   total_was_estimated?: boolean;
 }

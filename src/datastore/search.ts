@@ -5,6 +5,7 @@ import { NotFoundError } from '../errors.ts';
 import type { ReadQueryOptions, ReadQueryResult, SearchInput, SearchResult } from './backend.ts';
 import { countRows, readTable } from './catalog.ts';
 import { isDbError, queryError } from './db-errors.ts';
+import { JsonArrayText } from '../json/array-text.ts';
 import { buildSelect, formatRows, readValue } from './select.ts';
 import { SEARCH_TIMEOUT_MS, type Sessions } from './sessions.ts';
 import { kindOf, reportedType } from './types.ts';
@@ -37,16 +38,23 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
     let counted: number | null = null;
     if (input.limit > 0) {
       const p = [...plan.params, input.limit, input.offset ?? 0];
-      const r = await q
-        .query<Record<string, unknown>>(
-          totalWithPage ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}` : plan.pageSql(`$${p.length - 1}`, `$${p.length}`),
-          p,
-        )
-        .catch((e) => {
-          throw queryError(e);
-        });
-      if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
-      out.records = formatRows(r.rows, plan, input.records_format ?? 'objects');
+      const page = totalWithPage
+        ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}`
+        : plan.pageSql(`$${p.length - 1}`, `$${p.length}`);
+      const format = input.records_format ?? 'objects';
+      const fail = (e: unknown) => {
+        throw queryError(e);
+      };
+      if (input.records_as_json && format === 'objects') {
+        const r = await q.query<{ records: string; total: string | null }>(plan.recordsAsJson(page, !!totalWithPage), p).catch(fail);
+        const { records, total } = r.rows[0];
+        if (totalWithPage && total !== null && total !== undefined) counted = Number(total);
+        out.records = new JsonArrayText(Buffer.from(records));
+      } else {
+        const r = await q.query<Record<string, unknown>>(page, p).catch(fail);
+        if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
+        out.records = formatRows(r.rows, plan, format);
+      }
     } else {
       out.records = textFormat ? '' : [];
     }

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import cookie from '@fastify/cookie';
-import helmet from '@fastify/helmet';
+import helmet from 'helmet';
 import type { Identity, Services } from '../context.ts';
 import { ANONYMOUS } from '../context.ts';
 import { callAction } from '../actions/registry.ts';
@@ -108,6 +108,7 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
         identity,
         files: parsed.files,
         request: { method: request.method, path: pathPart, query },
+        rawJsonAnswer: true,
       });
     let result: unknown;
     try {
@@ -140,11 +141,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(formbody, { bodyLimit });
   await app.register(multipart, { limits: { fileSize: services.config.int('svc.max_resource_size') * 1024 * 1024, fieldSize: bodyLimit } });
   await app.register(cookie);
-  await app.register(helmet, {
+  // helmet's middleware is made once here (the Fastify plugin makes it again for every request).
+  const securityHeaders = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
     crossOriginEmbedderPolicy: false,
     crossOriginResourcePolicy: { policy: 'cross-origin' },
   });
+  app.addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, (err) => done(err as Error | undefined)));
 
   app.addHook('onResponse', async (request, reply) => {
     services.logger.info(

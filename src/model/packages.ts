@@ -57,6 +57,15 @@ export async function findPackage(db: Queryable, idOrName: string): Promise<Pack
   return r.rows[0];
 }
 
+/** The dataset of an active resource, in one statement (what a resource's permission check needs). */
+export async function packageOfActiveResource(db: Queryable, resourceId: string): Promise<PackageRow | undefined> {
+  const r = await db.query<PackageRow>(
+    "SELECT p.* FROM resources r JOIN packages p ON p.id = r.package_id WHERE r.id = $1 AND r.state = 'active'",
+    [resourceId],
+  );
+  return r.rows[0];
+}
+
 export async function packagesByIds(db: Queryable, ids: string[]): Promise<PackageRow[]> {
   if (!ids.length) return [];
   return (await db.query<PackageRow>('SELECT * FROM packages WHERE id = ANY($1::text[])', [ids])).rows;

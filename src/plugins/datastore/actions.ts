@@ -576,7 +576,7 @@ const datastoreSearch: ActionDefinition = {
   },
   async handler(ctx, input: Record<string, any>) {
     const { params: p, search } = await prepareSearch(ctx, input);
-    const r = await backendOf(ctx).search(search);
+    const r = await backendOf(ctx).search({ ...search, records_as_json: ctx.rawJsonAnswer === true });
     const out: Record<string, unknown> = {
       include_total: p.include_total,
       limit: p.limit,
