@@ -407,7 +407,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     await stopChild(server);
     stopped = true;
 
-    // 3. Raw search endpoint: the same two statements datastore_search runs, same driver.
+    // 3. Raw search endpoint: the page and its count as two plain statements, same driver (svc runs them as one, its records written as JSON by PostgreSQL).
     const id = qi(insertId);
     const page = `SELECT "_id" AS "f0", ${FIELDS.map((f, i) => `${selectExpr(f.id, f.type)} AS "f${i + 1}"`).join(', ')} FROM ${id} WHERE "country"::text = $1 ORDER BY "date" DESC LIMIT 100 OFFSET 0`;
     const count = `SELECT count(*)::text AS n FROM ${id} WHERE "country"::text = $1`;

@@ -48,7 +48,7 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
       if (input.records_as_json && format === 'objects') {
         const r = await q.query<{ records: string; total: string | null }>(plan.recordsAsJson(page, !!totalWithPage), p).catch(fail);
         const { records, total } = r.rows[0];
-        if (totalWithPage && total !== null && total !== undefined) counted = Number(total);
+        if (totalWithPage && total != null) counted = Number(total);
         out.records = new JsonArrayText(Buffer.from(records));
       } else {
         const r = await q.query<Record<string, unknown>>(page, p).catch(fail);
