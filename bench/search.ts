@@ -21,7 +21,8 @@
 // earlier run: steps 2 and 3 are skipped, the server migrates it, step 4 runs only with
 // SVC_BENCH_REBUILD=1 or when datasets lack an index row; the database is kept),
 // SVC_BENCH_QUERIES=<regexp> (only the queries of the mix whose label matches), SVC_BENCH_SHOW=1 (print
-// each statement with its direct p50).
+// each statement with its direct p50), SVC_BENCH_APART_MS=<ms> (also time SVC_BENCH_APART_RUNS, default
+// 6, cold calls of each query with that pause before each: apart_p50, apart_max).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -42,6 +43,8 @@ const REUSE = process.env.SVC_BENCH_REUSE;
 let TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
 const CREATE = Math.min(TOTAL, Number(process.env.SVC_BENCH_CREATE ?? 2_000));
 const RUNS = Number(process.env.SVC_BENCH_RUNS ?? 30);
+const APART_MS = Number(process.env.SVC_BENCH_APART_MS ?? 0);
+const APART_RUNS = Number(process.env.SVC_BENCH_APART_RUNS ?? 6);
 
 // --- a deterministic pseudo-random source (the same catalog every run) ---------------------------
 let seed = 42;
@@ -373,19 +376,22 @@ export async function run(): Promise<void> {
         const body = JSON.parse(once.text);
         if (!body.success) throw new Error(`${q.label}: ${once.text.slice(0, 300)}`);
         // cold: the index generation moves before each call, so nothing comes from the result cache
-        const timeHttp = async (cold: boolean) => {
+        const timeHttp = async (cold: boolean, runs = RUNS, pauseMs = 0, warmups = 3) => {
           const times: number[] = [];
-          for (let i = 0; i < RUNS + 3; i++) {
+          for (let i = 0; i < warmups + runs; i++) {
+            if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
             if (cold) await client.query("SELECT nextval('package_search_generation')");
             const t0 = performance.now();
             const res = await request(server.port, 'GET', url);
             if (res.status !== 200) throw new Error(`${q.label}: HTTP ${res.status}`);
-            if (i >= 3) times.push(performance.now() - t0);
+            if (i >= warmups) times.push(performance.now() - t0);
           }
           return times;
         };
         const httpTimes = await timeHttp(true);
         const warmTimes = await timeHttp(false);
+        // calls far apart: each after a pause, as a portal with little traffic sees them
+        const apartTimes = APART_MS ? await timeHttp(true, APART_RUNS, APART_MS, 0) : [];
         await client.query("SELECT nextval('package_search_generation')");
         const statements = await recordStatements(dbUrl, q.params, services);
         const sqlTimes: number[] = [];
@@ -412,6 +418,7 @@ export async function run(): Promise<void> {
           sql_p50: +pct(sqlTimes, 50).toFixed(1),
           sql_p95: +pct(sqlTimes, 95).toFixed(1),
           statements: statements.length,
+          ...(APART_MS ? { apart_p50: +pct(apartTimes, 50).toFixed(1), apart_max: +Math.max(...apartTimes).toFixed(1) } : {}),
         };
         rows.push(row);
         log(

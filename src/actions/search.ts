@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
 import { p } from '../validation/params.ts';
 import type { ActionContext } from './context.ts';
+import { sideBySide } from '../db/database.ts';
 import { anyone } from '../auth/rules.ts';
 import { userPermissionLabels, visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError, SearchQueryError, ValidationError } from '../errors.ts';
@@ -12,6 +13,7 @@ import { findLicense } from '../model/licenses.ts';
 import { findVocabulary } from '../model/tags.ts';
 import { searchEngine } from '../search/service.ts';
 import type { SortKey } from '../search/engine.ts';
+import type { FacetItem } from '../search/facets.ts';
 import { RESOURCE_SEARCH_COLUMNS, searchResources, searchTags, type ResourceCriterion } from '../search/catalog-search.ts';
 import { datasetSchema, resourceSchema } from './result-schemas.ts';
 
@@ -62,17 +64,31 @@ function pick(dict: Record<string, unknown>, fl: string[]): Record<string, unkno
   return out;
 }
 
-async function displayNames(ctx: ActionContext, field: string, names: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if ((field === 'groups' || field === 'organization') && names.length) {
+/**
+ * Display names of facet values, for all the facet fields at once: groups and organizations by
+ * their titles (one statement: their names are unique across both), licences by theirs.
+ */
+async function facetDisplayNames(ctx: ActionContext, facets: Record<string, FacetItem[]>): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>();
+  const groupNames = Object.entries(facets).flatMap(([field, items]) =>
+    field === 'groups' || field === 'organization' ? items.map((v) => v.name) : [],
+  );
+  const titles = new Map<string, string>();
+  if (groupNames.length) {
     const r = await ctx.db.query<{ name: string; title: string | null }>('SELECT name, title FROM groups WHERE name = ANY($1::text[])', [
-      names,
+      [...new Set(groupNames)],
     ]);
-    for (const g of r.rows) out.set(g.name, g.title || g.name);
-  } else if (field === 'license_id') {
-    for (const n of names) {
-      const l = findLicense(n);
-      if (l) out.set(n, l.title);
+    for (const g of r.rows) titles.set(g.name, g.title || g.name);
+  }
+  for (const [field, items] of Object.entries(facets)) {
+    if (field === 'groups' || field === 'organization') out.set(field, titles);
+    else if (field === 'license_id') {
+      const names = new Map<string, string>();
+      for (const v of items) {
+        const license = findLicense(v.name);
+        if (license) names.set(v.name, license.title);
+      }
+      out.set(field, names);
     }
   }
   return out;
@@ -172,18 +188,18 @@ export const searchActions: ActionDefinition<any, any>[] = [
           includeDeleted: prm.include_deleted,
         },
       });
-      const dicts = await packageDictsOfIds(ctx, found.ids);
+      // the page's dicts and the facets' display names side by side (each needs only the search)
+      const [dicts, titlesOf] = await sideBySide(ctx.db, [
+        () => packageDictsOfIds(ctx, found.ids),
+        () => facetDisplayNames(ctx, found.facets),
+      ]);
       const facets: Record<string, Record<string, number>> = {};
       const searchFacets: Record<string, { title: string; items: { count: number; display_name: string; name: string }[] }> = {};
       for (const field of facetFields) {
         const values = found.facets[field] ?? [];
-        const titles = await displayNames(
-          ctx,
-          field,
-          values.map((v) => v.name),
-        );
+        const titles = titlesOf.get(field);
         facets[field] = Object.fromEntries(values.map((v) => [v.name, v.count]));
-        const items = values.map((v) => ({ count: v.count, display_name: titles.get(v.name) ?? v.name, name: v.name }));
+        const items = values.map((v) => ({ count: v.count, display_name: titles?.get(v.name) ?? v.name, name: v.name }));
         items.sort((a, b) => (a.display_name < b.display_name ? 1 : a.display_name > b.display_name ? -1 : 0));
         searchFacets[field] = { title: field, items };
       }

@@ -210,6 +210,10 @@ export class PostgresDatabase implements Database {
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
+      // Two connections stay open however long the server is idle: a request after a lull would
+      // otherwise wait for a new backend and its empty catalog caches (pg-pool closes every idle
+      // connection after 10 s by default).
+      min: Math.min(2, opts.max ?? 10),
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
       ...(options ? { options } : {}),
     });

@@ -15,3 +15,16 @@ export function quoteLiteral(value: string): string {
 
 /** Text matched literally by LIKE/ILIKE (its \\, % and _ escaped with the default escape character). */
 export const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => '\\' + c);
+
+/** A list query: its SELECT and the ORDER BY of its rows (column names of the SELECT's output). */
+export interface ListSql {
+  select: string;
+  order?: string;
+}
+
+/** The list query as one statement. */
+export const listSql = (l: ListSql): string => (l.order ? `${l.select} ORDER BY ${l.order}` : l.select);
+
+/** The list query as a JSON array of its rows in its order (a scalar subquery; '[]' when empty). */
+export const jsonListSql = (l: ListSql): string =>
+  `(SELECT coalesce(json_agg(x${l.order ? ` ORDER BY ${l.order}` : ''}), '[]'::json) FROM (${l.select}) x)`;

@@ -2,22 +2,15 @@
 // datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
 import type { ActionContext } from '../context.ts';
 import { visiblePackagesCondition } from '../auth/authz.ts';
-import { sideBySide, type Queryable } from '../db/database.ts';
+import type { NamedSql, Queryable } from '../db/database.ts';
+import { jsonListSql } from '../db/sql.ts';
 import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
-import {
-  extrasOf,
-  groupsByIds,
-  organizationsOfPackages,
-  packageGroups,
-  packagesByIds,
-  type GroupRef,
-  type PackageRow,
-} from './packages.ts';
-import { relationshipsOf } from './relationships.ts';
-import { resourcesOf, type ResourceRow } from './resources.ts';
-import { tagsOf } from './tags.ts';
+import { extrasOfSql, organizationsOfPackagesSql, packageGroupsSql, packagesByIdsSql, type GroupRef, type PackageRow } from './packages.ts';
+import { relationshipsOfSql, type RelationshipRow } from './relationships.ts';
+import { resourcesOfSql, type ResourceRow } from './resources.ts';
+import { tagsOfSql, type PackageTagRow } from './tags.ts';
 
 export interface PackageDictOptions {
   includeTracking?: boolean;
@@ -91,18 +84,29 @@ function organizationDict(g: GroupRef | undefined): Record<string, unknown> | nu
 
 type DictContext = { db: Queryable; config: Config; identity: { sysadmin: boolean } };
 
-/** The parts of the datasets' dicts beside their rows, read side by side (orgs: their organizations). */
-async function readDictParts(db: Queryable, ids: string[], orgs: () => Promise<GroupRef[]>) {
-  const [extras, tags, groups, resources, rels, orgRows] = await sideBySide(db, [
-    () => extrasOf(db, ids),
-    () => tagsOf(db, ids),
-    () => packageGroups(db, ids),
-    () => resourcesOf(db, ids),
-    () => relationshipsOf(db, ids),
-    orgs,
-  ]);
-  return { extras, tags, groups, resources, rels, orgs: orgRows };
-}
+type DictParts = {
+  extras: { package_id: string; key: string; value: string | null }[];
+  tags: PackageTagRow[];
+  groups: (GroupRef & { package_id: string })[];
+  resources: ResourceRow[];
+  rels: RelationshipRow[];
+  orgs: GroupRef[];
+};
+
+/**
+ * The statement reading the parts of the dicts of the datasets of $1 (and their rows, when asked)
+ * as one JSON document: one round trip, prepared once per connection. JSON keeps the values the
+ * drivers give (timestamps as ISO text) except bigint, a number here (resourceDict converts).
+ */
+const dictPartsSql = (withRows: boolean): NamedSql => ({
+  name: withRows ? 'package_dict_rows_and_parts' : 'package_dict_parts',
+  text: `SELECT json_build_object(${withRows ? `'rows', ${jsonListSql(packagesByIdsSql)},` : ''}
+    'extras', ${jsonListSql(extrasOfSql)}, 'tags', ${jsonListSql(tagsOfSql)}, 'groups', ${jsonListSql(packageGroupsSql)},
+    'resources', ${jsonListSql(resourcesOfSql)}, 'rels', ${jsonListSql(relationshipsOfSql)},
+    'orgs', ${jsonListSql(organizationsOfPackagesSql)}) AS parts`,
+});
+const DICT_PARTS = dictPartsSql(false);
+const DICT_ROWS_AND_PARTS = dictPartsSql(true);
 
 /** Package dicts for the rows, in the same order (no visibility check: callers decide). */
 export async function buildPackageDicts(
@@ -111,19 +115,14 @@ export async function buildPackageDicts(
   opts: PackageDictOptions = {},
 ): Promise<Record<string, unknown>[]> {
   if (!rows.length) return [];
-  const orgIds = [...new Set(rows.map((r) => r.owner_org).filter((x): x is string => !!x))];
-  const parts = await readDictParts(
-    ctx.db,
-    rows.map((r) => r.id),
-    () => groupsByIds(ctx.db, orgIds),
-  );
-  return assembleDicts(ctx, rows, parts, opts);
+  const r = await ctx.db.query<{ parts: DictParts }>(DICT_PARTS, [rows.map((p) => p.id)]);
+  return assembleDicts(ctx, rows, r.rows[0].parts, opts);
 }
 
 /**
  * The dicts of the datasets with these ids, in their order (ids not found are left out), whoever
- * may read them (the caller has checked): the rows and every part read side by side, one round
- * trip on a pool (package_search's results).
+ * may read them (the caller has checked): rows and parts from one statement (package_search's
+ * results).
  */
 export async function packageDictsOfIds(
   ctx: DictContext,
@@ -131,10 +130,7 @@ export async function packageDictsOfIds(
   opts: PackageDictOptions = {},
 ): Promise<Record<string, unknown>[]> {
   if (!ids.length) return [];
-  const [rows, parts] = await sideBySide(ctx.db, [
-    () => packagesByIds(ctx.db, ids),
-    () => readDictParts(ctx.db, ids, () => organizationsOfPackages(ctx.db, ids)),
-  ]);
+  const { rows, ...parts } = (await ctx.db.query<{ parts: DictParts & { rows: PackageRow[] } }>(DICT_ROWS_AND_PARTS, [ids])).rows[0].parts;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const found = ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r);
   return assembleDicts(ctx, found, parts, opts);
@@ -143,7 +139,7 @@ export async function packageDictsOfIds(
 function assembleDicts(
   ctx: DictContext,
   rows: PackageRow[],
-  { extras, tags, groups, resources, rels, orgs }: Awaited<ReturnType<typeof readDictParts>>,
+  { extras, tags, groups, resources, rels, orgs }: DictParts,
   opts: PackageDictOptions,
 ): Record<string, unknown>[] {
   const { config } = ctx;

@@ -2,6 +2,7 @@
 // for datasets.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
+import { listSql, type ListSql } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 
 /** A concurrent write took the name between validation and the write: CKAN's message, not a 500. */
@@ -66,9 +67,12 @@ export async function packageOfActiveResource(db: Queryable, resourceId: string)
   return r.rows[0];
 }
 
+/** The datasets with the ids of $1. */
+export const packagesByIdsSql: ListSql = { select: 'SELECT * FROM packages WHERE id = ANY($1::text[])' };
+
 export async function packagesByIds(db: Queryable, ids: string[]): Promise<PackageRow[]> {
   if (!ids.length) return [];
-  return (await db.query<PackageRow>('SELECT * FROM packages WHERE id = ANY($1::text[])', [ids])).rows;
+  return (await db.query<PackageRow>(listSql(packagesByIdsSql), [ids])).rows;
 }
 
 /** The dataset holding this name, other than a deleted one. */
@@ -164,10 +168,11 @@ export async function setExtras(db: Queryable, packageId: string, extras: { key:
   ]);
 }
 
-export async function extrasOf(db: Queryable, packageIds: string[]): Promise<{ package_id: string; key: string; value: string | null }[]> {
-  return (await db.query('SELECT package_id, key, value FROM package_extras WHERE package_id = ANY($1::text[]) ORDER BY key', [packageIds]))
-    .rows;
-}
+/** The extras of the datasets of $1, by key. */
+export const extrasOfSql: ListSql = {
+  select: 'SELECT package_id, key, value FROM package_extras WHERE package_id = ANY($1::text[])',
+  order: 'key',
+};
 
 export interface GroupRef {
   id: string;
@@ -187,29 +192,21 @@ export async function findGroup(db: Queryable, idOrName: string): Promise<GroupR
   return (await db.query<GroupRef>('SELECT * FROM groups WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName])).rows[0];
 }
 
-export async function groupsByIds(db: Queryable, ids: string[]): Promise<GroupRef[]> {
-  if (!ids.length) return [];
-  return (await db.query<GroupRef>('SELECT * FROM groups WHERE id = ANY($1::text[])', [ids])).rows;
-}
+/** The organizations owning the datasets of $1. */
+export const organizationsOfPackagesSql: ListSql = {
+  select: 'SELECT * FROM groups WHERE id IN (SELECT owner_org FROM packages WHERE id = ANY($1::text[]))',
+};
 
-/** The organizations owning the datasets. */
-export async function organizationsOfPackages(db: Queryable, packageIds: string[]): Promise<GroupRef[]> {
-  return (
-    await db.query<GroupRef>('SELECT * FROM groups WHERE id IN (SELECT owner_org FROM packages WHERE id = ANY($1::text[]))', [packageIds])
-  ).rows;
-}
-
-/** Active (non-organization) groups the datasets belong to. */
-export async function packageGroups(db: Queryable, packageIds: string[]): Promise<(GroupRef & { package_id: string })[]> {
-  return (
-    await db.query(
-      `SELECT m.table_id AS package_id, g.* FROM members m JOIN groups g ON g.id = m.group_id
+/** Active (non-organization) groups the datasets of $1 belong to, by name. */
+export const packageGroupsSql: ListSql = {
+  select: `SELECT m.table_id AS package_id, g.* FROM members m JOIN groups g ON g.id = m.group_id
      WHERE m.table_name = 'package' AND m.state = 'active' AND m.table_id = ANY($1::text[])
-       AND NOT g.is_organization AND g.state = 'active'
-     ORDER BY g.name`,
-      [packageIds],
-    )
-  ).rows;
+       AND NOT g.is_organization AND g.state = 'active'`,
+  order: 'name',
+};
+
+export async function packageGroups(db: Queryable, packageIds: string[]): Promise<(GroupRef & { package_id: string })[]> {
+  return (await db.query(listSql(packageGroupsSql), [packageIds])).rows;
 }
 
 export async function addPackageToGroup(db: Queryable, packageId: string, groupId: string): Promise<void> {

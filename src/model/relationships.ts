@@ -2,6 +2,7 @@
 // form that is shown when the relationship is seen from its object.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
+import { listSql, type ListSql } from '../db/sql.ts';
 
 export const FORWARD_TYPES = ['depends_on', 'derives_from', 'links_to', 'child_of'] as const;
 const REVERSE: Record<string, string> = {
@@ -79,15 +80,14 @@ export async function deleteRelationship(db: Queryable, id: string): Promise<voi
   await db.query('DELETE FROM package_relationships WHERE id = $1', [id]);
 }
 
-/** Active relationships touching any of the datasets (as subject or object). */
+/** The active relationships of the datasets of $1 (either side), by id. */
+export const relationshipsOfSql: ListSql = {
+  select: `SELECT * FROM package_relationships WHERE state = 'active' AND (subject_package_id = ANY($1::text[]) OR object_package_id = ANY($1::text[]))`,
+  order: 'id',
+};
+
 export async function relationshipsOf(db: Queryable, packageIds: string[]): Promise<RelationshipRow[]> {
-  return (
-    await db.query<RelationshipRow>(
-      `SELECT * FROM package_relationships WHERE state = 'active' AND (subject_package_id = ANY($1::text[]) OR object_package_id = ANY($1::text[]))
-     ORDER BY id`,
-      [packageIds],
-    )
-  ).rows;
+  return (await db.query<RelationshipRow>(listSql(relationshipsOfSql), [packageIds])).rows;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Resources of datasets: the only place that writes resource SQL.
 import { randomUUID } from 'node:crypto';
-import { escapeLike } from '../db/sql.ts';
+import { escapeLike, listSql, type ListSql } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface ResourceRow {
@@ -51,15 +51,15 @@ export async function findResource(db: Queryable, id: string): Promise<ResourceR
   return (await db.query<ResourceRow>('SELECT * FROM resources WHERE id = $1', [id])).rows[0];
 }
 
-/** Active resources of the datasets, by position. */
+/** Active resources of the datasets of $1, by position. */
+export const resourcesOfSql: ListSql = {
+  select: "SELECT * FROM resources WHERE package_id = ANY($1::text[]) AND state = 'active'",
+  order: 'package_id, position, created',
+};
+
 export async function resourcesOf(db: Queryable, packageIds: string[]): Promise<ResourceRow[]> {
   if (!packageIds.length) return [];
-  return (
-    await db.query<ResourceRow>(
-      "SELECT * FROM resources WHERE package_id = ANY($1::text[]) AND state = 'active' ORDER BY package_id, position, created",
-      [packageIds],
-    )
-  ).rows;
+  return (await db.query<ResourceRow>(listSql(resourcesOfSql), [packageIds])).rows;
 }
 
 export type ResourceWrite = Partial<

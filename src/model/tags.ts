@@ -1,6 +1,6 @@
 // Tags of datasets (free tags and vocabulary tags).
 import { randomUUID } from 'node:crypto';
-import { escapeLike } from '../db/sql.ts';
+import { escapeLike, type ListSql } from '../db/sql.ts';
 import type { Queryable } from '../db/database.ts';
 
 export interface PackageTagRow {
@@ -45,15 +45,12 @@ export async function setPackageTags(
   }
 }
 
-export async function tagsOf(db: Queryable, packageIds: string[]): Promise<PackageTagRow[]> {
-  return (
-    await db.query<PackageTagRow>(
-      `SELECT pt.package_id, t.id, t.name, t.vocabulary_id, pt.state FROM package_tags pt JOIN tags t ON t.id = pt.tag_id
-     WHERE pt.package_id = ANY($1::text[]) AND pt.state = 'active' ORDER BY t.name`,
-      [packageIds],
-    )
-  ).rows;
-}
+/** The active tags of the datasets of $1, by name. */
+export const tagsOfSql: ListSql = {
+  select: `SELECT pt.package_id, t.id, t.name, t.vocabulary_id, pt.state FROM package_tags pt JOIN tags t ON t.id = pt.tag_id
+     WHERE pt.package_id = ANY($1::text[]) AND pt.state = 'active'`,
+  order: 'name',
+};
 
 /** Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay). */
 export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {

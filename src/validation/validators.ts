@@ -192,8 +192,8 @@ export const isoDate: Validator = (v) => {
   if (!m) throw new Invalid('Date format incorrect');
   const d = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${m[7] ?? ''}${m[8] ?? 'Z'}`);
   if (Number.isNaN(d.getTime())) throw new Invalid('Date format incorrect');
-  return d
-    .toISOString()
-    .replace('Z', '')
-    .replace(/\.000$/, '');
+  // the seconds' fraction as sent, to the microsecond PostgreSQL keeps (Date keeps milliseconds;
+  // a zone offset, in whole minutes, never changes it)
+  const fraction = (m[7] ?? '').slice(0, 7).replace(/\.?0+$/, '');
+  return d.toISOString().replace(/\.\d{3}Z$/, fraction);
 };
