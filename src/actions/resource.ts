@@ -11,7 +11,7 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import { removeResourceFile } from '../files/storage.ts';
 import { resourceDict } from '../model/package-dict.ts';
 import {
-  findPackage,
+  activeResourceAndPackage,
   lockPackages,
   notifyPackageChange,
   packageOfActiveResource,
@@ -29,11 +29,9 @@ function resourceIdParam(id: unknown): string {
 }
 
 async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
-  const res = await findResource(ctx.db, resourceIdParam(id));
-  if (!res || res.state !== 'active') throw new NotFoundError('Resource was not found.');
-  const pkg = await findPackage(ctx.db, res.package_id);
-  if (!pkg) throw new NotFoundError('Resource was not found.');
-  return { res, pkg };
+  const found = await activeResourceAndPackage(ctx.db, resourceIdParam(id));
+  if (!found) throw new NotFoundError('Resource was not found.');
+  return found;
 }
 
 /** The dataset of an active resource, for the permission checks (one round trip: every datastore_search makes one). */

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 import { listSql, type ListSql } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
+import type { ResourceRow } from './resources.ts';
 
 /** A concurrent write took the name between validation and the write: CKAN's message, not a 500. */
 function nameTaken(e: unknown): never {
@@ -58,13 +59,26 @@ export async function findPackage(db: Queryable, idOrName: string): Promise<Pack
   return r.rows[0];
 }
 
+const ACTIVE_RESOURCE_AND_PACKAGE = "FROM resources r JOIN packages p ON p.id = r.package_id WHERE r.id = $1 AND r.state = 'active'";
+
 /** The dataset of an active resource, in one statement (what a resource's permission check needs). */
 export async function packageOfActiveResource(db: Queryable, resourceId: string): Promise<PackageRow | undefined> {
-  const r = await db.query<PackageRow>(
-    "SELECT p.* FROM resources r JOIN packages p ON p.id = r.package_id WHERE r.id = $1 AND r.state = 'active'",
-    [resourceId],
-  );
-  return r.rows[0];
+  return (await db.query<PackageRow>(`SELECT p.* ${ACTIVE_RESOURCE_AND_PACKAGE}`, [resourceId])).rows[0];
+}
+
+/**
+ * An active resource and its dataset, in one statement (the rows as JSON: the same values as the
+ * drivers give, as the package dicts read them, but `size` a number).
+ */
+export async function activeResourceAndPackage(
+  db: Queryable,
+  resourceId: string,
+): Promise<{ res: ResourceRow; pkg: PackageRow } | undefined> {
+  return (
+    await db.query<{ res: ResourceRow; pkg: PackageRow }>(`SELECT to_json(r) AS res, to_json(p) AS pkg ${ACTIVE_RESOURCE_AND_PACKAGE}`, [
+      resourceId,
+    ])
+  ).rows[0];
 }
 
 /** The datasets with the ids of $1. */
