@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import type { BulkSession } from '../datastore/bulk.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { CsvByteScanner, NotDirect, numberRecords } from './csv-bytes.ts';
-import { readSample, detectEncoding } from './decode.ts';
 import { type BulkLoadBackend, copyFailure, isDbError, type LoadOptions, swapInTable } from './load.ts';
 import { columnName, guessedColumns, HEADER_SAMPLE, MAX_COLUMNS, type PreparedColumn } from './prepare.ts';
 import { openTableSource, type TableSource } from './source.ts';
@@ -53,16 +52,15 @@ export async function planDirect(file: string, overrides: Map<string, string>): 
   if (names.some((n) => !n) || new Set(names).size !== names.length) throw new NotDirect('blank or duplicate headers');
   if (names.some((n) => overrides.has(n))) throw new NotDirect('type overrides');
   // Where the rows start: the header line read as bytes (it must read as the general path read it).
-  const { sample, complete } = await readSample(file);
-  const bom = detectEncoding(sample, complete).bomLength;
+  const { bytes, complete, bomLength } = source.sample!;
   const scanner = new CsvByteScanner(
     delimiter,
     names.map(() => new ColumnGuess()),
   );
-  const header = scanner.header(sample.subarray(bom), complete);
+  const header = scanner.header(bytes.subarray(bomLength), complete);
   if (!header || header.cells.length !== head[0].length || header.cells.some((c, i) => c !== head[0][i]))
     throw new NotDirect('the header line');
-  return { file, delimiter, names, dataStart: bom + header.end, notes: source.notes };
+  return { file, delimiter, names, dataStart: bomLength + header.end, notes: source.notes };
 }
 
 /** The first HEADER_SAMPLE records as the general path reads them (or all, when fewer). */

@@ -31,6 +31,8 @@ export interface TableSource {
    * read, as records() reads them: for deciding from the first rows without reading on.
    */
   headRecords?: (count: number) => string[][];
+  /** Text files: the first bytes read to decide (all of them when `complete`) and the BOM's length. */
+  sample?: { bytes: Buffer; complete: boolean; bomLength: number };
   /** Spreadsheets: the merged cell ranges of the sheet read (after records() ended). */
   merges?: () => Promise<{ top: number; left: number; bottom: number; right: number; ref: string }[]>;
   /** Notes for the log (the sheet read, the encoding found). */
@@ -77,6 +79,7 @@ function textSource(file: string, sample: Buffer, complete: boolean): TableSourc
     encoding: enc.encoding,
     delimiter,
     notes,
+    sample: { bytes: sample, complete, bomLength: enc.bomLength },
     headRecords(count) {
       // From its first 64 KB when they hold that many records (most files), else from all of it.
       if (text.length > 1 << 16) {
