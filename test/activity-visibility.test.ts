@@ -3,6 +3,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { asSysadmin } from './helpers/fixtures.ts';
 
 type Role = 'anon' | 'plain' | 'member' | 'editor' | 'admin' | 'other_admin' | 'collab_member' | 'sysadmin';
 const ROLES: Role[] = ['anon', 'plain', 'member', 'editor', 'admin', 'other_admin', 'collab_member', 'sysadmin'];
@@ -10,7 +11,7 @@ const READERS: Role[] = ['member', 'editor', 'admin', 'collab_member', 'sysadmin
 let t: TestApp;
 const users: Partial<Record<Role, { id: string; name: string; token: string }>> = {};
 let org: any, grp: any;
-const sys = () => ({ token: t.sysadminToken });
+const sys = () => asSysadmin(t);
 
 before(async () => {
   t = await startApp({ plugins: ['activity'], config: { 'svc.auth.allow_dataset_collaborators': true } });

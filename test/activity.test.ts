@@ -1,31 +1,20 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { as, asSysadmin, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
 
-type U = { id: string; name: string; token: string };
 let t: TestApp;
-let editor: U, member: U, outsider: U, fan: U;
-const as = (u: U) => ({ token: u.token });
-const sys = () => ({ token: t.sysadminToken });
+let editor: TestUser, member: TestUser, outsider: TestUser, fan: TestUser;
+const sys = () => asSysadmin(t);
 const types = (list: any[]) => list.map((a) => `${a.activity_type}:${a.data?.package?.name ?? a.data?.group?.name ?? a.data?.user?.name}`);
 
 before(async () => {
   t = await startApp({ plugins: ['activity', 'webpage_view'] });
-  editor = await t.user('a_editor');
-  member = await t.user('a_member');
+  ({
+    users: { a_editor: editor, a_member: member },
+  } = await organizationWithTeam(t, { name: 'a-org' }, { a_editor: 'editor', a_member: 'member' }));
   outsider = await t.user('a_outsider');
   fan = await t.user('a_fan');
-  await t.ok(
-    'organization_create',
-    {
-      name: 'a-org',
-      users: [
-        { name: editor.name, capacity: 'editor' },
-        { name: member.name, capacity: 'member' },
-      ],
-    },
-    sys(),
-  );
 });
 after(async () => {
   await t?.close();

@@ -2,26 +2,27 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { as, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
 import { onPackageChange } from '../src/model/packages.ts';
 
-type U = { id: string; name: string; token: string };
 let t: TestApp;
-let alice: U; // admin of acme
-let bob: U; // editor of acme
-let cora: U; // collaborator
-let dave: U; // outsider
+let alice: TestUser; // admin of acme
+let bob: TestUser; // editor of acme
+let cora: TestUser; // collaborator
+let dave: TestUser; // outsider
 let ds: any;
-const as = (u: U) => ({ token: u.token });
 const on = (key: string, value: unknown) => t.services.config.set(key, value);
 
 before(async () => {
   t = await startApp({ plugins: [] });
   alice = await t.user('alice');
-  bob = await t.user('bob');
-  cora = await t.user('cora');
   dave = await t.user('dave');
-  await t.ok('organization_create', { name: 'acme', users: [{ name: 'bob', capacity: 'editor' }] }, as(alice));
-  await t.ok('organization_create', { name: 'other', users: [{ name: 'cora', capacity: 'editor' }] }, as(dave));
+  ({
+    users: { bob },
+  } = await organizationWithTeam(t, { name: 'acme' }, { bob: 'editor' }, alice));
+  ({
+    users: { cora },
+  } = await organizationWithTeam(t, { name: 'other' }, { cora: 'editor' }, dave));
   ds = await t.ok('package_create', { name: 'secret', owner_org: 'acme', private: true }, as(alice));
 });
 after(async () => {

@@ -1,20 +1,20 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { as, asSysadmin, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
 
-type U = { id: string; name: string; token: string };
 let t: TestApp;
-let alice: U, bob: U, carol: U, member: U;
-const as = (u: U) => ({ token: u.token });
-const sys = () => ({ token: t.sysadminToken });
+let alice: TestUser, bob: TestUser, carol: TestUser, member: TestUser;
+const sys = () => asSysadmin(t);
 
 before(async () => {
   t = await startApp({ plugins: [] });
   alice = await t.user('f_alice');
   bob = await t.user('f_bob');
   carol = await t.user('f_carol');
-  member = await t.user('f_member');
-  await t.ok('organization_create', { name: 'f-org', title: 'Zeta Org', users: [{ name: member.name, capacity: 'editor' }] }, sys());
+  ({
+    users: { f_member: member },
+  } = await organizationWithTeam(t, { name: 'f-org', title: 'Zeta Org' }, { f_member: 'editor' }));
   await t.ok('group_create', { name: 'f-group', title: 'Beta Group' }, sys());
   await t.ok('package_create', { name: 'f-public', title: 'Alpha Data', owner_org: 'f-org' }, as(member));
   await t.ok('package_create', { name: 'f-private', title: 'Hidden', owner_org: 'f-org', private: true }, as(member));

@@ -3,16 +3,15 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { as, asSysadmin, type TestUser } from './helpers/fixtures.ts';
 
-type U = { id: string; name: string; token: string };
 let t: TestApp;
-let root: U; // admin of gov (the top organization)
-let edith: U; // editor of gov
-let mia: U; // member of gov
-let hal: U; // admin of health (a sub-organization) only
-let out: U; // outsider
-const as = (u: U) => ({ token: u.token });
-const sys = () => ({ token: t.sysadminToken });
+let root: TestUser; // admin of gov (the top organization)
+let edith: TestUser; // editor of gov
+let mia: TestUser; // member of gov
+let hal: TestUser; // admin of health (a sub-organization) only
+let out: TestUser; // outsider
+const sys = () => asSysadmin(t);
 
 before(async () => {
   t = await startApp({ plugins: [] });

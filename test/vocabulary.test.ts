@@ -1,15 +1,17 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { asSysadmin, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
 
 let t: TestApp;
-let editor: { id: string; name: string; token: string };
-const sys = () => ({ token: t.sysadminToken });
+let editor: TestUser;
+const sys = () => asSysadmin(t);
 
 before(async () => {
   t = await startApp({ plugins: [] });
-  editor = await t.user('voc_editor');
-  await t.ok('organization_create', { name: 'voc-org', users: [{ name: editor.name, capacity: 'editor' }] }, sys());
+  ({
+    users: { voc_editor: editor },
+  } = await organizationWithTeam(t, { name: 'voc-org' }, { voc_editor: 'editor' }));
 });
 after(async () => {
   await t?.close();
