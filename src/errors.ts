@@ -49,14 +49,6 @@ export class SearchQueryError extends ActionError {
   }
 }
 
-export class SearchError extends ActionError {
-  readonly type = 'Search Error';
-  readonly status = 409;
-  constructor(reason: string) {
-    super(`Search error: ${reason}`);
-  }
-}
-
 /** A malformed request (not JSON, not an object, unknown action, GET on a POST-only action). */
 export class BadRequestError extends ActionError {
   readonly type = 'Bad Request';
@@ -65,11 +57,6 @@ export class BadRequestError extends ActionError {
     super(message);
     this.status = status;
   }
-}
-
-export class IntegrityError extends ActionError {
-  readonly type = 'Integrity Error';
-  readonly status = 400;
 }
 
 export class InternalError extends ActionError {
