@@ -105,7 +105,7 @@ export function uploadTmpName(): string {
   return `${UPLOAD_TMP_PREFIX}${process.pid}-${randomUUID()}`;
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -7,6 +7,8 @@ import { ConfigError } from '../../config/load.ts';
 import { onPackageChange } from '../../model/packages.ts';
 import { loaderActions } from './actions.ts';
 import { runLoad } from './job.ts';
+import { sweepStaleLoadFiles } from './tmp-files.ts';
+import { uploadTmpDir } from '../../files/storage.ts';
 import { LOAD_JOB_TYPE, parseValue, TASK_TYPE } from './status.ts';
 import { loaderFormats, resourceFormat, sourceSignature, submitLoad } from './submit.ts';
 import './cli.ts'; // adds `svc loader submit`
@@ -74,6 +76,8 @@ export const loaderPlugin: Plugin = {
       }),
     );
     services.registry.defineAll(loaderActions);
+    const stale = sweepStaleLoadFiles(uploadTmpDir(services.config));
+    if (stale.length) services.logger.info({ files: stale }, 'removed temporary files of loads that stopped');
     // New uploads and URLs of loadable resources are loaded once the change commits.
     onPackageChange(services, async (db, packageId, change, afterCommit) => {
       if (change !== 'changed' || !services.config.bool('svc.loader.auto')) return;

@@ -3,7 +3,6 @@
 // (pass two), then mark the resource datastore_active, update the dataset and create the default
 // data store views. The task status records each step's log lines and the outcome.
 import fs from 'node:fs';
-import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Services } from '../../actions/context.ts';
@@ -17,6 +16,7 @@ import { fetchToFile, FetchError, type LookupAll } from '../../loader/fetch.ts';
 import { LoadError, prepareTable, type PreparedColumn } from '../../loader/prepare.ts';
 import { loadDirect, NotDirect, planDirect } from '../../loader/direct.ts';
 import { replaceTable, type BulkLoadBackend, type LoadOptions } from '../../loader/load.ts';
+import { loadTmpFiles, sweepStaleLoadFiles } from './tmp-files.ts';
 import { loadTask, nowIso, parseValue, saveLoadTask, type LoadTaskValue, type LogLine } from './status.ts';
 
 export interface LoadProgress {
@@ -91,9 +91,10 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
   };
   const tmpDir = uploadTmpDir(config);
   fs.mkdirSync(tmpDir, { recursive: true });
-  const tag = `loader-${resourceId.replace(/[^A-Za-z0-9-]/g, '_')}-${process.pid}-${Date.now()}`;
-  const download = path.join(tmpDir, `${tag}.download`);
-  const spool = path.join(tmpDir, `${tag}.spool`);
+  // A load run again after its process was killed finds that process's files here.
+  const stale = sweepStaleLoadFiles(tmpDir);
+  if (stale.length) services.logger.info({ files: stale }, 'removed temporary files of loads that stopped');
+  const { download, spool, release } = loadTmpFiles(tmpDir, resourceId);
   try {
     log('load started');
     await save('running');
@@ -191,8 +192,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     await save('error', message).catch(() => undefined);
     throw e instanceof Error ? e : new Error(message);
   } finally {
-    fs.rmSync(download, { force: true });
-    fs.rmSync(spool, { force: true });
+    release();
   }
 }
 
