@@ -3,7 +3,7 @@
 // group management. Auth functions of the actions and the model's visibility filters call these;
 // nothing else decides. Sysadmins may do everything.
 //
-// Capacities (decisions.md): admin holds every permission in its organization/group; editor
+// Capacities (docs/decisions.md): admin holds every permission in its organization/group; editor
 // read, create/update/delete datasets and manage_group; member read and manage_group.
 // Capacities listed in svc.auth.roles_that_cascade_to_sub_groups (default admin) also hold in
 // every sub-group of the same kind, recursively (a sub-group's membership row names its parent:
@@ -363,7 +363,7 @@ export function canSeeActivityDetail(ctx: ActionContext, mayEditObject: boolean)
 /** Permission labels of a dataset (CKAN's search labels). */
 export function packagePermissionLabels(pkg: PackageAuthFacts, collaborators: boolean): string[] {
   if (pkg.state === 'active' && !pkg.private) return ['public'];
-  // drafts: their creator only (decisions.md); sysadmins skip labels
+  // drafts: their creator only (docs/decisions.md); sysadmins skip labels
   if (pkg.state === 'draft') return [`creator-${pkg.creator_user_id}`];
   const labels = [pkg.owner_org ? `member-${pkg.owner_org}` : `creator-${pkg.creator_user_id}`];
   if (collaborators) labels.push(`collaborator-${pkg.id}`);
