@@ -280,7 +280,8 @@ async function swapIn(
   // The `_id` key, the full-text column and their indexes come after the data (nothing per row while copying).
   await backend.indexLoadedTable(s, resourceId);
   for (const c of columns) {
-    const info = infoById.get(c.id);
+    // The user's entry of the column stays; a made-up name says why in a new one.
+    const info = infoById.get(c.id) ?? (c.note ? { notes: c.note } : undefined);
     if (info) await s.exec(`COMMENT ON COLUMN ${qi(resourceId)}.${qi(c.id)} IS ${quoteLiteral(JSON.stringify(info))}`);
   }
   await s.query(`INSERT INTO ${qi(COUNTS_TABLE)} (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import { openTableSource, RestartError, SourceError, type TableSource } from './source.ts';
 import { findHeaderRow } from './sniff.ts';
+import { headerNames } from './header-names.ts';
 import { ColumnGuess, overrideKind, readDate, plainNumber, type DateOrder, type GuessedType, type NumberFormat } from './types.ts';
 
 export class LoadError extends Error {}
@@ -23,6 +24,8 @@ export interface PreparedColumn {
   conversion: Conversion;
   /** Position of the column's cell in a spooled row. */
   cell: number;
+  /** Why the loader made the column's name up (a blank or repeated header): the field's notes in the data dictionary. */
+  note?: string;
 }
 
 export interface PreparedTable {
@@ -95,25 +98,16 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
     const headerIndex = findHeaderRow(head.slice(0, HEADER_SAMPLE));
     const headerRow = head[headerIndex];
     if (headerIndex > 0) log.push(`${headerIndex} line(s) before the header skipped (title or notes)`);
-    // Blank header cells are allowed only over empty columns (dropped at the end).
-    const names = headerRow.map(columnName);
-    if (names.length > MAX_COLUMNS) throw new LoadError(`the table has ${names.length} columns; at most ${MAX_COLUMNS} are supported`);
-    const seen = new Map<string, number[]>();
-    names.forEach((n, i) => {
-      if (n) seen.set(n, [...(seen.get(n) ?? []), i + 1]);
-    });
-    const dups = [...seen.entries()].filter(([, at]) => at.length > 1);
-    if (dups.length) {
-      throw new LoadError(
-        `duplicate column headers are not supported: ${dups.map(([n, at]) => `"${n}" (columns ${at.join(', ')})`).join('; ')}` +
-          (headerIndex > 0 ? ` (header found on row ${headerIndex + 1}; a header of several rows must be made one row)` : ''),
-      );
-    }
+    // Blank and repeated header cells get made-up names; a blank one's column is dropped if it has no values either.
+    if (headerRow.length > MAX_COLUMNS)
+      throw new LoadError(`the table has ${headerRow.length} columns; at most ${MAX_COLUMNS} are supported`);
+    const header = headerNames(headerRow);
+    const names = header.names;
     const width = names.length;
     const guesses = names.map(() => new ColumnGuess());
     const overrides = names.map((n) => (n ? opts.overrides.get(n) : undefined));
     const overrideKinds = overrides.map((t) => (t ? overrideKind(t) : null));
-    const blankWithData: { col: number; row: number }[] = [];
+    const hasValues = names.map(() => false);
     let rowNo = headerIndex + 1; // file row (1-based) of the header
     let rows = 0;
     let skipped = 0;
@@ -154,9 +148,7 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
           line += '\\N';
           continue;
         }
-        if (!names[i]) {
-          if (blankWithData.length < 5) blankWithData.push({ col: i + 1, row: rowNo });
-        }
+        hasValues[i] = true;
         guesses[i].add(v, rowNo);
         const ok = overrideKinds[i];
         if (ok && ok !== 'raw') {
@@ -195,17 +187,16 @@ async function preparePass(source: TableSource, opts: PrepareOptions): Promise<P
         );
       }
     }
-    if (blankWithData.length) {
-      const cols = [...new Set(blankWithData.map((b) => b.col))];
-      throw new LoadError(
-        `blank column headers are not supported: column(s) ${cols.join(', ')} have values (e.g. row ${blankWithData[0].row}) but no header`,
-      );
-    }
     if (skipped) log.push(`${skipped} empty row(s) skipped`);
-    const dropped = names.map((n, i) => (n ? -1 : i + 1)).filter((i) => i > 0);
+    const dropped = names.map((_, i) => (header.blank[i] && !hasValues[i] ? i + 1 : -1)).filter((i) => i > 0);
     if (dropped.length) log.push(`${dropped.length} empty column(s) without a header dropped (column ${dropped.join(', ')})`);
+    const kept = names.map((n, i) => (dropped.includes(i + 1) ? '' : n));
+    kept.forEach((n, i) => {
+      if (n && header.notes[i]) log.push(header.notes[i]!);
+    });
     const delimiter = source.delimiter ?? ',';
-    const columns = guessedColumns(names, guesses, overrides, delimiter, log);
+    const columns = guessedColumns(kept, guesses, overrides, delimiter, log);
+    for (const c of columns) if (header.notes[c.cell]) c.note = header.notes[c.cell];
     if (!columns.length) throw new LoadError('the header row has no column names');
     log.push(`${rows} row(s), ${columns.length} column(s): ${columns.map((c) => `${c.id} ${c.type}`).join(', ')}`);
     return { columns, width, spoolPath: opts.spoolPath, rows, source, log };

@@ -197,7 +197,8 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
 }
 
 type Log = (message: string, level?: LogLine['level']) => void;
-const logLevel = (l: string): LogLine['level'] => (/loaded as text|dropped|skipped/.test(l) ? 'WARNING' : 'INFO');
+const logLevel = (l: string): LogLine['level'] =>
+  /loaded as text|dropped|skipped|made-up name|this one is named/.test(l) ? 'WARNING' : 'INFO';
 
 /** Plain UTF-8 CSV straight to COPY (loader/direct.ts); null when the file needs the general path. */
 async function loadPlainCsv(
