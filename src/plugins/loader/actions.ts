@@ -41,6 +41,7 @@ const submit = defineAction({
       ignoreHash: q.ignore_hash,
       source: sourceSignature(res),
       afterCommit: ctx.afterCommit,
+      userId: ctx.identity.user?.id,
     });
     return true;
   },

@@ -72,6 +72,7 @@ export const loaderPlugin: Plugin = {
       runLoad(services, String(job.data.resource_id), {
         jobId: job.id,
         ignoreHash: !!job.data.ignore_hash,
+        userId: typeof job.data.user_id === 'string' ? job.data.user_id : null,
         signal,
       }),
     );
@@ -79,7 +80,7 @@ export const loaderPlugin: Plugin = {
     const stale = sweepStaleLoadFiles(uploadTmpDir(services.config));
     if (stale.length) services.logger.info({ files: stale }, 'removed temporary files of loads that stopped');
     // New uploads and URLs of loadable resources are loaded once the change commits.
-    onPackageChange(services, async (db, packageId, change, afterCommit) => {
+    onPackageChange(services, async (db, packageId, change, afterCommit, origin) => {
       if (change !== 'changed' || !services.config.bool('svc.loader.auto')) return;
       const formats = loaderFormats(services);
       const rows = await db.query<{
@@ -102,7 +103,7 @@ export const loaderPlugin: Plugin = {
         if (r.url_type === 'datastore' || !r.url || !formats.has(resourceFormat(r))) continue;
         const source = sourceSignature(r);
         if (parseValue(r.value ? ({ value: r.value } as never) : null).source === source) continue;
-        await submitLoad(services, db, r.id, { source, afterCommit });
+        await submitLoad(services, db, r.id, { source, afterCommit, userId: origin?.identity?.user?.id });
       }
     });
   },

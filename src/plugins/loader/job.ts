@@ -10,6 +10,7 @@ import { callAction } from '../../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../../auth/identity.ts';
 import { resourceFilePath, storedFileSha256, uploadTmpDir } from '../../files/storage.ts';
 import { findResource } from '../../model/resources.ts';
+import { findUser, type UserRow } from '../../model/users.ts';
 import { notifyPackageChange, touchPackage } from '../../model/packages.ts';
 import { setDatastoreActiveFlag } from '../../model/datastore-flags.ts';
 import { fetchToFile, FetchError, type LookupAll } from '../../loader/fetch.ts';
@@ -32,6 +33,8 @@ export interface LoadRunOptions {
   ignoreHash?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: LoadProgress) => void;
+  /** The user who asked for the load: its changes are recorded as theirs (none: the site user's). */
+  userId?: string | null;
   /** Name resolution for links (tests). */
   resolve?: LookupAll;
 }
@@ -160,10 +163,11 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
     // The catalog: the resource is active in the data store, the dataset changed.
     const later: (() => void | Promise<void>)[] = [];
+    const actor = await loadActor(services, opts.userId);
     await services.db.transaction(async (tx) => {
       await setDatastoreActiveFlag(tx, resourceId, true);
       await touchPackage(tx, res.package_id);
-      await notifyPackageChange({ services, db: tx, afterCommit: (fn) => later.push(fn) }, res.package_id);
+      await notifyPackageChange({ services, db: tx, afterCommit: (fn) => later.push(fn), identity: actor }, res.package_id);
     });
     for (const fn of later) await fn();
     if (services.registry.has('package_create_default_resource_views')) {
@@ -173,7 +177,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
           services,
           'package_create_default_resource_views',
           { package: pkg, create_datastore_views: true },
-          { identity: SYSADMIN_INTERNAL },
+          { identity: { ...SYSADMIN_INTERNAL, user: actor.user } },
         );
       } catch (e) {
         log(`the default views could not be created: ${(e as Error).message}`, 'WARNING');
@@ -194,6 +198,14 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
   } finally {
     release();
   }
+}
+
+/** Who the load's changes are recorded as: the user who asked for it if still there, else the site user. */
+async function loadActor(services: Services, userId: string | null | undefined): Promise<{ user: UserRow }> {
+  const user = userId ? await findUser(services.db, userId) : undefined;
+  if (user && user.state !== 'deleted') return { user };
+  const site = (await callAction(services, 'get_site_user', {}, { identity: SYSADMIN_INTERNAL })) as { id: string };
+  return { user: (await findUser(services.db, site.id))! };
 }
 
 type Log = (message: string, level?: LogLine['level']) => void;

@@ -11,6 +11,8 @@ export interface SubmitOptions {
   /** The resource's URL/upload signature that triggered the load. */
   source?: string;
   afterCommit?: (fn: () => void) => void;
+  /** The user the load acts as (who asked for it); none: the site user. */
+  userId?: string | null;
 }
 
 export async function submitLoad(services: Services, db: Queryable, resourceId: string, opts: SubmitOptions = {}): Promise<JobRow> {
@@ -22,7 +24,7 @@ export async function submitLoad(services: Services, db: Queryable, resourceId: 
       type: LOAD_JOB_TYPE,
       queue: services.config.str('svc.loader.queue'),
       title: `load resource ${resourceId} into the data store`,
-      data: { resource_id: resourceId, ignore_hash: !!opts.ignoreHash },
+      data: { resource_id: resourceId, ignore_hash: !!opts.ignoreHash, user_id: opts.userId ?? null },
     },
     opts.afterCommit,
   );

@@ -1,0 +1,78 @@
+// A load's changes in the activity stream name who asked for it: the user whose new upload or URL
+// triggered the load, the user who called xloader_submit, or else the site user; never "Someone".
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+let server: http.Server;
+let base: string;
+let editor: { id: string; name: string; token: string };
+let other: { id: string; name: string; token: string };
+
+async function waitLoad(resourceId: string, after = ''): Promise<any> {
+  for (let i = 0; i < 1200; i++) {
+    const r = await t.ok('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
+    if (['complete', 'error'].includes(r.status) && String(r.task_info.finished_timestamp) > after) return r;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error('the load did not end');
+}
+
+/** The activities recorded since `since` (ISO time) on the dataset, newest first. */
+async function activitiesSince(pkg: string, since: string): Promise<any[]> {
+  const list = await t.ok('package_activity_list', { id: pkg, include_hidden_activity: true }, { token: t.sysadminToken });
+  return list.filter((a: any) => String(a.timestamp) >= since);
+}
+
+before(async () => {
+  t = await startApp({
+    plugins: ['datastore', 'loader', 'activity', 'datatables_view'],
+    config: { 'svc.jobs.poll_interval': 50, 'svc.loader.allow_private_urls': true },
+  });
+  editor = await t.user('act_loader_editor');
+  other = await t.user('act_loader_other');
+  await t.ok(
+    'organization_create',
+    {
+      name: 'act-loader-org',
+      users: [
+        { name: editor.name, capacity: 'editor' },
+        { name: other.name, capacity: 'editor' },
+      ],
+    },
+    { token: t.sysadminToken },
+  );
+  server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/csv' });
+    res.end('city,n\nBonn,1\nKöln,2\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  await t?.close();
+  server?.close();
+});
+
+describe('loader activity', () => {
+  test("the load's dataset change is recorded as the user whose new link triggered it, then as the user who submitted it again", async () => {
+    const pkg = await t.ok('package_create', { name: 'act-loader-ds', owner_org: 'act-loader-org' }, { token: editor.token });
+    const since = new Date().toISOString().replace('Z', '');
+    const res = await t.ok('resource_create', { package_id: pkg.id, url: `${base}/cities.csv`, format: 'CSV' }, { token: editor.token });
+    const first = await waitLoad(res.id);
+    assert.equal(first.status, 'complete', JSON.stringify(first));
+    const byLoad = await activitiesSince(pkg.id, since);
+    assert.ok(byLoad.length >= 2, JSON.stringify(byLoad));
+    for (const a of byLoad) assert.equal(a.user_id, editor.id, `${a.activity_type} recorded as ${a.user_id}`);
+
+    const again = new Date().toISOString().replace('Z', '');
+    await t.ok('xloader_submit', { resource_id: res.id, ignore_hash: true }, { token: other.token });
+    assert.equal((await waitLoad(res.id, first.task_info.finished_timestamp)).status, 'complete');
+    const bySubmit = await activitiesSince(pkg.id, again);
+    assert.ok(bySubmit.length >= 1, JSON.stringify(bySubmit));
+    for (const a of bySubmit) assert.equal(a.user_id, other.id, `${a.activity_type} recorded as ${a.user_id}`);
+  });
+});
