@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, the docs page and help_show all come from the action declarations.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startApp, type TestApp } from './helpers/app.ts';
 
@@ -98,5 +99,45 @@ describe('API docs page', () => {
     const init = await t.app.inject({ method: 'GET', url: '/api/3/docs/init.js' });
     assert.match(init.body, /\/api\/3\/openapi\.json/);
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/3/docs/..%2Fpackage.json' })).statusCode, 404);
+  });
+
+  test('the document is compressed when the client accepts it (under 100 KB), with an ETag; its server URL is relative', async () => {
+    const plain = await t.app.inject({ method: 'GET', url: '/api/3/openapi.json' });
+    assert.equal(plain.statusCode, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    const doc = plain.json();
+    // "Try it out" calls the origin the page was opened on, whatever the host name.
+    assert.deepEqual(doc.servers, [{ url: '/' }]);
+    for (const [accept, encoding, decode] of [
+      ['gzip, deflate, br', 'br', zlib.brotliDecompressSync],
+      ['gzip', 'gzip', zlib.gunzipSync],
+    ] as const) {
+      const r = await t.app.inject({ method: 'GET', url: '/api/3/openapi.json', headers: { 'accept-encoding': accept } });
+      assert.equal(r.headers['content-encoding'], encoding);
+      assert.ok(r.rawPayload.length < 100 * 1024, `${encoding}: ${r.rawPayload.length} bytes on the wire`);
+      assert.deepEqual(JSON.parse(decode(r.rawPayload).toString()), doc);
+      assert.match(String(r.headers.vary), /accept-encoding/i);
+    }
+    const etag = plain.headers.etag as string;
+    assert.ok(etag);
+    const again = await t.app.inject({ method: 'GET', url: '/api/3/openapi.json', headers: { 'if-none-match': etag } });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    const bundle = await t.app.inject({ method: 'GET', url: '/api/3/docs/swagger-ui-bundle.js', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(bundle.headers['content-encoding'], 'gzip');
+    assert.ok(bundle.rawPayload.length < 700 * 1024);
+  });
+
+  test('pages and API answers are compressed when the client accepts it', async () => {
+    const api = await t.app.inject({
+      method: 'GET',
+      url: '/api/3/action/help_show?name=package_search',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    assert.equal(api.headers['content-encoding'], 'gzip');
+    assert.equal(JSON.parse(zlib.gunzipSync(api.rawPayload).toString()).success, true);
+    const identity = await t.app.inject({ method: 'GET', url: '/api/3/action/help_show?name=package_search' });
+    assert.equal(identity.headers['content-encoding'], undefined);
+    assert.equal(identity.json().success, true);
   });
 });

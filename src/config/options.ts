@@ -96,6 +96,34 @@ const core: OptionDeclaration[] = [
   },
   { name: 'svc.max_resource_size', type: 'int', default: 100, validate: positive, description: 'Largest accepted resource upload in MB' },
   {
+    name: 'svc.max_header_size',
+    type: 'int',
+    default: 16,
+    validate: positive,
+    description: 'Largest accepted request line and headers in KB (a longer query string is refused: send a JSON body with POST)',
+  },
+  {
+    name: 'svc.headers_timeout',
+    type: 'int',
+    default: 20,
+    validate: positive,
+    description: 'Seconds a client has to send a request line and headers before the connection is closed',
+  },
+  {
+    name: 'svc.request_timeout',
+    type: 'int',
+    default: 300,
+    validate: positive,
+    description: 'Seconds a client has to send a whole request (headers and body, uploads included) before the connection is closed',
+  },
+  {
+    name: 'svc.trust_proxy',
+    type: 'list',
+    default: [],
+    description:
+      'Addresses of trusted reverse proxies (IPs, CIDR ranges, or loopback/linklocal/uniquelocal) whose X-Forwarded-For/-Proto/-Host headers are honoured; empty trusts none',
+  },
+  {
     name: 'apikey_header_name',
     type: 'string',
     default: 'X-SVC-API-Key',

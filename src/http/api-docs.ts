@@ -5,15 +5,29 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../context.ts';
+import { NotFoundError } from '../errors.ts';
+import { CachedBody } from './cached-body.ts';
 import { openApiDocument } from './openapi.ts';
 
 const uiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/** The only files served from the package; a Map, so no name finds anything on an object's prototype. */
+const ASSET_TYPES = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
+const assets = new Map<string, CachedBody>();
 
+function asset(file: string): CachedBody | undefined {
+  const type = ASSET_TYPES.get(file);
+  if (!type) return undefined;
+  let cached = assets.get(file);
+  if (!cached) {
+    cached = new CachedBody(fs.readFileSync(path.join(uiDir, file)), type);
+    assets.set(file, cached);
+  }
+  return cached;
+}
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function docsPage(title: string): string {
@@ -35,31 +49,43 @@ function docsPage(title: string): string {
 }
 
 // A file of its own, so the page needs no inline script (a strict Content-Security-Policy holds).
-const INIT = `window.ui = SwaggerUIBundle({ url: '/api/3/openapi.json', dom_id: '#api-docs', deepLinking: true });\n`;
+// Operations start collapsed and the schema list is hidden: rendering ~160 open operations took seconds.
+const INIT = new CachedBody(
+  Buffer.from(
+    "window.ui = SwaggerUIBundle({ url: '/api/3/openapi.json', dom_id: '#api-docs', deepLinking: true, docExpansion: 'none', defaultModelsExpandDepth: -1 });\n",
+  ),
+  'application/javascript; charset=utf-8',
+);
+/** Revalidated on every use (the document follows the runtime configuration); unchanged answers are a 304. */
+const REVALIDATE = 'no-cache';
 
 export async function apiDocsRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
-  let cached: { names: string; body: string } | undefined;
-  app.get('/api/3/openapi.json', async (_req, reply) => {
-    // The registry can change only at start-up (plugins); the document is made once per set of actions.
-    const names = services.registry.names().join(',');
-    if (cached?.names !== names) cached = { names, body: JSON.stringify(openApiDocument(services)) };
-    return reply.type('application/json; charset=utf-8').send(cached.body);
+  const { config } = services;
+  let cached: { key: string; body: CachedBody } | undefined;
+  app.get('/api/3/openapi.json', async (request, reply) => {
+    // Made once per set of actions (plugins register theirs at start-up) and of the settings it shows.
+    const key = JSON.stringify([
+      services.registry.names(),
+      config.str('svc.site_title'),
+      config.str('apikey_header_name'),
+      config.str('svc.site_url'),
+    ]);
+    if (cached?.key !== key) {
+      cached = { key, body: new CachedBody(Buffer.from(JSON.stringify(openApiDocument(services))), 'application/json; charset=utf-8') };
+    }
+    return cached.body.send(request, reply, REVALIDATE);
   });
   app.get('/api/3/docs', async (_req, reply) =>
     reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
-      .send(docsPage(services.config.str('svc.site_title'))),
+      .send(docsPage(config.str('svc.site_title'))),
   );
-  app.get('/api/3/docs/init.js', async (_req, reply) => reply.type('application/javascript; charset=utf-8').send(INIT));
-  app.get('/api/3/docs/:file', async (req, reply) => {
-    const file = (req.params as { file: string }).file;
-    const type = ASSETS[file];
-    if (!type) return reply.code(404).type('text/plain').send('Not found');
-    return reply
-      .type(type)
-      .header('cache-control', 'public, max-age=86400')
-      .send(fs.createReadStream(path.join(uiDir, file)));
+  app.get('/api/3/docs/init.js', async (request, reply) => INIT.send(request, reply, REVALIDATE));
+  app.get('/api/3/docs/:file', async (request, reply) => {
+    const file = asset((request.params as { file: string }).file);
+    if (!file) throw new NotFoundError('no such file of the API documentation');
+    return file.send(request, reply, 'public, max-age=86400');
   });
 }

@@ -99,6 +99,8 @@ async function download(services: Services, request: FastifyRequest, reply: Fast
 /** The download routes of one app instance (registered by buildApp). */
 export const downloadRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const handler = (request: FastifyRequest, reply: FastifyReply) => download(services, request, reply);
-  app.get('/dataset/:id/resource/:resource_id/download', handler);
-  app.get('/dataset/:id/resource/:resource_id/download/:filename', handler);
+  // Sent as stored: byte ranges count the file's own bytes.
+  const options = { compress: false as const };
+  app.get('/dataset/:id/resource/:resource_id/download', options, handler);
+  app.get('/dataset/:id/resource/:resource_id/download/:filename', options, handler);
 };

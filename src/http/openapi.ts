@@ -160,7 +160,9 @@ export function openApiDocument(services: Services): Json {
       description:
         'The CKAN-compatible Action API of svc. Every answer is the envelope {help, success, result} or {help, success: false, error}.',
     },
-    servers: [{ url: siteUrl(config) }],
+    // Relative to the host the document is read from: "Try it out" then calls the same origin as
+    // the page (an absolute site_url fails with CORS when the page is opened under another name).
+    servers: [{ url: new URL(siteUrl(config)).pathname }],
     tags: [...tags].sort().map((name) => ({ name })),
     paths,
     components: {

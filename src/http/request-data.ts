@@ -131,6 +131,10 @@ export async function requestData(request: FastifyRequest, opts: ParseOptions): 
           writing = target;
           // Its checksum as it is received (the loader's "has the file changed" needs it).
           const checksum = sha256Checksum();
+          // At the limit the upload fails at once (the stream would otherwise wait for the part's end).
+          part.file.once('limit', () =>
+            part.file.destroy(Object.assign(new Error('upload too large'), { code: 'FST_REQ_FILE_TOO_LARGE' })),
+          );
           try {
             await pipeline(part.file, checksum.stream, fs.createWriteStream(target, { fd, highWaterMark: 1 << 20 }));
           } catch (e) {

@@ -29,12 +29,6 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
   const notFound = router.handler(async () => {
     throw new NotFoundError('page');
   });
-  app.setNotFoundHandler((request, reply) => {
-    if (request.url.startsWith('/api/'))
-      return reply
-        .code(404)
-        .type('application/json; charset=utf-8')
-        .send({ message: `Route ${request.method}:${request.url} not found`, error: 'Not Found', statusCode: 404 });
-    return notFound(request, reply);
-  });
+  // (Addresses under /api/ have their own: the Action API's envelope.)
+  app.setNotFoundHandler((request, reply) => notFound(request, reply));
 }
