@@ -1,4 +1,6 @@
-// The svc command line, run as a user would: a child process per command.
+// The svc command line. Most commands run in-process through runCli (argv in, output captured) on
+// the test app's services; a few run as a user runs them, in a child process: --help, serve with
+// the admin socket, a socket left behind.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -6,44 +8,281 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
-import { freshPostgresDatabase, onPostgres } from './helpers/app.ts';
+import { freshPostgresDatabase, onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import { WebClient } from './helpers/web-client.ts';
+import { runCli } from '../src/cli/program.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { optionDeclarations } from '../src/config/options.ts';
 
 const bin = path.resolve('bin/svc.js');
-let storage: string;
-let env: NodeJS.ProcessEnv;
-let dropDb: (() => Promise<void>) | undefined;
+let t: TestApp;
 
 before(async () => {
-  storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
-  env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    SVC__STORAGE_PATH: storage,
-    SVC__PLUGINS: 'expire_api_token',
-    SVC__LOG_LEVEL: 'warn',
-  };
-  if (onPostgres) {
-    const db = await freshPostgresDatabase();
-    env.SVC__DATABASE_URL = db.url;
-    dropDb = db.drop;
-  }
+  t = await startApp({ plugins: ['datastore', 'image_view', 'datatables_view', 'expire_api_token'] });
+  await t.ok('organization_create', { name: 'cli-org' }, { token: t.sysadminToken });
 });
 after(async () => {
-  await dropDb?.();
-  fs.rmSync(storage, { recursive: true, force: true });
+  await t.close();
 });
 
-function svc(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { env, cwd: storage, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+interface Run {
+  code: number;
+  out: string;
+  err: string;
 }
 
-describe('svc CLI', () => {
+/** Runs a command line in this process on the test app's services. */
+async function cli(argv: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; own?: boolean } = {}): Promise<Run> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    env: opts.env ?? {},
+    cwd: t.storagePath,
+    stdin: opts.stdin ?? '',
+    services: opts.own ? undefined : t.services,
+  });
+  return { code, out, err };
+}
+
+async function signsIn(name: string, password: string): Promise<boolean> {
+  const r = await new WebClient(t.app).post('/user/login', { login: name, password });
+  return r.statusCode === 303;
+}
+
+describe('svc CLI, in-process', () => {
+  test('--help lists the commands, plugin commands too', async () => {
+    const r = await cli(['--help']);
+    assert.equal(r.code, 0);
+    for (const c of ['serve', 'db', 'sysadmin', 'user', 'config', 'dataset', 'views', 'search-index', 'jobs', 'loader', 'datastore']) {
+      assert.match(r.out, new RegExp(`^  ${c}\\b`, 'm'));
+    }
+    assert.match((await cli(['user', 'token', 'add', '--help'])).out, /--expires-in/);
+    assert.match((await cli(['user', 'setpass', '--help'])).out, /--password/);
+    const bad = await cli(['no-such-command']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /unknown command 'no-such-command'/);
+  });
+
+  test('sysadmin add creates or promotes; list; remove', async () => {
+    let r = await cli(['sysadmin', 'add', 'root', '--email', 'root@example.org', '--password', 'longenough']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /created sysadmin root/);
+    assert.ok(await signsIn('root', 'longenough'));
+    assert.equal((await cli(['user', 'add', 'jane', '--email', 'jane@example.org'])).code, 0);
+    r = await cli(['sysadmin', 'add', 'jane']);
+    assert.match(r.out, /jane is now a sysadmin/);
+    const admins = async () =>
+      (await cli(['sysadmin', 'list'])).out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]);
+    assert.deepEqual(await admins(), ['jane', 'root', 'test_sysadmin']);
+    assert.equal((await cli(['sysadmin', 'remove', 'jane'])).code, 0);
+    assert.deepEqual(await admins(), ['root', 'test_sysadmin']);
+  });
+
+  test("sysadmin add --password sets an existing user's password, and says so", async () => {
+    assert.equal((await cli(['user', 'add', 'first-admin', '--email', 'first@example.org'])).code, 0);
+    assert.ok(!(await signsIn('first-admin', 'the new password')));
+    const r = await cli(['sysadmin', 'add', 'first-admin', '--password', 'the new password']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /first-admin is now a sysadmin; password set/);
+    assert.ok(await signsIn('first-admin', 'the new password'));
+    const short = await cli(['sysadmin', 'add', 'first-admin', '--password', 'short']);
+    assert.equal(short.code, 1);
+    assert.match(short.err, /password: Your password must be 8 characters or longer/);
+    assert.ok(await signsIn('first-admin', 'the new password'), 'a refused password changes nothing');
+  });
+
+  test('user setpass: from --password, from a pipe; errors name the problem', async () => {
+    assert.equal((await cli(['user', 'add', 'pat', '--email', 'pat@example.org'])).code, 0);
+    let r = await cli(['user', 'setpass', 'pat', '--password', 'option password']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /password set for user pat/);
+    assert.ok(await signsIn('pat', 'option password'));
+    r = await cli(['user', 'setpass', 'pat'], { stdin: 'piped password\n' });
+    assert.equal(r.code, 0, r.err);
+    assert.ok(await signsIn('pat', 'piped password'));
+    assert.ok(!(await signsIn('pat', 'option password')));
+    r = await cli(['user', 'setpass', 'pat'], { stdin: '' });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /no password on standard input/);
+    r = await cli(['user', 'setpass', 'nobody', '--password', 'long enough']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /no user nobody/);
+    r = await cli(['user', 'setpass', 'pat', '--password', 'short']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /8 characters/);
+    assert.ok(await signsIn('pat', 'piped password'));
+  });
+
+  test('user add validates; list; remove', async () => {
+    const bad = await cli(['user', 'add', 'x', '--email', 'nope']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /Must be at least 2 characters long/);
+    assert.match(bad.err, /not a valid format/);
+    assert.doesNotMatch(bad.err, /at .*\.ts:\d+/);
+    assert.equal((await cli(['user', 'add', 'temp', '--email', 'temp@example.org'])).code, 0);
+    assert.match((await cli(['user', 'list'])).out, /^temp\t/m);
+    assert.equal((await cli(['user', 'remove', 'temp'])).code, 0);
+    assert.doesNotMatch((await cli(['user', 'list'])).out, /^temp\t/m);
+  });
+
+  test('user token add prints the token alone on the last line; list; revoke', async () => {
+    await cli(['sysadmin', 'add', 'tokens-admin', '--password', 'longenough']);
+    const r = await cli(['user', 'token', 'add', 'tokens-admin', 'ci', '--expires-in', '2', '--unit', 'hours']);
+    assert.equal(r.code, 0, r.err);
+    const token = r.out.trim().split('\n').pop()!;
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    assert.equal((await t.call('package_create', { name: 'by-token', owner_org: 'cli-org' }, { token })).status, 200);
+    const list = (await cli(['user', 'token', 'list', 'tokens-admin'])).out.trim().split('\n');
+    const row = list.find((l) => l.split('\t')[1] === 'ci');
+    assert.ok(row);
+    const revoked = await cli(['user', 'token', 'revoke', row!.split('\t')[0]]);
+    assert.equal(revoked.code, 0, revoked.err);
+    assert.ok(!(await cli(['user', 'token', 'list', 'tokens-admin'])).out.includes('\tci\t'));
+    assert.equal((await t.call('package_create', { name: 'by-token-2', owner_org: 'cli-org' }, { token })).status, 403);
+    const bad = await cli(['user', 'token', 'add', 'nobody', 'x']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /no user nobody/);
+  });
+
+  test('dataset delete, then purge, by name or id', async () => {
+    const ds = await t.ok(
+      'package_create',
+      { name: 'old-data', owner_org: 'cli-org', resources: [{ url: 'http://x/a.csv' }] },
+      { token: t.sysadminToken },
+    );
+    let r = await cli(['dataset', 'delete', 'old-data']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /deleted dataset old-data/);
+    assert.equal((await t.ok('package_show', { id: ds.id }, { token: t.sysadminToken })).state, 'deleted');
+    assert.equal((await t.call('package_show', { id: ds.id })).status, 403);
+    r = await cli(['dataset', 'purge', ds.id]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /purged dataset old-data/);
+    assert.equal((await t.call('package_show', { id: ds.id }, { token: t.sysadminToken })).status, 404);
+    r = await cli(['dataset', 'delete', 'old-data']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /no dataset old-data/);
+  });
+
+  test('views create makes the default views resources lack', async () => {
+    const ds = await t.ok(
+      'package_create',
+      { name: 'pictures', owner_org: 'cli-org', resources: [{ url: 'http://x/cat.png', format: 'PNG' }] },
+      { token: t.sysadminToken },
+    );
+    const resourceId = ds.resources[0].id;
+    const views = async () => (await t.ok('resource_view_list', { id: resourceId })).map((v: any) => v.view_type);
+    for (const v of await t.ok('resource_view_list', { id: resourceId })) {
+      await t.ok('resource_view_delete', { id: v.id }, { token: t.sysadminToken });
+    }
+    assert.deepEqual(await views(), []);
+    let r = await cli(['views', 'create', 'pictures']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^pictures: 1 view\(s\) created$/m);
+    assert.deepEqual(await views(), ['image_view']);
+    r = await cli(['views', 'create']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^created 0 view\(s\) on \d+ dataset\(s\)$/m);
+    assert.deepEqual(await views(), ['image_view'], 'none twice');
+    r = await cli(['views', 'create', 'no-such-dataset']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /no dataset no-such-dataset/);
+  });
+
+  test('jobs list says when there are none', async () => {
+    const r = await cli(['jobs', 'list']);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'No jobs.\n');
+  });
+
+  test('config sample: every declared option with its default, a file svc reads back', async () => {
+    const r = await cli(['config', 'sample']);
+    assert.equal(r.code, 0, r.err);
+    for (const d of optionDeclarations()) assert.match(r.out, new RegExp(`^#${d.name.replace(/\./g, '\\.')} =`, 'm'), d.name);
+    assert.match(r.out, /^# TCP port the server listens on \(integer; env SVC__PORT\)\n#svc\.port = 5000$/m);
+    const file = path.join(t.storagePath, 'sample.ini');
+    fs.writeFileSync(file, r.out.replace(/^#(?=[a-z])/gm, ''));
+    const cfg = loadConfig({ configFile: file, env: {} });
+    for (const d of optionDeclarations()) assert.deepEqual(cfg.get(d.name), d.default, d.name);
+  });
+
+  test('config show marks the values sysadmins set at run time', async () => {
+    await t.ok('config_option_update', { 'svc.site_title': 'Open Data Here' }, { token: t.sysadminToken });
+    const r = await cli(['config', 'show']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^svc\.site_title = Open Data Here {4}# run time \(config_option_update\); file\/environment: svc$/m);
+    assert.match(r.out, /^svc\.port = 5000$/m);
+  });
+
+  test('a bad option value stops with a message naming it', async () => {
+    const r = await cli(['config', 'show'], { env: { SVC__PORT: 'eighty', SVC__STORAGE_PATH: t.storagePath }, own: true });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /svc\.port/);
+    assert.doesNotMatch(r.err, /at .*\.ts:\d+/);
+  });
+
+  test('datastore set-permissions prints the SQL for the read-only user; embedded needs none', async () => {
+    const env = { SVC__STORAGE_PATH: t.storagePath };
+    const embedded = await cli(['datastore', 'set-permissions'], { env, own: true });
+    assert.equal(embedded.code, 1);
+    assert.match(embedded.err, /embedded data store/);
+    const urls = (w: string, r: string) => ({ ...env, SVC__DATASTORE__WRITE_URL: w, SVC__DATASTORE__READ_URL: r });
+    const r = await cli(['datastore', 'set-permissions'], {
+      env: urls('postgresql://ds_owner@db/ds', 'postgresql://ds_reader@db/ds'),
+      own: true,
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /GRANT SELECT ON ALL TABLES IN SCHEMA public TO "ds_reader";/);
+    assert.match(r.out, /ALTER DEFAULT PRIVILEGES FOR USER "ds_owner" IN SCHEMA public GRANT SELECT ON TABLES TO "ds_reader";/);
+    const same = await cli(['datastore', 'set-permissions'], { env: urls('postgresql://u@db/ds', 'postgresql://u@db/ds'), own: true });
+    assert.equal(same.code, 1);
+    assert.match(same.err, /different user/);
+  });
+});
+
+describe('svc CLI, as a user runs it (child processes)', () => {
+  let storage: string;
+  let env: NodeJS.ProcessEnv;
+  let dropDb: (() => Promise<void>) | undefined;
+
+  before(async () => {
+    storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      SVC__STORAGE_PATH: storage,
+      SVC__PLUGINS: 'expire_api_token',
+      SVC__LOG_LEVEL: 'warn',
+    };
+    if (onPostgres) {
+      const db = await freshPostgresDatabase();
+      env.SVC__DATABASE_URL = db.url;
+      dropDb = db.drop;
+    }
+  });
+  after(async () => {
+    await dropDb?.();
+    fs.rmSync(storage, { recursive: true, force: true });
+  });
+
+  function svc(...args: string[]) {
+    const r = spawnSync(process.execPath, [bin, ...args], { env, cwd: storage, encoding: 'utf8', timeout: 120_000 });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  }
+
   test('--help lists the commands', () => {
     const r = svc('--help');
-    assert.equal(r.code, 0);
-    for (const c of ['serve', 'db', 'sysadmin', 'user', 'config']) assert.match(r.out, new RegExp(`\\b${c}\\b`));
-    assert.match(svc('user', 'token', 'add', '--help').out, /--expires-in/);
+    assert.equal(r.code, 0, r.err);
+    for (const c of ['serve', 'db', 'sysadmin', 'user', 'config', 'loader']) assert.match(r.out, new RegExp(`\\b${c}\\b`));
   });
 
   test('db init and db upgrade are idempotent', () => {
@@ -51,78 +290,6 @@ describe('svc CLI', () => {
     const again = svc('db', 'upgrade');
     assert.equal(again.code, 0, again.err);
     assert.match(again.out, /up to date/);
-  });
-
-  test('sysadmin add creates or promotes; list; remove', () => {
-    let r = svc('sysadmin', 'add', 'root', '--email', 'root@example.org', '--password', 'longenough');
-    assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /created sysadmin root/);
-    assert.equal(svc('user', 'add', 'jane', '--email', 'jane@example.org').code, 0);
-    r = svc('sysadmin', 'add', 'jane');
-    assert.match(r.out, /jane is now a sysadmin/);
-    r = svc('sysadmin', 'list');
-    assert.deepEqual(
-      r.out
-        .trim()
-        .split('\n')
-        .map((l) => l.split('\t')[0]),
-      ['jane', 'root'],
-    );
-    assert.equal(svc('sysadmin', 'remove', 'jane').code, 0);
-    assert.deepEqual(
-      svc('sysadmin', 'list')
-        .out.trim()
-        .split('\n')
-        .map((l) => l.split('\t')[0]),
-      ['root'],
-    );
-  });
-
-  test('user add validates; list; remove', () => {
-    const bad = svc('user', 'add', 'x', '--email', 'nope');
-    assert.equal(bad.code, 1);
-    assert.match(bad.err, /Must be at least 2 characters long/);
-    assert.match(bad.err, /not a valid format/);
-    assert.equal(svc('user', 'add', 'temp', '--email', 'temp@example.org').code, 0);
-    assert.match(svc('user', 'list').out, /^temp\t/m);
-    assert.equal(svc('user', 'remove', 'temp').code, 0);
-    assert.doesNotMatch(svc('user', 'list').out, /^temp\t/m);
-  });
-
-  test('user token add prints the token alone on the last line; list; revoke', () => {
-    const r = svc('user', 'token', 'add', 'root', 'ci', '--expires-in', '2', '--unit', 'hours');
-    assert.equal(r.code, 0, r.err);
-    const last = r.out.trim().split('\n').pop()!;
-    assert.match(last, /^[\w-]+\.[\w-]+\.[\w-]+$/);
-    const list = svc('user', 'token', 'list', 'root').out.trim().split('\n');
-    const row = list.find((l) => l.split('\t')[1] === 'ci');
-    assert.ok(row);
-    const id = row!.split('\t')[0];
-    const revoked = svc('user', 'token', 'revoke', id);
-    assert.equal(revoked.code, 0, revoked.err);
-    assert.ok(!svc('user', 'token', 'list', 'root').out.includes('\tci\t'));
-    const bad = svc('user', 'token', 'add', 'nobody', 'x');
-    assert.equal(bad.code, 1);
-    assert.match(bad.err, /no user nobody/);
-  });
-
-  test('datastore set-permissions prints the SQL for the read-only user; embedded needs none', () => {
-    const embedded = svc('datastore', 'set-permissions');
-    assert.equal(embedded.code, 1);
-    assert.match(embedded.err, /embedded data store/);
-    const r = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
-      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://ds_owner@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://ds_reader@db/ds' },
-      encoding: 'utf8',
-    });
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /GRANT SELECT ON ALL TABLES IN SCHEMA public TO "ds_reader";/);
-    assert.match(r.stdout, /ALTER DEFAULT PRIVILEGES FOR USER "ds_owner" IN SCHEMA public GRANT SELECT ON TABLES TO "ds_reader";/);
-    const same = spawnSync(process.execPath, [bin, 'datastore', 'set-permissions'], {
-      env: { ...env, SVC__DATASTORE__WRITE_URL: 'postgresql://u@db/ds', SVC__DATASTORE__READ_URL: 'postgresql://u@db/ds' },
-      encoding: 'utf8',
-    });
-    assert.equal(same.status, 1);
-    assert.match(same.stderr, /different user/);
   });
 
   test('a PostgreSQL data store without the read-only user does not start', () => {
@@ -134,14 +301,6 @@ describe('svc CLI', () => {
     assert.equal(r.status, 1);
     assert.match(r.stderr, /svc\.datastore\.read_url must be set/);
     assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/);
-  });
-
-  test('a bad option value stops with a message naming it', () => {
-    const r = spawnSync(process.execPath, [bin, 'config', 'show'], { env: { ...env, SVC__PORT: 'eighty' }, encoding: 'utf8' });
-    assert.equal(r.status, 1);
-    assert.match(r.stderr, /svc\.port/);
-    const shown = svc('config', 'show');
-    assert.match(shown.out, /^svc\.port = 5000$/m);
   });
 
   test('serve answers on the port; account commands go to the running server over its admin socket', { timeout: 180_000 }, async () => {
@@ -171,6 +330,20 @@ describe('svc CLI', () => {
       assert.match(r.out, /created sysadmin live-admin/);
       r = svc('user', 'add', 'live-user', '--email', 'live-user@example.org', '--fullname', 'Live User');
       assert.equal(r.code, 0, r.err);
+      // an existing user made sysadmin with a password, or given one: both said, both through the socket
+      r = svc('sysadmin', 'add', 'live-user', '--password', 'live password 1');
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /user live-user is now a sysadmin; password set/);
+      r = svc('sysadmin', 'remove', 'live-user');
+      assert.equal(r.code, 0, r.err);
+      const piped = spawnSync(process.execPath, [bin, 'user', 'setpass', 'live-user'], {
+        env,
+        cwd: storage,
+        encoding: 'utf8',
+        input: 'live password 2\n',
+      });
+      assert.equal(piped.status, 0, piped.stderr);
+      assert.match(piped.stdout, /password set for user live-user/);
       r = svc('user', 'token', 'add', 'live-admin', 'first', '--expires-in', '1', '--unit', 'days');
       assert.equal(r.code, 0, r.err);
       const token = r.out.trim().split('\n').pop()!;
@@ -202,6 +375,8 @@ describe('svc CLI', () => {
       assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET site_read 200 \d+ ms$/m);
       assert.match(log, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET user_show 200 \d+ ms user=\S+$/m);
       assert.match(log, /admin command over the socket command=user token add user=live-admin/);
+      assert.match(log, /admin command over the socket command=user setpass user=live-user/);
+      assert.ok(!log.includes('live password'), 'no password in the log');
       assert.ok(!log.includes(token), 'no token in the log');
     } finally {
       server.kill('SIGTERM');

@@ -1,80 +1,75 @@
-// `svc search-index rebuild [--only-missing]` as a user runs it (a child process).
+// `svc search-index rebuild | check | clear`, run in-process through runCli on the test app's services.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pino from 'pino';
-import { freshPostgresDatabase, onPostgres } from './helpers/app.ts';
-import { loadConfig } from '../src/config/load.ts';
-import { closeServices, createServices } from '../src/services.ts';
-import { callAction } from '../src/actions/registry.ts';
-import { SYSADMIN_INTERNAL } from '../src/auth/identity.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { runCli } from '../src/cli/program.ts';
 
-const bin = path.resolve('bin/svc.js');
-let storage: string;
-let env: Record<string, string>;
-let dropDb: (() => Promise<void>) | undefined;
+let t: TestApp;
+const sys = () => ({ token: t.sysadminToken });
 
 before(async () => {
-  storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-search-cli-'));
-  env = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    SVC__STORAGE_PATH: storage,
-    SVC__PLUGINS: '',
-    SVC__LOG_LEVEL: 'warn',
-  };
-  if (onPostgres) {
-    const db = await freshPostgresDatabase();
-    env.SVC__DATABASE_URL = db.url;
-    dropDb = db.drop;
-  }
+  t = await startApp({ plugins: [] });
+  await t.ok('organization_create', { name: 'org1' }, sys());
+  for (let i = 0; i < 7; i++) await t.ok('package_create', { name: `ds-${i}`, owner_org: 'org1', tags: [{ name: 'cli' }] }, sys());
 });
 after(async () => {
-  await dropDb?.();
-  fs.rmSync(storage, { recursive: true, force: true });
+  await t.close();
 });
 
-/** Opens the same catalog the CLI uses, runs fn, closes it (PGlite allows one process at a time). */
-async function withCatalog<T>(fn: (s: Awaited<ReturnType<typeof createServices>>) => Promise<T>): Promise<T> {
-  const config = loadConfig({ env, cwd: storage });
-  const s = await createServices(config, { logger: pino({ level: 'silent' }) });
-  try {
-    return await fn(s);
-  } finally {
-    await closeServices(s);
-    // this process has closed the data dir: let the CLI child take it
-    fs.rmSync(path.join(storage, 'catalog', 'svc.lock'), { force: true });
-  }
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    env: {},
+    cwd: t.storagePath,
+    stdin: '',
+    services: t.services,
+  });
+  return { code, out, err };
 }
 
-test('search-index rebuild restores missing rows, with a progress bar and a throughput line', async () => {
-  await withCatalog(async (s) => {
-    const call = (a: string, d: Record<string, unknown>) => callAction(s, a, d, { identity: SYSADMIN_INTERNAL });
-    await call('organization_create', { name: 'org1' });
-    for (let i = 0; i < 7; i++) await call('package_create', { name: `ds-${i}`, owner_org: 'org1', tags: [{ name: 'cli' }] });
-    await s.db.query("DELETE FROM package_search_index WHERE name IN ('ds-1', 'ds-4')");
-  });
-  let r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--only-missing'], {
-    env,
-    cwd: storage,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /indexed 2 datasets in [\d.]+ s \(\d+ datasets\/s\)/);
-  r = spawnSync(process.execPath, [bin, 'search-index', 'rebuild', '--batch-size', '3'], {
-    env,
-    cwd: storage,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /indexed 7 datasets/);
-  await withCatalog(async (s) => {
-    const res = (await callAction(s, 'package_search', { q: 'tags:cli' }, { identity: SYSADMIN_INTERNAL })) as { count: number };
-    assert.equal(res.count, 7);
-  });
+const found = async () => (await t.ok('package_search', { q: 'tags:cli', rows: 100 })).count;
+
+test('search-index check names the datasets missing from the index or indexed in an older version', async () => {
+  let r = await cli('search-index', 'check');
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out, 'the search index is up to date\n');
+  await t.services.db.query("DELETE FROM package_search_index WHERE name IN ('ds-1', 'ds-4')");
+  await t.services.db.query(
+    "UPDATE package_search_index SET metadata_modified = metadata_modified - interval '1 hour' WHERE name = 'ds-6'",
+  );
+  r = await cli('search-index', 'check');
+  assert.equal(r.code, 0, r.err);
+  assert.equal(
+    r.out,
+    'missing\tds-1\nmissing\tds-4\nstale\tds-6\n2 missing, 1 stale, 0 of purged datasets: run svc search-index rebuild\n',
+  );
+});
+
+test('search-index rebuild restores missing rows, with a throughput line', async () => {
+  let r = await cli('search-index', 'rebuild', '--only-missing');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /indexed 2 datasets in [\d.]+ s \(\d+ datasets\/s\)/);
+  assert.equal(await found(), 7);
+  r = await cli('search-index', 'rebuild', '--batch-size', '3');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /indexed 7 datasets/);
+  assert.equal((await cli('search-index', 'check')).out, 'the search index is up to date\n');
+});
+
+test('search-index clear empties the index until a rebuild', async () => {
+  let r = await cli('search-index', 'clear');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /cleared the search index \(7 datasets\)/);
+  assert.equal(await found(), 0);
+  assert.match((await cli('search-index', 'check')).out, /^7 missing, 0 stale/m);
+  r = await cli('search-index', 'rebuild');
+  assert.equal(r.code, 0, r.err);
+  assert.equal(await found(), 7);
 });

@@ -4,9 +4,9 @@
 import type { Services } from '../actions/context.ts';
 import { callAction } from '../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../auth/identity.ts';
-
-/** An error whose message is all the user needs (no stack). */
-export class CliError extends Error {}
+import { findUser } from '../model/users.ts';
+import { catalogAdminCommands } from './catalog-admin-commands.ts';
+import { CliError } from './extensions.ts';
 
 type Args = Record<string, unknown>;
 export type AdminCommand = (s: Services, args: Args) => Promise<string[]>;
@@ -40,18 +40,20 @@ const UNITS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, da
 export const adminCommands: Record<string, AdminCommand> = {
   'sysadmin add': async (s, a) => {
     const name = str(a, 'name');
-    const existing = await s.db.query<{ id: string }>('SELECT id FROM users WHERE name = $1', [name]);
-    if (existing.rows.length) {
-      await asSysadmin(s, 'user_patch', { id: name, sysadmin: true, state: 'active' });
-      return [`user ${name} is now a sysadmin`];
+    const password = optStr(a, 'password');
+    if (await findUser(s.db, name)) {
+      await asSysadmin(s, 'user_patch', { id: name, sysadmin: true, state: 'active', ...(password === undefined ? {} : { password }) });
+      return [`user ${name} is now a sysadmin${password === undefined ? '' : '; password set'}`];
     }
     await asSysadmin(s, 'user_create', {
       name,
       email: optStr(a, 'email') ?? `${name}@localhost.localdomain`,
-      password: optStr(a, 'password') ?? randomPassword(),
+      password: password ?? randomPassword(),
       sysadmin: true,
     });
-    return [`created sysadmin ${name}`];
+    return [
+      `created sysadmin ${name}${password === undefined ? ' (random password: sign in with an API token, or set one with svc user setpass)' : ' with the given password'}`,
+    ];
   },
   'sysadmin list': async (s) => {
     const r = await s.db.query<{ name: string }>(
@@ -81,11 +83,18 @@ export const adminCommands: Record<string, AdminCommand> = {
     await asSysadmin(s, 'user_delete', { id: name });
     return [`deleted user ${name}`];
   },
+  'user setpass': async (s, a) => {
+    const name = str(a, 'name');
+    const password = str(a, 'password');
+    const u = await findUser(s.db, name);
+    if (!u || u.state === 'deleted') throw new CliError(`no user ${name}`);
+    await asSysadmin(s, 'user_patch', { id: u.id, password });
+    return [`password set for user ${name}`];
+  },
   'user token add': async (s, a) => {
     const userName = str(a, 'user');
     const tokenName = str(a, 'token_name');
     const { issueToken } = await import('../actions/api-token.ts');
-    const { findUser } = await import('../model/users.ts');
     const u = await findUser(s.db, userName);
     if (!u || u.state === 'deleted') throw new CliError(`no user ${userName}`);
     let expiresAt: Date | null = null;
@@ -114,4 +123,5 @@ export const adminCommands: Record<string, AdminCommand> = {
     await asSysadmin(s, 'api_token_revoke', { jti: id });
     return [`revoked API token ${id}`];
   },
+  ...catalogAdminCommands,
 };

@@ -7,23 +7,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Services } from '../actions/context.ts';
-import type { Config } from '../config/load.ts';
 import { ActionError } from '../errors.ts';
-import { adminCommands, CliError } from './admin-commands.ts';
+import { adminCommands } from './admin-commands.ts';
+import { adminSocketPath, type AdminAnswer } from './admin-client.ts';
+import { CliError } from './extensions.ts';
 
 const MAX_REQUEST = 64 * 1024;
 // Unix socket paths are limited to about 100 bytes (sun_path).
 const MAX_SOCKET_PATH = 100;
-
-export function adminSocketPath(config: Config): string {
-  return path.resolve(config.str('svc.storage_path'), 'run', 'admin.sock');
-}
-
-export interface AdminAnswer {
-  ok: boolean;
-  lines?: string[];
-  error?: string;
-}
 
 /** Starts listening; returns the function that stops and removes the socket (undefined when it cannot listen). */
 export async function listenAdminSocket(services: Services): Promise<(() => Promise<void>) | undefined> {
@@ -104,38 +95,5 @@ function answers(file: string): Promise<boolean> {
       resolve(true);
     });
     c.once('error', () => resolve(false));
-  });
-}
-
-/**
- * Sends a command to the running server. Undefined when no server listens (no socket, or a
- * stale one): the caller then runs the command itself.
- */
-export function sendAdminCommand(config: Config, command: string, args: Record<string, unknown>): Promise<AdminAnswer | undefined> {
-  const file = adminSocketPath(config);
-  if (!fs.existsSync(file)) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    let connected = false;
-    let buf = '';
-    const c = net.connect(file);
-    c.setEncoding('utf8');
-    c.once('connect', () => {
-      connected = true;
-      c.write(JSON.stringify({ command, args }) + '\n');
-    });
-    c.on('data', (chunk: string) => {
-      buf += chunk;
-    });
-    c.once('end', () => {
-      try {
-        resolve(JSON.parse(buf.trim()) as AdminAnswer);
-      } catch {
-        reject(new CliError('the running server sent an answer that is not JSON'));
-      }
-    });
-    c.once('error', (e: NodeJS.ErrnoException) => {
-      if (!connected && (e.code === 'ECONNREFUSED' || e.code === 'ENOENT')) resolve(undefined);
-      else reject(new CliError(`the running server's admin socket ${file}: ${e.message}`));
-    });
   });
 }

@@ -1,37 +1,40 @@
 // `svc jobs list|show|clear|cancel|test|worker`.
+// Their code is imported when they run (see program.ts).
 import type { Command } from 'commander';
-import { cliCommands } from './extensions.ts';
-import { callAction } from '../actions/registry.ts';
-import { SYSADMIN_INTERNAL } from '../auth/identity.ts';
 import type { Services } from '../actions/context.ts';
-import { DEFAULT_QUEUE, findJob, type JobDict } from '../jobs/queue.ts';
-import { TEST_JOB_TYPE } from '../jobs/service.ts';
+import type { JobDict } from '../jobs/queue.ts';
+import type { CliTools } from './extensions.ts';
 
-const asSysadmin = (s: Services, action: string, data: Record<string, unknown>) =>
-  callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
+async function asSysadmin(s: Services, action: string, data: Record<string, unknown>): Promise<unknown> {
+  const { callAction } = await import('../actions/registry.ts');
+  const { SYSADMIN_INTERNAL } = await import('../auth/identity.ts');
+  return callAction(s, action, data, { identity: SYSADMIN_INTERNAL });
+}
 const line = (j: JobDict) => [j.id, j.queue, j.status, j.created, j.title ?? ''].join('\t');
 
-function registerJobsCli(program: Command, { withServices }: Parameters<(typeof cliCommands)[number]>[1]): void {
+export function registerJobsCommands(program: Command, { withServices, print, setExitCode, io }: CliTools): void {
   const jobs = program.command('jobs').description('background jobs');
   jobs
     .command('list [queues...]')
     .description('list queued and running jobs (all queues, or those named)')
     .action(async (queues: string[]) =>
       withServices(async (s) => {
-        for (const j of (await asSysadmin(s, 'job_list', queues.length ? { queues } : {})) as JobDict[]) console.log(line(j));
+        const jobs = (await asSysadmin(s, 'job_list', queues.length ? { queues } : {})) as JobDict[];
+        if (!jobs.length) print('No jobs.');
+        for (const j of jobs) print(line(j));
       }),
     );
   jobs
     .command('show <id>')
     .description('show a job as JSON')
-    .action(async (id: string) => withServices(async (s) => console.log(JSON.stringify(await asSysadmin(s, 'job_show', { id }), null, 2))));
+    .action(async (id: string) => withServices(async (s) => print(JSON.stringify(await asSysadmin(s, 'job_show', { id }), null, 2))));
   jobs
     .command('clear [queues...]')
     .description('remove the queued jobs of these queues (default: all)')
     .action(async (queues: string[]) =>
       withServices(async (s) => {
         const cleared = (await asSysadmin(s, 'job_clear', queues.length ? { queues } : {})) as string[];
-        console.log(cleared.length ? `cleared queue(s): ${cleared.join(', ')}` : 'no queued jobs');
+        print(cleared.length ? `cleared queue(s): ${cleared.join(', ')}` : 'no queued jobs');
       }),
     );
   jobs
@@ -40,7 +43,7 @@ function registerJobsCli(program: Command, { withServices }: Parameters<(typeof 
     .action(async (id: string) =>
       withServices(async (s) => {
         await asSysadmin(s, 'job_cancel', { id });
-        console.log(`canceled job ${id}`);
+        print(`canceled job ${id}`);
       }),
     );
   jobs
@@ -49,11 +52,13 @@ function registerJobsCli(program: Command, { withServices }: Parameters<(typeof 
     .option('--wait <seconds>', 'wait this long for a worker to run them, then report', '0')
     .action(async (queues: string[], o: { wait: string }) =>
       withServices(async (s) => {
+        const { DEFAULT_QUEUE, findJob } = await import('../jobs/queue.ts');
+        const { TEST_JOB_TYPE } = await import('../jobs/service.ts');
         const ids: string[] = [];
         for (const queue of queues.length ? queues : [DEFAULT_QUEUE]) {
           const job = await s.jobs.enqueue(s.db, { type: TEST_JOB_TYPE, queue, title: 'test job (svc jobs test)' });
           ids.push(job.id);
-          console.log(`enqueued test job ${job.id} on queue ${queue}`);
+          print(`enqueued test job ${job.id} on queue ${queue}`);
         }
         const deadline = Date.now() + Number(o.wait) * 1000;
         for (const id of ids) {
@@ -62,8 +67,8 @@ function registerJobsCli(program: Command, { withServices }: Parameters<(typeof 
             await new Promise((r) => setTimeout(r, 200));
             job = await findJob(s.db, id);
           }
-          if (Number(o.wait) > 0) console.log(`job ${id}: ${job?.status}${job?.result ? ' ' + JSON.stringify(job.result) : ''}`);
-          if (Number(o.wait) > 0 && job?.status !== 'finished') process.exitCode = 1;
+          if (Number(o.wait) > 0) print(`job ${id}: ${job?.status}${job?.result ? ' ' + JSON.stringify(job.result) : ''}`);
+          if (Number(o.wait) > 0 && job?.status !== 'finished') setExitCode(1);
         }
       }),
     );
@@ -74,10 +79,8 @@ function registerJobsCli(program: Command, { withServices }: Parameters<(typeof 
     .action(async (queues: string[], o: { burst?: boolean }) =>
       withServices(async (s) => {
         if (s.db.kind === 'pglite') {
-          console.error(
-            'svc: embedded mode runs jobs inside the server (`svc serve`); separate workers need PostgreSQL (svc.database_url)',
-          );
-          process.exitCode = 1;
+          io.err('svc: embedded mode runs jobs inside the server (`svc serve`); separate workers need PostgreSQL (svc.database_url)\n');
+          setExitCode(1);
           return;
         }
         await runWorker(s, queues, !!o.burst);
@@ -108,5 +111,3 @@ export async function runWorker(s: Services, queues: string[], burst: boolean): 
   });
   await s.jobs.stop();
 }
-
-cliCommands.push(registerJobsCli);

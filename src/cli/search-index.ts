@@ -1,11 +1,11 @@
-// `svc search-index rebuild [--only-missing]`: rebuilds the package_search index in batches, with
-// a progress bar. Safe while the server runs (each batch is its own short transaction).
+// `svc search-index rebuild [--only-missing] | check | clear`. Rebuild runs in batches with a
+// progress bar, safe while the server runs (each batch is its own short transaction).
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
-import { rebuildSearchIndex } from '../search/service.ts';
+import type { Config } from '../config/load.ts';
+import { runAdmin } from './account-commands.ts';
 import type { CliTools } from './extensions.ts';
 
-export function registerSearchIndexCommands(program: Command, tools: CliTools): void {
+export function registerSearchIndexCommands(program: Command, tools: CliTools, coreConfig: () => Config): void {
   const cmd = program.command('search-index').description('the package_search index');
   cmd
     .command('rebuild')
@@ -13,6 +13,8 @@ export function registerSearchIndexCommands(program: Command, tools: CliTools): 
     .option('--only-missing', 'only datasets that are not indexed yet')
     .option('--batch-size <n>', 'datasets per transaction', '500')
     .action(async (o: { onlyMissing?: boolean; batchSize: string }) => {
+      const cliProgress = (await import('cli-progress')).default;
+      const { rebuildSearchIndex } = await import('../search/service.ts');
       await tools.withServices(async (s) => {
         const bar = new cliProgress.SingleBar(
           { format: 'indexing [{bar}] {percentage}% | {value}/{total} datasets | {eta}s left', etaBuffer: 20 },
@@ -33,7 +35,17 @@ export function registerSearchIndexCommands(program: Command, tools: CliTools): 
         });
         bar.stop();
         const secs = (Date.now() - started) / 1000;
-        console.log(`indexed ${n} datasets in ${secs.toFixed(1)} s (${Math.round(n / Math.max(secs, 0.001))} datasets/s)`);
+        tools.print(`indexed ${n} datasets in ${secs.toFixed(1)} s (${Math.round(n / Math.max(secs, 0.001))} datasets/s)`);
       });
     });
+  cmd
+    .command('check')
+    .description('list the datasets missing from the index or indexed in an older version (also while the server runs)')
+    .action(async () => {
+      await runAdmin(tools, coreConfig, 'search-index check', {});
+    });
+  cmd
+    .command('clear')
+    .description('empty the index (searches find nothing until svc search-index rebuild; also while the server runs)')
+    .action(() => runAdmin(tools, coreConfig, 'search-index clear', {}));
 }

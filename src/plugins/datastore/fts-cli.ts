@@ -2,7 +2,6 @@
 // column and indexes, and fills them, with a progress bar for large tables (src/datastore/fts.ts).
 import type { Command } from 'commander';
 import { cliCommands } from '../../cli/extensions.ts';
-import { PostgresBackend } from '../../datastore/postgres.ts';
 
 /** Tables with at least this many rows to fill get a progress bar. */
 const BAR_FROM = 10_000;
@@ -27,11 +26,12 @@ function progressBar(out: NodeJS.WriteStream) {
 cliCommands.push((program, tools) => {
   const upgrade = program.commands.find((c) => c.name() === 'db')?.commands.find((c: Command) => c.name() === 'upgrade');
   upgrade?.hook('postAction', async () => {
+    const { PostgresBackend } = await import('../../datastore/postgres.ts');
     await tools.withServices(async (s) => {
       const backend = s.plugins.datastore;
       if (!(backend instanceof PostgresBackend)) return;
       const n = await backend.upgradeFullText(progressBar(process.stderr));
-      console.log(`data store: ${n} table(s) with full-text vectors up to date`);
+      tools.print(`data store: ${n} table(s) with full-text vectors up to date`);
     });
   });
 });

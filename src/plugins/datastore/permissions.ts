@@ -2,7 +2,7 @@
 // svc.datastore.read_url can read the data store (and nothing else), and the write user owns it.
 // Modelled on CKAN's set_permissions.sql.
 import { quoteIdent as qi } from '../../db/sql.ts';
-import { METADATA_VIEW, METADATA_VIEW_SQL } from '../../datastore/postgres.ts';
+import { METADATA_VIEW, METADATA_VIEW_SQL } from '../../datastore/catalog.ts';
 import { cliCommands } from '../../cli/extensions.ts';
 import { ConfigError } from '../../config/load.ts';
 
@@ -60,8 +60,8 @@ cliCommands.push((program, tools) => {
     .description(
       'print the SQL a database superuser runs to give the read-only user of svc.datastore.read_url read access (pipe it to psql)',
     )
-    .action(() => {
-      const cfg = tools.config();
+    .action(async () => {
+      const cfg = await tools.config();
       const writeUrl = cfg.str('svc.datastore.write_url');
       const readUrl = cfg.str('svc.datastore.read_url');
       if (!writeUrl) {
@@ -70,6 +70,6 @@ cliCommands.push((program, tools) => {
         );
       }
       if (!readUrl) throw new ConfigError('svc.datastore.read_url is not set: give the URL of the read-only user');
-      process.stdout.write(setPermissionsSql(writeUrl, readUrl));
+      tools.io.out(setPermissionsSql(writeUrl, readUrl));
     });
 });

@@ -2,8 +2,6 @@
 import { cliCommands } from '../../cli/extensions.ts';
 import type { Services } from '../../actions/context.ts';
 import { BadRequestError } from '../../errors.ts';
-import { runLoad } from './job.ts';
-import { loaderFormats, resourceFormat, sourceSignature, submitLoad } from './submit.ts';
 
 interface Options {
   dataset?: string;
@@ -43,6 +41,7 @@ async function resourcesToLoad(s: Services, id: string | undefined, o: Options):
       WHERE r.state = 'active' AND p.state = 'active' ORDER BY p.name, r.position`)
     ).rows;
   }
+  const { loaderFormats, resourceFormat } = await import('./submit.ts');
   const formats = loaderFormats(s);
   return rows.filter((r) => r.url_type !== 'datastore' && r.url && formats.has(resourceFormat(r)));
 }
@@ -65,6 +64,8 @@ function registerLoaderCli(
           throw new BadRequestError('give one of RESOURCE_ID, --dataset ID or --all');
         if (!s.plugins.datastore) throw new BadRequestError('the datastore and loader plugins must be enabled (svc.plugins)');
         const cliProgress = (await import('cli-progress')).default;
+        const { runLoad } = await import('./job.ts');
+        const { sourceSignature, submitLoad } = await import('./submit.ts');
         const list = await resourcesToLoad(s, id, o);
         if (!list.length) console.log('no loadable resources');
         let failed = 0;
