@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineAction, type ActionDefinition } from './registry.ts';
 import { p } from '../validation/params.ts';
+import { Invalid, type Validator } from '../validation/validate.ts';
 import type { ActionContext } from './context.ts';
 import { sideBySide } from '../db/database.ts';
 import { anyone } from '../auth/rules.ts';
@@ -13,11 +14,25 @@ import { findLicense } from '../model/licenses.ts';
 import { findVocabulary } from '../model/tags.ts';
 import { searchEngine } from '../search/service.ts';
 import type { SortKey } from '../search/engine.ts';
-import type { FacetItem } from '../search/facets.ts';
+import { groupTitles, type FacetItem } from '../search/facets.ts';
 import { RESOURCE_SEARCH_COLUMNS, searchResources, searchTags, type ResourceCriterion } from '../search/catalog-search.ts';
 import { datasetSchema, resourceSchema } from './result-schemas.ts';
 
 const DEFAULT_SORT = 'score desc, metadata_modified desc';
+
+/** Longest q or filter query (its clauses are bounded too, in search/query-parser.ts). */
+const MAX_QUERY_LENGTH = 20_000;
+
+/** A list of at most maxItems items, each (when a string) of at most maxLength characters. */
+const boundedList =
+  (maxItems: number, maxLength: number): Validator =>
+  (v) => {
+    if (!Array.isArray(v)) return v;
+    if (v.length > maxItems) throw new Invalid(`Must be a list of at most ${maxItems} items`);
+    if (v.some((x) => typeof x === 'string' && x.length > maxLength))
+      throw new Invalid(`Each item must be at most ${maxLength} characters long`);
+    return v;
+  };
 
 /** Parameters package_search accepts without effect (engine tuning of Solr). */
 const ENGINE_PARAMS = ['qf', 'wt', 'bf', 'boost', 'tie', 'defType', 'mm', 'q.op', 'df', 'hl', 'spellcheck'] as const;
@@ -75,10 +90,7 @@ async function facetDisplayNames(ctx: ActionContext, facets: Record<string, Face
   );
   const titles = new Map<string, string>();
   if (groupNames.length) {
-    const r = await ctx.db.query<{ name: string; title: string | null }>('SELECT name, title FROM groups WHERE name = ANY($1::text[])', [
-      [...new Set(groupNames)],
-    ]);
-    for (const g of r.rows) titles.set(g.name, g.title || g.name);
+    for (const g of await groupTitles(ctx.db, [...new Set(groupNames)])) titles.set(g.name, g.title || g.name);
   }
   for (const [field, items] of Object.entries(facets)) {
     if (field === 'groups' || field === 'organization') out.set(field, titles);
@@ -112,23 +124,26 @@ export const searchActions: ActionDefinition<any, any>[] = [
     params: {
       q: p
         .text(
-          'the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*',
+          'the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*; q and the filters together at most 200 words, phrases and ranges, 20 of them wildcards',
         )
+        .maxLength(MAX_QUERY_LENGTH)
         .default('*:*'),
-      fq: p.text('a filter query in the same language: restricts the results, does not score').ignoreEmpty(),
-      fq_list: p.stringList('more filter queries'),
+      fq: p.text('a filter query in the same language: restricts the results, does not score').maxLength(MAX_QUERY_LENGTH).ignoreEmpty(),
+      fq_list: p.stringList('more filter queries (at most 50)').use(boundedList(50, MAX_QUERY_LENGTH)),
       sort: p
         .string(
-          `comma-separated "field asc|desc" (fields: score, name, title_string, metadata_modified, metadata_created, num_resources, num_tags, id, license_id, organization, extras_*)`,
+          `comma-separated "field asc|desc" (fields: score, name, title_string, metadata_modified, metadata_created, num_resources, num_tags, id, license_id, organization, extras_*; views_recent and views_total are accepted: page views are not tracked, so they tie)`,
         )
         .default(DEFAULT_SORT),
       rows: p.natural('at most this many results (clamped to svc.search.rows_max, default 1000)').default(10),
       start: p.natural('offset of the first result').default(0),
       facet: p.boolean('return facets of facet.field').default(true),
-      'facet.field': p.json(
-        'JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*...)',
-        Type.Array(Type.String()),
-      ),
+      'facet.field': p
+        .json(
+          'JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*, vocab_*...; at most 50)',
+          Type.Array(Type.String(), { maxItems: 50 }),
+        )
+        .use(boundedList(50, 200)),
       'facet.limit': p.integer('at most this many values per facet (default search.facets.limit = 50; negative: all)'),
       'facet.mincount': p.natural('only values found at least this many times').default(1),
       include_private: p.boolean('also private datasets the caller may read').default(false),
@@ -265,8 +280,8 @@ export const searchActions: ActionDefinition<any, any>[] = [
           ? 'Tags whose names contain every query term (case-insensitive), used by datasets the caller may read; free tags unless vocabulary_id is given.'
           : 'Names of tags containing the query (case-insensitive), used by datasets the caller may read.',
       params: {
-        query: p.stringList('the text (or texts) the tag name must contain'),
-        q: p.stringList('same as query').hidden(),
+        query: p.stringList('the text (or texts) the tag name must contain (at most 20)').use(boundedList(20, 100)),
+        q: p.stringList('same as query').use(boundedList(20, 100)).hidden(),
         vocabulary_id: p.string('id or name of a vocabulary (default: free tags)').ignoreEmpty(),
         fields: p.any('deprecated, ignored').hidden(),
         limit: p.natural('at most this many tags').default(10),

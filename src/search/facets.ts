@@ -3,7 +3,7 @@
 import type { Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
 import { columnSql, facetableField } from './fields.ts';
-import { SqlBuilder } from './sql-builder.ts';
+import { SqlBuilder, vocabularyTagsSql } from './sql-builder.ts';
 
 export interface FacetItem {
   name: string;
@@ -25,6 +25,8 @@ function valuesOf(field: string, b: SqlBuilder): { from: string; columns: string
         columns: ['extras'],
       };
     }
+    case 'vocab':
+      return { from: `LATERAL (${vocabularyTagsSql(b.param(f.vocabulary))}) x (v)`, columns: ['package_id'] };
     case 'fulltext':
     case 'constant':
       throw new SearchQueryError(`Can not facet on field "${field}"`);
@@ -93,4 +95,10 @@ export async function scanFacet(
     p,
   );
   return r.rows.map((x) => ({ name: x.name, count: Number(x.n) }));
+}
+
+/** Names and titles of the groups and organizations of these names (the display names of facet values). */
+export async function groupTitles(db: Queryable, names: string[]): Promise<{ name: string; title: string | null }[]> {
+  return (await db.query<{ name: string; title: string | null }>('SELECT name, title FROM groups WHERE name = ANY($1::text[])', [names]))
+    .rows;
 }

@@ -14,6 +14,8 @@ export type FieldKind =
   | { type: 'int'; column: string }
   | { type: 'date'; column: string }
   | { type: 'bool'; column: string }
+  /** the tags of one vocabulary (vocab_<name>, as CKAN indexes them), read from the catalog's tags */
+  | { type: 'vocab'; vocabulary: string }
   /** a key of the extras (package extras and custom dataset fields) */
   | { type: 'extra'; key: string }
   /** always true (site_id: one site per index) */
@@ -60,6 +62,7 @@ export function resolveField(name: string | null): FieldKind {
   if (name === null) return FIELDS.text;
   const known = FIELDS[name];
   if (known) return known;
+  if (name.startsWith('vocab_') && name.length > 6) return { type: 'vocab', vocabulary: name.slice(6) };
   if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
   return { type: 'extra', key: name };
 }
@@ -79,6 +82,7 @@ export function sortableField(name: string): FieldKind | undefined {
 
 /** Fields that can be faceted: single values or lists (not free text). */
 export function facetableField(name: string): FieldKind | undefined {
+  if (name.startsWith('vocab_') && name.length > 6) return { type: 'vocab', vocabulary: name.slice(6) };
   if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
   const f = FIELDS[name];
   if (!f) return { type: 'extra', key: name };

@@ -11,7 +11,7 @@ import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
 import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
-import { phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, type TextFacts } from './sql-builder.ts';
+import { phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordParts, type TextFacts } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
@@ -70,10 +70,11 @@ SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, 
   coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
   ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> p.id)),
   coalesce(r.n, 0), coalesce(cardinality(t.names), 0), p.metadata_created, p.metadata_modified,
-  setweight(to_tsvector('${TS_CONFIG}', coalesce(p.title, '')), 'A')
-  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', replace(p.name, '-', ' '), array_to_string(t.names, ' '), g.text, o.name, o.title)), 'B')
-  || setweight(to_tsvector('${TS_CONFIG}', coalesce(p.notes, '')), 'C')
-  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.author, p.maintainer, p.url, p.version, r.names, r.descriptions, e.text)), 'D')
+  setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.title, '')")}), 'A')
+  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.name, array_to_string(t.names, ' '), g.text, o.name, o.title)), 'B')
+  || setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.notes, '')")}), 'C')
+  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.author, p.maintainer, p.url, p.version,
+    ${withWordParts("concat_ws(' ', r.names, r.descriptions, e.text)")})), 'D')
   || setweight(jsonb_to_tsvector('${TS_CONFIG}', coalesce(p.custom_fields, '{}'::jsonb), '["string"]'), 'D')
 FROM packages p
 LEFT JOIN groups o ON o.id = p.owner_org
@@ -113,6 +114,16 @@ function singleWord(node: QueryNode): string | null {
   if (node.kind !== 'term' || node.phrase || node.wildcard) return null;
   const f = resolveField(node.field);
   return f.type === 'fulltext' && f.weight === null ? node.value : null;
+}
+
+/**
+ * tsqueries joined by || as a balanced tree: a chain of hundreds nests as deep as it is long, and
+ * PGlite's small stack fails on such an expression without an error (the rows come back empty).
+ */
+function balancedOr(queries: string[]): string {
+  if (queries.length === 1) return queries[0];
+  const half = queries.length >> 1;
+  return `(${balancedOr(queries.slice(0, half))} || ${balancedOr(queries.slice(half))})`;
 }
 
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */
@@ -192,8 +203,9 @@ export class PostgresSearchEngine implements SearchEngine {
   }
 
   async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
-    const qNode = parseQuery(query.q);
-    const fqNodes = query.fq.map((f) => parseQuery(f));
+    const budget = { clauses: 0, wildcards: 0 };
+    const qNode = parseQuery(query.q, 'q', budget);
+    const fqNodes = query.fq.map((f) => parseQuery(f, 'fq', budget));
     // a single word that everyone may find (words are counted for the class 'public' only): its
     // count is read with the rest
     const word = fqNodes.length === 0 ? singleWord(qNode) : null;
@@ -204,9 +216,8 @@ export class PostgresSearchEngine implements SearchEngine {
     const visible = { sql: this.visibility(query, builder), countedClass: this.countedClass(query) };
     const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
-    const ranked = builder.rankQueries.length;
+    builder.scoring = false;
     for (const n of fqNodes) conditions.push(builder.where(n));
-    builder.rankQueries.splice(ranked);
     const filters = conditions.filter((c) => c !== 'TRUE');
     const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
     // nothing but the visibility of a counted class: the count and facets are read from the counts;
@@ -216,7 +227,7 @@ export class PostgresSearchEngine implements SearchEngine {
     const wordCount = term ? state.wordCount : null;
     const countedClass =
       filters.length === 0 ? visible.countedClass : wordCount !== null ? await this.countedWordClass(db, query, state, wordCount) : null;
-    const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${builder.rankQueries.join(' || ')})` : null;
+    const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${balancedOr(builder.rankQueries)})` : null;
     const order = this.orderBy(query.sort, rank, builder);
 
     // A cached result is valid while no index change has committed since it was computed.
@@ -383,9 +394,15 @@ export class PostgresSearchEngine implements SearchEngine {
   private orderBy(sort: SortKey[], rank: string | null, builder: SqlBuilder): { full: string; cheap: string } {
     const keys: string[] = [];
     const cheap: string[] = [];
+    let byViews = false;
     for (const k of sort) {
       if (k.field === 'score' || k.field === 'rank') {
         if (rank) keys.push(`${rank} ${k.desc ? 'DESC' : 'ASC'}`);
+        continue;
+      }
+      // CKAN's "Popular" orders: page views are not tracked, so every dataset ties
+      if (k.field === 'views_recent' || k.field === 'views_total') {
+        byViews = true;
         continue;
       }
       const f = sortableField(k.field);
@@ -395,7 +412,10 @@ export class PostgresSearchEngine implements SearchEngine {
       keys.push(sql);
       cheap.push(sql);
     }
-    if (!cheap.length) cheap.push('s.metadata_modified DESC');
+    if (!cheap.length) {
+      cheap.push('s.metadata_modified DESC');
+      if (byViews) keys.push('s.metadata_modified DESC');
+    }
     const last = sort[sort.length - 1]?.field;
     if (last !== 'name' && last !== 'id') {
       keys.push('s.package_id');

@@ -9,8 +9,29 @@
 //   primary := "(" or ")" | FIELD ":" value | value
 //   value   := TERM | PHRASE | RANGE | "(" or ")"         a group after FIELD: uses that field
 //   RANGE   := ("[" | "{") bound "TO" bound ("]" | "}")
-// Boosts (^2) and fuzziness/proximity (~1) are accepted and ignored.
+// Boosts (^2) and proximity ("a b"~1) are accepted and ignored; fuzzy terms (word~, word~1) are
+// refused (a Search Query Error, not a silent empty result).
+//
+// The size of what a query asks for is bounded (QueryBudget): every clause becomes SQL, and an
+// embedded database runs a statement on the server's only connection, so no query may be costly
+// by its size alone.
 import { SearchQueryError } from '../errors.ts';
+
+/** Bounds of one search (q and all its filter queries together), as Solr's maxBooleanClauses. */
+export const QUERY_LIMITS = {
+  /** words, phrases and ranges */
+  clauses: 200,
+  /** terms with * or ? (each expands over the index's words) */
+  wildcards: 20,
+  /** words of one quoted phrase */
+  phraseWords: 32,
+} as const;
+
+/** What the queries of one search have used of QUERY_LIMITS so far (shared by q and its filters). */
+export interface QueryBudget {
+  clauses: number;
+  wildcards: number;
+}
 
 export type QueryNode =
   | { kind: 'and'; items: QueryNode[] }
@@ -162,14 +183,16 @@ class Lexer {
     return true;
   }
 
-  /** ^boost and ~slop after a clause: accepted, without effect. */
+  /** ^boost and a phrase's ~slop: accepted, without effect; a word's ~ (fuzzy match) is refused. */
   private skipModifiers(): void {
     const s = this.s;
+    const last = this.tokens[this.tokens.length - 1];
     while (this.i < s.length && (s[this.i] === '^' || s[this.i] === '~')) {
       const at = this.i;
       this.i++;
       while (this.i < s.length && /[0-9.]/.test(s[this.i])) this.i++;
       if (s[at] === '^' && this.i === at + 1) this.fail('a boost (^) needs a number', at);
+      if (s[at] === '~' && last?.kind === 'word') this.fail('fuzzy terms (~) are not supported', at);
     }
   }
 }
@@ -177,12 +200,30 @@ class Lexer {
 class Parser {
   private k = 0;
   private readonly tokens: Token[];
-  constructor(private readonly input: string) {
+  constructor(
+    private readonly input: string,
+    private readonly field: string,
+    private readonly budget: QueryBudget,
+  ) {
     this.tokens = new Lexer(input, (m, p) => this.fail(m, p)).tokens;
   }
 
   fail(message: string, pos: number): never {
-    throw new SearchQueryError(`Cannot parse '${this.input}': ${message} at position ${pos + 1}`);
+    const shown = this.input.length > 200 ? `${this.input.slice(0, 200)}...` : this.input;
+    throw new SearchQueryError(`${this.field}: cannot parse '${shown}': ${message} at position ${pos + 1}`);
+  }
+
+  /** Counts a clause against the search's budget; over a bound, the query is refused. */
+  private spend(t: Token): void {
+    const b = this.budget;
+    if (++b.clauses > QUERY_LIMITS.clauses)
+      throw new SearchQueryError(
+        `${this.field}: too many clauses (a search may have at most ${QUERY_LIMITS.clauses} words, phrases and ranges)`,
+      );
+    if (t.wildcard && ++b.wildcards > QUERY_LIMITS.wildcards)
+      throw new SearchQueryError(`${this.field}: too many wildcard terms (a search may have at most ${QUERY_LIMITS.wildcards})`);
+    if (t.kind === 'phrase' && t.text.split(/\s+/).length > QUERY_LIMITS.phraseWords)
+      throw new SearchQueryError(`${this.field}: a phrase may have at most ${QUERY_LIMITS.phraseWords} words`);
   }
 
   private peek(): Token {
@@ -295,12 +336,15 @@ class Parser {
       case 'word':
         this.k++;
         if (t.text === '*' && field === null) return { kind: 'all' };
+        this.spend(t);
         return { kind: 'term', field, value: t.text, phrase: false, wildcard: !!t.wildcard };
       case 'phrase':
         this.k++;
+        this.spend(t);
         return { kind: 'term', field, value: t.text, phrase: true, wildcard: false };
       case 'range':
         this.k++;
+        this.spend(t);
         return { kind: 'range', field, ...t.range! };
       default:
         this.fail(`expected a search term but found ${this.describe(t)}`, t.pos);
@@ -308,7 +352,10 @@ class Parser {
   }
 }
 
-/** Parses q/fq text; an empty or blank text matches everything. */
-export function parseQuery(input: string): QueryNode {
-  return new Parser(input).parse();
+/**
+ * Parses q/fq text (field: the parameter it came from, named in errors); an empty or blank text
+ * matches everything. The queries of one search share one budget.
+ */
+export function parseQuery(input: string, field = 'q', budget: QueryBudget = { clauses: 0, wildcards: 0 }): QueryNode {
+  return new Parser(input, field, budget).parse();
 }

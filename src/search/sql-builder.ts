@@ -14,6 +14,21 @@ export interface TextQuery {
   value: string;
 }
 
+/** Characters that join words into one token (Solr's word-delimiter filter splits there). */
+const WORD_JOINERS = /[-_./]+/g;
+
+/** Whether a word is made of words joined by - _ . or / (e.g. covid-cases, stations.csv). */
+const joinedWords = (value: string) => /[\p{L}\p{N}][-_./]+[\p{L}\p{N}]/u.test(value);
+
+/**
+ * SQL text of `text` followed by the parts of its words joined by . or / (the parser keeps
+ * stations.csv or data/x.csv whole; it splits - and _ itself), so that each part is found as a word.
+ */
+export function withWordParts(text: string): string {
+  return `concat_ws(' ', ${text}, array_to_string(ARRAY(SELECT translate(m[1], './', '  ')
+    FROM regexp_matches(${text}, '(\\S*[[:alnum:]][./]+[[:alnum:]]\\S*)', 'g') AS m), ' '))`;
+}
+
 /** A tsquery literal of one lexeme, taken as it is (no parsing into words, no stemming). */
 export const lexemeQuery = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
@@ -97,9 +112,20 @@ function phraseKeys(lexemes: string[]): { query: string; exact: boolean } {
   return { query: runs.join(' & '), exact: lexemes.length === 3 };
 }
 
+/**
+ * The active tags (tg.name) of the index row's dataset (alias s) in the vocabulary named by the
+ * parameter: vocabulary tags are not in the index row, they are read from the catalog's tables.
+ */
+export function vocabularyTagsSql(vocabularyParam: string): string {
+  return `SELECT tg.name FROM package_tags pt JOIN tags tg ON tg.id = pt.tag_id JOIN vocabularies vc ON vc.id = tg.vocabulary_id
+    WHERE pt.package_id = s.package_id AND pt.state = 'active' AND vc.name = ${vocabularyParam}::text`;
+}
+
 export class SqlBuilder {
   /** tsquery expressions of the free-text terms that are not negated: what score ranks by. */
   readonly rankQueries: string[] = [];
+  /** Whether the terms now built are scored (false for filter queries). */
+  scoring = true;
 
   constructor(
     readonly params: unknown[],
@@ -134,6 +160,11 @@ export class SqlBuilder {
     if (tq.kind === 'prefix') {
       return `to_tsquery('simple', ${this.param(`${lexemeQuery(tq.value.toLowerCase())}:*`)})`;
     }
+    if (tq.kind === 'plain' && joinedWords(tq.value)) {
+      // as Solr's word-delimiter filter: the whole as the parser reads it, or its parts in a row
+      // (rows indexed before the parts were added have them only where the parser split the word)
+      return `(plainto_tsquery('${TS_CONFIG}', ${this.param(tq.value)}) || phraseto_tsquery('${TS_CONFIG}', ${this.param(tq.value.replace(WORD_JOINERS, ' '))}))`;
+    }
     const fn = tq.kind === 'phrase' ? 'phraseto_tsquery' : 'plainto_tsquery';
     return `${fn}('${TS_CONFIG}', ${this.param(tq.value)})`;
   }
@@ -153,7 +184,7 @@ export class SqlBuilder {
         // the tsquery expression is made (its value bound) only where it is used
         let made: string | undefined;
         const q = () => (made ??= this.tsquery(tq));
-        if (!negated) this.rankQueries.push(q());
+        if (!negated && this.scoring) this.rankQueries.push(q());
         const run = f.type === 'fulltext' && !f.weight ? this.facts.phraseLexemes.get(textKey(tq)) : undefined;
         if (run && run.length > 1) {
           const { query, exact } = phraseKeys(run);
@@ -164,7 +195,7 @@ export class SqlBuilder {
           // the words of one part of the text: found by their keys behind the part's weight
           // (migration 014), exactly for words and prefixes; a phrase adds its positions in the part
           const keys = `package_search_weighted_keys(s.doc) @@ package_search_weighted_query(${q()}, '${f.weight}')`;
-          return tq.kind === 'phrase' ? `(${keys} AND ts_filter(s.doc, '{${f.weight}}') @@ ${q()})` : keys;
+          return tq.kind === 'phrase' || joinedWords(tq.value) ? `(${keys} AND ts_filter(s.doc, '{${f.weight}}') @@ ${q()})` : keys;
         }
         if (f.type === 'fulltext') return `s.doc @@ ${q()}`;
         return `(s.doc @@ ${q()} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q()})`;
@@ -208,6 +239,14 @@ export class SqlBuilder {
         if (node.wildcard) return `(s.extras ->> ${k}::text) LIKE ${this.param(likePattern(node.value))}`;
         const v = this.param(node.value);
         return `(s.extras @> jsonb_build_object(${k}::text, ${v}::text) OR s.extras @> jsonb_build_object(${k}::text, jsonb_build_array(${v}::text)))`;
+      }
+      case 'vocab': {
+        const tag = onlyStar
+          ? ''
+          : node.wildcard
+            ? ` AND tg.name LIKE ${this.param(likePattern(node.value))}`
+            : ` AND tg.name = ${this.param(node.value)}`;
+        return `EXISTS (${vocabularyTagsSql(this.param(f.vocabulary))}${tag})`;
       }
       case 'constant':
         return 'TRUE';
