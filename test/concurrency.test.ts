@@ -202,3 +202,40 @@ test('collaborators and group memberships written at once', { skip }, async () =
     JSON.stringify(answers.map((x) => x.body.error)),
   );
 });
+
+test('20 parallel package_patch calls, each with its own field: every acknowledged field is kept', { skip }, async () => {
+  const pkg = await t.ok('package_create', { name: 'conc-patch-fields', owner_org: 'conc-org' }, admin());
+  const answers = await parallel(N, (i) => t.call('package_patch', { id: pkg.id, [`field_${i}`]: `value ${i}` }, admin()));
+  assert.ok(
+    answers.every((x) => x.body.success),
+    JSON.stringify(answers.map((x) => x.body.error)),
+  );
+  const shown = await t.ok('package_show', { id: pkg.id });
+  const lost = Array.from({ length: N }, (_, i) => i).filter((i) => shown[`field_${i}`] !== `value ${i}`);
+  assert.deepEqual(lost, [], `fields lost: ${lost.map((i) => `field_${i}`).join(', ')}`);
+});
+
+test('parallel package_revise and resource_patch calls keep every acknowledged change', { skip }, async () => {
+  const pkg = await t.ok(
+    'package_create',
+    { name: 'conc-revise-fields', owner_org: 'conc-org', resources: [{ url: 'http://example.org/r.csv' }] },
+    admin(),
+  );
+  const res = pkg.resources[0].id;
+  const answers = await parallel(N, (i) =>
+    i % 2
+      ? t.call('package_revise', { match: { id: pkg.id }, update: { [`rev_${i}`]: `r${i}` } }, admin())
+      : t.call('resource_patch', { id: res, [`col_${i}`]: `c${i}` }, admin()),
+  );
+  assert.ok(
+    answers.every((x) => x.body.success),
+    JSON.stringify(answers.map((x) => x.body.error)),
+  );
+  const shown = await t.ok('package_show', { id: pkg.id });
+  const lost: string[] = [];
+  for (let i = 0; i < N; i++) {
+    if (i % 2 && shown[`rev_${i}`] !== `r${i}`) lost.push(`rev_${i}`);
+    if (!(i % 2) && shown.resources[0][`col_${i}`] !== `c${i}`) lost.push(`col_${i}`);
+  }
+  assert.deepEqual(lost, []);
+});

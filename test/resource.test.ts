@@ -56,7 +56,7 @@ test('resource_create, show, update, patch, delete', async () => {
   assert.deepEqual(r.body.error!.package_id, ['Missing value']);
   r = await t.call('resource_create', { package_id: 'res-ds', url: 'http://x' }, { token: outsider.token });
   assert.equal(r.status, 403);
-  assert.equal(r.body.error!.message, `Access denied: User res_outsider not authorized to create resources on dataset ${pkg.id}`);
+  assert.equal(r.body.error!.message, `Access denied: User res_outsider not authorized to create resources on dataset res-ds`);
   await sleep(5);
   const res = await t.ok(
     'resource_create',

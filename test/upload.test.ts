@@ -131,6 +131,18 @@ test('upload a file with resource_create and download it', async () => {
   assert.equal(d.headers['content-type'], 'application/octet-stream');
 });
 
+test('an upload sent without a name is named after its file (CKAN)', async () => {
+  await t.ok('package_create', { name: 'up-named', owner_org: 'up-org' }, { token: editor.token });
+  const r = await multipart('resource_create', { package_id: 'up-named' }, { name: 'Population 2024.csv', content: CSV }, editor.token);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.result.name, 'Population 2024.csv');
+  // a name sent is kept, and a link without a name stays unnamed
+  const named = await multipart('resource_create', { package_id: 'up-named', name: 'Mine' }, { name: 'b.csv', content: CSV }, editor.token);
+  assert.equal(named.body.result.name, 'Mine');
+  const link = await t.ok('resource_create', { package_id: 'up-named', url: 'http://example.org/c.csv' }, { token: editor.token });
+  assert.equal(link.name, null);
+});
+
 test('downloads honour dataset privacy', async () => {
   await t.ok('package_create', { name: 'up-private', owner_org: 'up-org', private: true }, { token: editor.token });
   const r = await multipart('resource_create', { package_id: 'up-private' }, { name: 'secret.txt', content: 'hush' }, editor.token);

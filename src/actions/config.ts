@@ -92,12 +92,16 @@ export async function loadPersistedOptions(services: Services): Promise<void> {
   }
 }
 
+/** At most this many keys are named in the answer (a hostile call may send thousands). */
+const NAMED_KEYS = 10;
+/** Longest key quoted in a message. */
+const KEY_CHARS = 100;
+
 function notEditable(keys: string[]): ValidationError {
-  const list = keys.map((k) => `'${k}'`).join(', ');
-  return new ValidationError(
-    Object.fromEntries(keys.map((k) => [k, [`Configuration option(s) ${list} can not be updated`]])),
-    `Configuration option(s) ${list} can not be updated`,
-  );
+  const named = keys.slice(0, NAMED_KEYS).map((k) => (k.length > KEY_CHARS ? `${k.slice(0, KEY_CHARS)}...` : k));
+  const more = keys.length > NAMED_KEYS ? ` and ${keys.length - NAMED_KEYS} more` : '';
+  const message = `Configuration option(s) ${named.map((k) => `'${k}'`).join(', ')}${more} can not be updated`;
+  return new ValidationError(Object.fromEntries(named.map((k) => [k, [message]])), message);
 }
 
 export const configActions: ActionDefinition<any, any>[] = [
@@ -132,7 +136,8 @@ export const configActions: ActionDefinition<any, any>[] = [
     extras: 'keep',
     returns: { description: 'the updated keys and their values', rtype: 'dictionary', schema: Type.Record(Type.String(), Type.Unknown()) },
     handler: async (ctx, input: Record<string, unknown>) => {
-      const unknown = Object.keys(input).filter((k) => !editable.has(k));
+      const unknown: string[] = [];
+      for (const k in input) if (!editable.has(k)) unknown.push(k);
       if (unknown.length) throw notEditable(unknown);
       const schema = Object.fromEntries([...editable].filter(([k]) => k in input));
       const { data, errors } = await validate(schema, input, ctx);

@@ -7,7 +7,7 @@ import { denied } from '../auth/rules.ts';
 import { ValidationError } from '../errors.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { p, type ParamValues } from '../validation/params.ts';
-import { packageOr404, showPackage } from './package-save.ts';
+import { lockedPackage, packageOr404, showPackage } from './package-save.ts';
 
 class DataError extends Error {}
 
@@ -224,8 +224,10 @@ export async function packageRevise(ctx: ActionContext, p: ParamValues<typeof re
   const update = p.update ?? undefined;
   const ref = reviseTarget(p);
   if (!ref) throw new ValidationError({ match__id: ['Missing value'] });
-  const pkg = await packageOr404(ctx, ref);
-  if (!(await canReadPackage(ctx, pkg))) throw denied(ctx, `read package ${ref}`);
+  const found = await packageOr404(ctx, ref);
+  if (!(await canReadPackage(ctx, found))) throw denied(ctx, `read package ${ref}`);
+  // matched and revised as it is under the lock the update writes with (parallel revisions all count)
+  const pkg = await lockedPackage(ctx, found);
   const orig = await showPackage(ctx, pkg);
   const unmatched: (string | number)[][] = [];
   if (match) unmatched.push(...checkDict(orig, match as Record<string, Json>));

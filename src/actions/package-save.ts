@@ -40,6 +40,7 @@ import {
 import { findVocabulary, setPackageTags } from '../model/tags.ts';
 import { findTag } from '../model/vocabularies.ts';
 import { validate } from '../validation/validate.ts';
+import { BOUNDS } from '../validation/params.ts';
 import {
   COMPUTED_PACKAGE_KEYS,
   PACKAGE_SCHEMA_KEYS,
@@ -230,6 +231,11 @@ function lastSegment(url: string): string {
   }
 }
 
+/** The file name an upload was sent with, without any folder a browser put before it. */
+function uploadName(filename: string): string {
+  return (filename.split(/[\\/]/).pop() ?? '').trim().slice(0, BOUNDS.key);
+}
+
 /**
  * Creates a resource from a validated dict (appended at position). An uploaded file makes it an
  * upload; the file is stored by fileOps after the writes.
@@ -254,6 +260,8 @@ export async function createResource(
       guessMimetype(file.filename) ??
       (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
     w.last_modified = utcNow();
+    // CKAN names a new upload without a name after its file
+    if (!w.name) w.name = uploadName(file.filename) || null;
   }
   if (!w.format) w.format = guessFormat(file ? file.filename : String(w.url ?? '')) || (w.format ?? '');
   const row = await insertResource(ctx.db, packageId, w);
@@ -464,8 +472,24 @@ export function createPackage(ctx: ActionContext, input: Record<string, unknown>
   return saveDataset(ctx, input);
 }
 
+/**
+ * The dataset locked for this transaction and read again under the lock: a write that reads
+ * what it keeps (patch, revise, update's kept fields) sees every write acknowledged before it.
+ */
+export async function lockedPackage(ctx: ActionContext, pkg: PackageRow): Promise<PackageRow> {
+  await lockPackages(ctx.db, [pkg.id]);
+  return (await findPackage(ctx.db, pkg.id)) ?? pkg;
+}
+
+/** package_patch: the dataset as it is under the lock, with the fields sent replaced, saved by package_update. */
+export async function patchPackage(ctx: ActionContext, pkg: PackageRow, input: Record<string, unknown>): Promise<unknown> {
+  const current = await showPackage(ctx, await lockedPackage(ctx, pkg));
+  return ctx.call('package_update', { ...current, ...input, id: pkg.id }, { files: ctx.files });
+}
+
 /** package_update: a full replace (fields not sent are cleared, resources and lists not sent removed). */
-export function updatePackageFrom(ctx: ActionContext, pkg: PackageRow, input: Record<string, unknown>): Promise<PackageRow> {
+export async function updatePackageFrom(ctx: ActionContext, stale: PackageRow, input: Record<string, unknown>): Promise<PackageRow> {
+  const pkg = await lockedPackage(ctx, stale);
   const full: Record<string, unknown> = { ...input };
   if (full.name === undefined || full.name === null) full.name = pkg.name;
   if (!('owner_org' in full)) full.owner_org = pkg.owner_org ?? undefined;

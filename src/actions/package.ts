@@ -28,7 +28,7 @@ import { deleteUnusedTags } from '../model/tags.ts';
 import { packageParams } from '../validation/package-schema.ts';
 import { p } from '../validation/params.ts';
 import { datasetSchema, listOf } from './result-schemas.ts';
-import { createPackage, packageOr404, showPackage, updatePackageFrom } from './package-save.ts';
+import { createPackage, packageOr404, patchPackage, showPackage, updatePackageFrom } from './package-save.ts';
 import { packageRevise, reviseParams, reviseTarget } from './package-revise.ts';
 
 // --- auth rules -----------------------------------------------------------------------------
@@ -210,10 +210,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     validatedBy: 'handler',
     returns: datasetReturns('the updated dataset'),
     handler: async (ctx, input: Record<string, unknown>) => {
-      const pkg = await targetPackage(ctx, input);
-      const current = await showPackage(ctx, pkg);
-      const merged = { ...current, ...input, id: pkg.id };
-      return ctx.call('package_update', merged, { files: ctx.files });
+      return patchPackage(ctx, await targetPackage(ctx, input), input);
     },
   }),
   defineAction({

@@ -138,7 +138,8 @@ const onDataset =
     const pkg = resource ? await findPackage(ctx.db, resource.package_id) : undefined;
     if (!pkg) return;
     if (edit ? !(await canEditPackage(ctx, pkg)) : !(await canReadPackage(ctx, pkg)))
-      throw notAuthorized(ctx, `${edit ? 'edit' : 'read'} package ${pkg.id}`);
+      // (no id: the caller may not know which dataset is behind the view)
+      throw notAuthorized(ctx, `${edit ? 'edit' : 'read'} the views of this resource`);
   };
 const byResourceId = (key: string) => async (_ctx: ActionContext, prm: Record<string, any>) =>
   typeof prm[key] === 'string' ? prm[key] : undefined;
@@ -295,7 +296,7 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
     sideEffectFree: false,
     auth: async (ctx, prm) => {
       const pkg = typeof prm.package?.id === 'string' ? await findPackage(ctx.db, prm.package.id) : undefined;
-      if (pkg && !(await canEditPackage(ctx, pkg))) throw notAuthorized(ctx, `edit package ${pkg.id}`);
+      if (pkg && !(await canEditPackage(ctx, pkg))) throw notAuthorized(ctx, `edit package ${prm.package.id}`);
     },
     description:
       'Create the default views of every resource of a dataset (see resource_create_default_resource_views). Called with create_datastore_views=false on every dataset create and update.',

@@ -34,6 +34,13 @@ async function resourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: Re
   return found;
 }
 
+/** The resource read again under its dataset's lock (what a patch keeps is what is there now). */
+async function lockedResourceOr404(ctx: ActionContext, id: unknown): Promise<{ res: ResourceRow; pkg: PackageRow }> {
+  const { pkg } = await resourceOr404(ctx, id);
+  await lockPackages(ctx.db, [pkg.id]);
+  return resourceOr404(ctx, id);
+}
+
 /** The dataset of an active resource, for the permission checks (one round trip: every datastore_search makes one). */
 async function packageOfResourceOr404(ctx: ActionContext, id: unknown): Promise<PackageRow> {
   const pkg = await packageOfActiveResource(ctx.db, resourceIdParam(id));
@@ -50,8 +57,10 @@ function packageIdParam(params: Record<string, any>): string {
 }
 
 const resourceCreateAuth: AuthFunction = async (ctx, params) => {
-  const pkg = await packageOr404(ctx, packageIdParam(params));
-  if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `create resources on dataset ${pkg.id}`);
+  const ref = packageIdParam(params);
+  const pkg = await packageOr404(ctx, ref);
+  // the reference as sent: a private dataset's id is not told to those who may not read it
+  if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `create resources on dataset ${ref}`);
 };
 
 const resourceShowAuth: AuthFunction = async (ctx, params) => {
@@ -72,7 +81,7 @@ const resourceDeleteAuth: AuthFunction = async (ctx, params) => {
 const reorderAuth: AuthFunction = async (ctx, params) => {
   if (!params.id) throw new ValidationError({ id: ['Missing value'] });
   const pkg = await packageOr404(ctx, String(params.id));
-  if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `edit package ${pkg.id}`);
+  if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `edit package ${params.id}`);
 };
 
 async function validateResource(ctx: ActionContext, input: Record<string, unknown>, existing?: ResourceRow) {
@@ -101,8 +110,7 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, unknown>) {
 }
 
 async function resourceUpdate(ctx: ActionContext, p: Record<string, unknown>) {
-  const { res, pkg } = await resourceOr404(ctx, p.id);
-  await lockPackages(ctx.db, [pkg.id]);
+  const { res, pkg } = await lockedResourceOr404(ctx, p.id);
   const data = await validateResource(ctx, p, res);
   const fileOps = new FileOps(ctx);
   const row = await replaceResource(ctx, res, data, undefined, fileOps, ctx.files?.upload);
@@ -166,7 +174,7 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     validatedBy: 'handler',
     returns: resourceReturns('the updated resource'),
     handler: async (ctx, input: Record<string, unknown>) => {
-      const { res } = await resourceOr404(ctx, input.id);
+      const { res } = await lockedResourceOr404(ctx, input.id);
       const current = resourceDict(ctx.config, res);
       return ctx.call('resource_update', { ...current, ...input, id: res.id }, { files: ctx.files });
     },

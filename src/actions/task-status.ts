@@ -1,10 +1,11 @@
 // task_status_update/_many/show/delete: CKAN's task status records (writes are sysadmin-only).
-import { defineAction, type ActionDefinition } from './registry.ts';
+import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import type { ActionContext } from './context.ts';
 import { p } from '../validation/params.ts';
-import { anyone, sysadminOnly } from '../auth/rules.ts';
+import { denied, sysadminOnly } from '../auth/rules.ts';
+import { canReadPackage } from '../auth/authz.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { deleteTaskStatus, findTaskStatus, saveTaskStatus, type TaskStatusWrite } from '../model/task-status.ts';
+import { datasetOfEntity, deleteTaskStatus, findTaskStatus, saveTaskStatus, type TaskStatusWrite } from '../model/task-status.ts';
 import { unicodeString } from '../validation/validators.ts';
 
 /** value is text; a JSON object or list sent is stored as its JSON text. */
@@ -20,6 +21,17 @@ const taskStatusParams = {
   state: p.string('state of the task'),
   last_updated: p.datetime('when it changed (default now)'),
   error: p.string('error message'),
+};
+
+/**
+ * A task status about a dataset or a resource (a load's log: file name, columns, values quoted in
+ * warnings) is read by those who may read that dataset; others (CKAN: anyone) stay open to all.
+ */
+const taskStatusShowAuth: AuthFunction = async (ctx, q) => {
+  let entityId = typeof q.entity_id === 'string' ? q.entity_id : undefined;
+  if (typeof q.id === 'string' && q.id) entityId = (await findTaskStatus(ctx.db, { id: q.id }))?.entity_id;
+  const pkg = entityId ? await datasetOfEntity(ctx.db, entityId) : undefined;
+  if (pkg && !(await canReadPackage(ctx, pkg))) throw denied(ctx, 'read this task status');
 };
 
 async function update(ctx: ActionContext, q: TaskStatusWrite) {
@@ -57,7 +69,7 @@ export const taskStatusActions: ActionDefinition<any, any>[] = [
   defineAction({
     name: 'task_status_show',
     sideEffectFree: true,
-    auth: anyone,
+    auth: taskStatusShowAuth,
     params: {
       id: p.string('the id of the task status'),
       entity_id: p.string('with task_type and key, when id is not given'),

@@ -13,7 +13,7 @@ const translationSchema = Type.Object(
 );
 
 const translationParams = {
-  term: p.text('the term to translate').required(),
+  term: p.text('the term to translate').required().maxLength(500),
   term_translation: p.text('its translation').required(),
   lang_code: p.string('the language code of the translation (e.g. de, pt_BR)').required().maxLength(20),
 };

@@ -116,7 +116,9 @@ export async function buildPackageDicts(
 ): Promise<Record<string, unknown>[]> {
   if (!rows.length) return [];
   const r = await ctx.db.query<{ parts: DictParts }>(DICT_PARTS, [rows.map((p) => p.id)]);
-  return assembleDicts(ctx, rows, r.rows[0].parts, opts);
+  const parts = r.rows[0].parts;
+  parts.rels = await readableRelationships(ctx, rows, parts.rels);
+  return assembleDicts(ctx, rows, parts, opts);
 }
 
 /**
@@ -133,7 +135,30 @@ export async function packageDictsOfIds(
   const { rows, ...parts } = (await ctx.db.query<{ parts: DictParts & { rows: PackageRow[] } }>(DICT_ROWS_AND_PARTS, [ids])).rows[0].parts;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const found = ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r);
+  parts.rels = await readableRelationships(ctx, found, parts.rels);
   return assembleDicts(ctx, found, parts, opts);
+}
+
+/**
+ * The relationships whose other dataset the caller may read (the datasets shown, the caller has
+ * checked): a public dataset's dict never tells a private dataset's id or the comment on it.
+ */
+async function readableRelationships(ctx: DictContext, shown: PackageRow[], rels: RelationshipRow[]): Promise<RelationshipRow[]> {
+  if (!rels.length || ctx.identity.sysadmin) return rels;
+  const shownIds = new Set(shown.map((p) => p.id));
+  const others = new Set<string>();
+  for (const r of rels) for (const id of [r.subject_package_id, r.object_package_id]) if (!shownIds.has(id)) others.add(id);
+  if (!others.size) return rels;
+  const params: unknown[] = [[...others]];
+  // (a context without a caller, e.g. an activity record, sees what anonymous callers see)
+  const cond = await visiblePackagesCondition(ctx as ActionContext, params, 'p');
+  const readable = new Set(
+    (await ctx.db.query<{ id: string }>(`SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND ${cond}`, params)).rows.map(
+      (x) => x.id,
+    ),
+  );
+  for (const id of shownIds) readable.add(id);
+  return rels.filter((r) => readable.has(r.subject_package_id) && readable.has(r.object_package_id));
 }
 
 function assembleDicts(

@@ -1,6 +1,7 @@
 // Task status records (CKAN's task_status table): one per (entity_id, task_type, key).
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
+import type { PackageRow } from './packages.ts';
 
 export interface TaskStatusRow {
   id: string;
@@ -80,4 +81,13 @@ export async function findTaskStatus(
 
 export async function deleteTaskStatus(db: Queryable, id: string): Promise<boolean> {
   return (await db.query('DELETE FROM task_status WHERE id = $1', [id])).rowCount > 0;
+}
+
+/** The dataset a task status is about: the dataset itself, or the dataset of the resource (any state). */
+export async function datasetOfEntity(db: Queryable, entityId: string): Promise<PackageRow | undefined> {
+  const r = await db.query<PackageRow>(
+    'SELECT p.* FROM packages p WHERE p.id = $1 OR p.id = (SELECT package_id FROM resources WHERE id = $1) LIMIT 1',
+    [entityId],
+  );
+  return r.rows[0];
 }

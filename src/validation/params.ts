@@ -12,7 +12,7 @@
 // help_show text, and the TypeScript type of the handler's parameters (ParamValues<P>).
 // Domain validators that need the database go into the same chain with `.use(...)`.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { ExtrasPolicy, FieldContext, ListOf, Schema, Validator } from './validate.ts';
+import { Stop, type ExtrasPolicy, type FieldContext, type ListOf, type Schema, type Validator } from './validate.ts';
 import {
   booleanValidator,
   defaultValue,
@@ -24,7 +24,6 @@ import {
   isoDate,
   jsonObject,
   jsonValue,
-  maxLength,
   nameValidator,
   naturalNumber,
   notEmpty,
@@ -68,6 +67,57 @@ interface ParamState {
   listExtras?: ExtrasPolicy;
   /** Not listed in the OpenAPI document or help (internal-only parameters). */
   hidden?: boolean;
+  /** The size bound of this kind of value (see BOUNDS); maxLength() and maxItems() override it. */
+  bound?: Bound;
+}
+
+/**
+ * Every value an action reads is bounded, so that no input reaches the database at a size it
+ * cannot store or index (a btree row holds ~2,700 bytes) or the process cannot hold. Declarations
+ * inherit the bound of their kind and may override it (.maxLength(n), .maxItems(n)).
+ */
+export const BOUNDS = {
+  /** Identifiers, keys, types, formats, codes: indexed columns (three fit in one index row). */
+  key: 200,
+  /** Free text (titles, notes, descriptions, queries). */
+  text: 500_000,
+  /** Items of a list of strings (filter queries, names, terms). */
+  stringItems: 1_000,
+  /** Items of a list of dicts (a dataset's resources, a group's datasets). */
+  dictItems: 50_000,
+} as const;
+
+/** The key bound for a text parameter named like an identifier (id, *_id, key, type, *_type, format, *_code, state). */
+const KEY_NAME = /^(id|key|type|format|state|capacity|username)$|_(id|type|code|key)$/;
+
+type Bound = { kind: 'text'; max?: number; message?: string } | { kind: 'items'; max: number; itemChars?: number } | { kind: 'none' };
+
+/** The characters a text parameter of this name may have. */
+function textLimit(bound: Bound | undefined, name: string | undefined): number | undefined {
+  if (!bound || bound.kind !== 'text') return undefined;
+  if (bound.max !== undefined) return bound.max;
+  return name && KEY_NAME.test(name) ? BOUNDS.key : BOUNDS.text;
+}
+
+function boundValidator(bound: Bound | undefined, name: string | undefined): Validator | undefined {
+  if (!bound || bound.kind === 'none') return undefined;
+  if (bound.kind === 'items') {
+    const { max, itemChars } = bound;
+    return (v) => {
+      if (!Array.isArray(v)) return v;
+      if (v.length > max) throw new Stop(`Must have at most ${max} items`);
+      if (itemChars !== undefined && v.some((x) => typeof x === 'string' && x.length > itemChars))
+        throw new Stop(`Each item must be a maximum of ${itemChars} characters long`);
+      return v;
+    };
+  }
+  const limit = textLimit(bound, name)!;
+  const message = bound.message ?? `Must be a maximum of ${limit} characters long`;
+  // Stop: later validators (and their messages quoting the value) never see the oversized text.
+  return (v) => {
+    if (typeof v === 'string' && v.length > limit) throw new Stop(message);
+    return v;
+  };
 }
 
 /**
@@ -132,9 +182,15 @@ export class Param<T = unknown, R extends boolean = false> {
     return this.with({ extra: [...this.state.extra, clampTo(fn)] });
   }
 
-  /** Longest allowed string. */
+  /** Longest allowed string (instead of the bound of its kind). */
   maxLength(n: number, message?: string): Param<T, R> {
-    return this.with({ extra: [...this.state.extra, maxLength(n, message)], schema: { ...this.state.schema, maxLength: n } });
+    return this.with({ bound: { kind: 'text', max: n, message } });
+  }
+
+  /** Most items of a list (instead of the bound of its kind). */
+  maxItems(n: number): Param<T, R> {
+    const b = this.state.bound;
+    return this.with({ bound: { kind: 'items', max: n, itemChars: b?.kind === 'items' ? b.itemChars : undefined } });
   }
 
   /** Left out of the OpenAPI document and help (internal parameters). */
@@ -142,14 +198,25 @@ export class Param<T = unknown, R extends boolean = false> {
     return this.with({ hidden: true });
   }
 
-  /** The CKAN validator chain of this parameter. */
-  chain(): Validator[] {
-    return [...presenceValidators(this.state.presence), ...(this.state.pre ?? []), ...this.state.typeChain, ...this.state.extra];
+  /** The CKAN validator chain of this parameter (name: the parameter's name, which may give its bound). */
+  chain(name?: string): Validator[] {
+    const bound = boundValidator(this.state.bound, name);
+    return [
+      ...presenceValidators(this.state.presence),
+      ...(this.state.pre ?? []),
+      ...this.state.typeChain,
+      ...(bound ? [bound] : []),
+      ...this.state.extra,
+    ];
   }
 
   /** The JSON Schema of this parameter for the OpenAPI document. */
-  jsonSchema(): TSchema {
+  jsonSchema(name?: string): TSchema {
     const s: Record<string, unknown> = { ...this.state.schema, description: this.state.description };
+    const b = this.state.bound;
+    const chars = textLimit(b, name);
+    if (chars !== undefined && s.type === 'string') s.maxLength = chars;
+    if (b?.kind === 'items') s.maxItems = b.max;
     const pr = this.state.presence;
     if (pr.mode === 'default' && typeof pr.value !== 'function') s.default = pr.value;
     if (pr.mode === 'nullable') return Type.Union([s as TSchema, Type.Null()], { description: this.state.description });
@@ -189,15 +256,18 @@ type ValueOf<X> = X extends Param<infer T, boolean> ? T : never;
 /** The validated parameters a handler receives. */
 export type ParamValues<P extends Params> = { [K in Present<P>]: ValueOf<P[K]> } & { [K in Optional<P>]?: ValueOf<P[K]> };
 
-const make = <T>(typeName: string, schema: TSchema, typeChain: Validator[], description: string): Param<T, false> =>
-  new Param<T, false>({ typeName, schema, typeChain, extra: [], presence: { mode: 'optional' }, description });
+const make = <T>(typeName: string, schema: TSchema, typeChain: Validator[], description: string, bound?: Bound): Param<T, false> =>
+  new Param<T, false>({ typeName, schema, typeChain, extra: [], presence: { mode: 'optional' }, description, bound });
+const TEXT: Bound = { kind: 'text' };
+/** The longest e-mail address (RFC 5321). */
+const EMAIL_MAX = 254;
 
 /** The builders. Each takes the one-line description shown in help_show and the OpenAPI document. */
 export const p = {
   /** Text; numbers and booleans are turned into their text as CKAN does. */
-  string: (description: string) => make<string>('string', Type.String(), [unicodeString], description),
+  string: (description: string) => make<string>('string', Type.String(), [unicodeString], description, TEXT),
   /** Text used as is (no conversion of numbers). */
-  text: (description: string) => make<string>('string', Type.String(), [unicodeString], description),
+  text: (description: string) => make<string>('string', Type.String(), [unicodeString], description, TEXT),
   integer: (description: string) => make<number>('int', Type.Integer(), [intValidator], description),
   /** An integer >= 0 ("Must be a natural number"). */
   natural: (description: string) => make<number>('int', Type.Integer({ minimum: 0 }), [naturalNumber], description),
@@ -210,15 +280,25 @@ export const p = {
   /** A CKAN name: 2-100 characters of lowercase a-z, 0-9, - and _. */
   name: (description: string) => make<string>('string', Type.String({ pattern: '^[a-z0-9_-]{2,100}$' }), [nameValidator], description),
   email: (description: string) =>
-    make<string>('string', Type.String({ format: 'email' }), [unicodeString, (v: string) => v.trim(), emailValidator], description),
-  url: (description: string) => make<string>('string', Type.String({ format: 'uri-reference' }), [unicodeString], description),
+    make<string>('string', Type.String({ format: 'email' }), [unicodeString, (v: string) => v.trim(), emailValidator], description, {
+      kind: 'text',
+      max: EMAIL_MAX,
+    }),
+  url: (description: string) => make<string>('string', Type.String({ format: 'uri-reference' }), [unicodeString], description, TEXT),
   /** ISO 8601 date or date-time, normalised to YYYY-MM-DDTHH:MM:SS[.ffffff] (UTC). */
   datetime: (description: string) => make<string>('string', Type.String({ format: 'date-time' }), [isoDate], description),
   enum: <V extends string>(values: readonly V[], description: string) =>
-    make<V>('string', Type.Union(values.map((v) => Type.Literal(v))), [unicodeString, oneOf(values)], description),
+    make<V>('string', Type.Union(values.map((v) => Type.Literal(v))), [unicodeString, oneOf(values)], description, {
+      kind: 'text',
+      max: BOUNDS.key,
+    }),
   /** A list of strings; one string becomes a list of one (split on commas when split is true). */
   stringList: (description: string, opts: { split?: boolean } = {}) =>
-    make<string[]>('list of strings', Type.Array(Type.String()), [stringList(opts.split ?? false)], description),
+    make<string[]>('list of strings', Type.Array(Type.String()), [stringList(opts.split ?? false)], description, {
+      kind: 'items',
+      max: BOUNDS.stringItems,
+      itemChars: BOUNDS.text,
+    }),
   /** A JSON object (also given as JSON text in GET and form requests). */
   object: (description: string, properties?: Record<string, TSchema>) =>
     make<Record<string, any>>(
@@ -246,6 +326,7 @@ export const p = {
       extra: [],
       presence: { mode: 'optional' },
       description,
+      bound: { kind: 'items', max: BOUNDS.dictItems },
       listOf: item,
       listExtras: opts.extras,
     }),
@@ -256,7 +337,7 @@ export function objectSchema(params: Params, extras: ExtrasPolicy = 'drop', desc
   const properties: Record<string, TSchema> = {};
   for (const [name, param] of Object.entries(params)) {
     if (param.state.hidden) continue;
-    properties[name] = param.isRequired ? param.jsonSchema() : Type.Optional(param.jsonSchema());
+    properties[name] = param.isRequired ? param.jsonSchema(name) : Type.Optional(param.jsonSchema(name));
   }
   return Type.Object(properties, { additionalProperties: extras !== 'reject', ...(description ? { description } : {}) });
 }
@@ -266,12 +347,13 @@ export function compileParams(params: Params, extras: ExtrasPolicy = 'drop'): Sc
   const schema: Schema = { $extras: extras };
   for (const [name, param] of Object.entries(params)) {
     const st = param.state;
+    const bound = boundValidator(st.bound, name);
     schema[name] = st.listOf
       ? ({
           listOf: compileParams(st.listOf, st.listExtras ?? 'drop'),
-          before: [...presenceValidators(st.presence), ...st.extra],
+          before: [...presenceValidators(st.presence), ...(bound ? [bound] : []), ...st.extra],
         } satisfies ListOf)
-      : param.chain();
+      : param.chain(name);
   }
   return schema;
 }
