@@ -92,6 +92,14 @@ export async function readTable(q: Queryable, name: string): Promise<Table | nul
   };
 }
 
+/**
+ * Serializes the changes of one table's definition (its key, indexes, aliases, its drop) until
+ * the transaction ends: two at once would each drop and create the same index.
+ */
+export async function lockTableName(q: Queryable, name: string): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtextextended('svc.datastore_table:' || $1, 0))", [name]);
+}
+
 /** A table (not an alias) of that name, else Not Found. */
 export async function requireTable(q: Queryable, name: string): Promise<Table> {
   const t = await readTable(q, name);

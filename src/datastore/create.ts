@@ -4,7 +4,7 @@
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { CreateInput, CreateResult } from './backend.ts';
-import { aliasesOf, COUNTS_TABLE, readTable, validType } from './catalog.ts';
+import { aliasesOf, COUNTS_TABLE, lockTableName, readTable, validType } from './catalog.ts';
 import { isDbError, isRace, uniqueError } from './db-errors.ts';
 import { FTS_COLUMN, setUpFullText, storedLanguage, unfillAll, userTriggerSql } from './fts.ts';
 import { checkRecordObjects } from './records.ts';
@@ -14,6 +14,7 @@ import { insertRecords, recount } from './write.ts';
 
 /** datastore_create: the table, its fields, keys, indexes, triggers and aliases, then its records. */
 export async function createTable(s: WriteSession, input: CreateInput): Promise<CreateResult> {
+  await lockTableName(s, input.resource_id);
   await s.schemaChanged();
   let t = await readTable(s, input.resource_id);
   if (t && t.relkind !== 'r') throw new ValidationError({ resource_id: [`"${input.resource_id}" is an alias, not a resource`] });

@@ -1,9 +1,10 @@
 // The write paths of data store records: insert (COPY), upsert and update (keyed), delete.
 // Each runs inside the caller's write transaction (sessions.ts) and keeps the stored row count.
+import { inSavepoint } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
-import { COUNTS_TABLE, requireTable, type Column, type Table } from './catalog.ts';
+import { COUNTS_TABLE, lockTableName, requireTable, type Column, type Table } from './catalog.ts';
 import { isDbError, isRace, recordError } from './db-errors.ts';
 import { FTS_COLUMN, storedLanguage } from './fts.ts';
 import {
@@ -53,6 +54,7 @@ export async function writeRecords(s: WriteSession, input: UpsertInput): Promise
 
 /** datastore_delete / datastore_records_delete: drops the table (no filters) or deletes matching rows. */
 export async function deleteRecords(s: WriteSession, input: DeleteInput): Promise<number> {
+  if (input.filters === undefined) await lockTableName(s, input.resource_id);
   const t = await requireTable(s, input.resource_id);
   if (input.filters === undefined) {
     await s.schemaChanged();
@@ -64,10 +66,8 @@ export async function deleteRecords(s: WriteSession, input: DeleteInput): Promis
   const params: unknown[] = [];
   const where = filterConditions(t, input.filters, params, 'filters');
   // A value the database refuses (class 22) is looked for filter by filter, after the failed statement.
-  await s.exec('SAVEPOINT svc_delete');
-  const r = await s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params).catch(async (e) => {
+  const r = await inSavepoint(s, () => s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params)).catch(async (e) => {
     if (!isDbError(e) || isRace(e)) throw e;
-    await s.exec('ROLLBACK TO SAVEPOINT svc_delete');
     const field = e.code?.startsWith('22') ? await refusedFilter(s, t, input.filters!) : undefined;
     throw new ValidationError({ filters: [field ? `${e.message} (field "${field}")` : e.message] });
   });
@@ -81,13 +81,10 @@ async function refusedFilter(s: WriteSession, t: Table, filters: Record<string, 
   for (const [k, v] of Object.entries(filters)) {
     const params: unknown[] = [];
     const [cond] = filterConditions(t, { [k]: v }, params, 'filters');
-    await s.exec('SAVEPOINT svc_filter');
     try {
-      await s.query(`EXPLAIN SELECT 1 FROM ${qi(t.name)} WHERE ${cond}`, params);
+      await inSavepoint(s, () => s.query(`EXPLAIN SELECT 1 FROM ${qi(t.name)} WHERE ${cond}`, params), { rollback: true });
     } catch (e) {
       if (isDbError(e) && e.code?.startsWith('22')) return k;
-    } finally {
-      await s.exec('ROLLBACK TO SAVEPOINT svc_filter');
     }
   }
   return undefined;

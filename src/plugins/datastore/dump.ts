@@ -10,7 +10,7 @@ import { csvCell } from '../../datastore/types.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { requestIdentity } from '../../http/request-identity.ts';
 import { parseBool } from '../../validation/validators.ts';
-import { prepareSearch } from './actions.ts';
+import { prepareSearch } from './read-actions.ts';
 
 const FORMATS: Record<string, { type: string; ext: string }> = {
   csv: { type: 'text/csv; charset=utf-8', ext: 'csv' },

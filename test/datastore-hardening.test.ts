@@ -1,0 +1,110 @@
+// The data store against hostile input and races: lists checked before any write (never retried),
+// parallel key changes, and 403 messages that name only what the caller sent.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+let editor: { id: string; name: string; token: string };
+let outsider: { id: string; name: string; token: string };
+
+before(async () => {
+  t = await startApp();
+  editor = await t.user('dsh_editor');
+  outsider = await t.user('dsh_outsider');
+  const org = randomUUID();
+  await t.services.db.query(
+    "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'dsh-org', 'DSH', 'organization', true)",
+    [org],
+  );
+  await t.services.db.query("INSERT INTO members (id, group_id, table_name, table_id, capacity) VALUES ($1, $2, 'user', $3, 'editor')", [
+    randomUUID(),
+    org,
+    editor.id,
+  ]);
+  await t.ok('package_create', { name: 'dsh-public', owner_org: 'dsh-org' }, { token: editor.token });
+  await t.ok('package_create', { name: 'dsh-private', owner_org: 'dsh-org', private: true }, { token: editor.token });
+});
+after(async () => {
+  await t?.close();
+});
+
+async function newTable(body: Record<string, unknown>, dataset = 'dsh-public'): Promise<string> {
+  const r = await t.ok('datastore_create', { resource: { package_id: dataset, name: 'table' }, ...body }, { token: editor.token });
+  return r.resource_id;
+}
+
+test('100,000 duplicate aliases: a Validation Error naming aliases at once, nothing written', async () => {
+  const id = await newTable({ fields: [{ id: 'a', type: 'text' }], records: [{ a: 'x' }] });
+  const started = Date.now();
+  const r = await t.call(
+    'datastore_create',
+    { resource_id: id, aliases: Array(100000).fill('dup-alias'), records: [{ a: 'y' }] },
+    { token: editor.token },
+  );
+  const took = Date.now() - started;
+  assert.equal(r.status, 409);
+  assert.equal(r.body.error?.__type, 'Validation Error');
+  assert.ok(r.body.error?.aliases, JSON.stringify(r.body.error).slice(0, 300));
+  assert.doesNotMatch(JSON.stringify(r.body.error), /concurrent writes/);
+  assert.ok(took < 10000, `took ${took} ms`);
+  const s = await t.ok('datastore_search', { resource_id: id }, { token: editor.token });
+  assert.equal(s.total, 1);
+  assert.equal((await t.call('datastore_search', { resource_id: 'dup-alias' }, { token: editor.token })).status, 404);
+});
+
+test('two equal aliases, fields, keys: Validation Errors naming the list', async () => {
+  const id = await newTable({ fields: [{ id: 'a', type: 'text' }] });
+  const cases: [Record<string, unknown>, string][] = [
+    [{ aliases: ['same-one', 'same-one'] }, 'aliases'],
+    [{ primary_key: ['a', 'a'] }, 'primary_key'],
+    [{ primary_key: Array.from({ length: 40 }, (_, i) => `f${i}`) }, 'primary_key'],
+    [{ aliases: Array.from({ length: 2000 }, (_, i) => `many-${i}`) }, 'aliases'],
+    [{ indexes: Array.from({ length: 2000 }, () => 'a') }, 'indexes'],
+    [{ triggers: Array.from({ length: 2000 }, () => ({ function: 'f' })) }, 'triggers'],
+  ];
+  for (const [body, field] of cases) {
+    const r = await t.call('datastore_create', { resource_id: id, ...body }, { token: editor.token });
+    assert.equal(r.status, 409, `${field}: ${JSON.stringify(r.body.error).slice(0, 200)}`);
+    assert.ok(r.body.error?.[field], `${field}: ${JSON.stringify(r.body.error).slice(0, 200)}`);
+  }
+  const info = await t.ok('datastore_info', { id }, { token: editor.token });
+  assert.deepEqual(info.meta.aliases ?? [], []);
+});
+
+test('parallel datastore_create changing the primary key: every call answers, none a 500', async () => {
+  const id = await newTable({
+    fields: [
+      { id: 'id', type: 'int' },
+      { id: 'v', type: 'text' },
+    ],
+    records: [{ id: 1, v: 'a' }],
+  });
+  const calls = Array.from({ length: 40 }, (_, i) =>
+    t.call('datastore_create', { resource_id: id, primary_key: i % 2 ? ['id'] : [] }, { token: editor.token }),
+  );
+  const answers = await Promise.all(calls);
+  const statuses = answers.map((a) => a.status);
+  assert.deepEqual(
+    statuses.filter((s) => s !== 200),
+    [],
+    JSON.stringify(answers.find((a) => a.status !== 200)?.body.error),
+  );
+  // The table still works and has the key of one of the calls.
+  const r = await t.call('datastore_upsert', { resource_id: id, method: 'insert', records: [{ id: 2, v: 'b' }] }, { token: editor.token });
+  assert.equal(r.status, 200);
+});
+
+test('403 of an alias of a private resource names the alias, not the resource behind it', async () => {
+  const id = await newTable({ fields: [{ id: 'a', type: 'text' }], aliases: ['secret-alias-h4'] }, 'dsh-private');
+  for (const action of ['datastore_search', 'datastore_info']) {
+    const r = await t.call(action, { resource_id: 'secret-alias-h4' }, { token: outsider.token });
+    assert.equal(r.status, 403, action);
+    assert.doesNotMatch(JSON.stringify(r.body), new RegExp(id), action);
+    assert.match(r.body.error?.message ?? '', /secret-alias-h4/, action);
+  }
+  const anon = await t.call('datastore_search', { resource_id: 'secret-alias-h4' });
+  assert.equal(anon.status, 403);
+  assert.doesNotMatch(JSON.stringify(anon.body), new RegExp(id));
+});
