@@ -51,6 +51,7 @@ const env: NodeJS.ProcessEnv = {
 };
 let server: ChildProcess | undefined;
 let serverLog = '';
+const serverErrors = new Map<string, string>();
 const crashes: string[] = [];
 let stopping = false;
 let listening = false;
@@ -61,7 +62,14 @@ async function startServer(): Promise<void> {
   const child = spawn(process.execPath, [path.join(repo, 'bin/svc.js'), 'serve'], { env, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'] });
   server = child;
   const keep = (b: Buffer) => {
-    serverLog = (serverLog + b.toString()).slice(-20_000);
+    const text = b.toString();
+    serverLog = (serverLog + text).slice(-20_000);
+    // The server logs at level error: what went wrong behind each 5xx, first message of each kind.
+    for (const line of text.split('\n')) {
+      const m = /"message":"([^"]{0,240})|"msg":"([^"]{0,240})/.exec(line);
+      const what = m?.[1] ?? m?.[2];
+      if (what && serverErrors.size < 30 && !serverErrors.has(what)) serverErrors.set(what, line.slice(0, 400));
+    }
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -613,6 +621,7 @@ try {
   show('crashes', crashes);
   show('timeouts', examples.timeouts);
   show('connection errors', examples.networkErrors);
+  show('errors in the server log', [...serverErrors.values()]);
   if (counts.fivexx || counts.nonEnvelope || crashes.length || counts.timeouts || percentile(latencies, 0.95) >= 50) exitCode = 1;
 } catch (e) {
   console.error(e);
