@@ -3,7 +3,9 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startApp, type TestApp } from './helpers/app.ts';
+import pg from 'pg';
+import pino from 'pino';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 let editor: { id: string; name: string; token: string };
@@ -107,4 +109,27 @@ test('403 of an alias of a private resource names the alias, not the resource be
   const anon = await t.call('datastore_search', { resource_id: 'secret-alias-h4' });
   assert.equal(anon.status, 403);
   assert.doesNotMatch(JSON.stringify(anon.body), new RegExp(id));
+});
+
+test('a superuser as the data store read user is warned of at start; the read-only user is not', {
+  skip: !onPostgres && 'PostgreSQL mode only',
+}, async () => {
+  const started = async (config: Record<string, unknown>) => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const app = await startApp({ config, logger });
+    await app.close();
+    return lines.filter((l) => l.includes('svc.datastore.read_url'));
+  };
+  const admin = new pg.Client({ connectionString: process.env.SVC_TEST_DATABASE_URL });
+  await admin.connect();
+  await admin
+    .query(`DO $$ BEGIN CREATE ROLE svc_test_superuser LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+    .finally(() => admin.end());
+  const url = new URL(process.env.SVC_TEST_DATABASE_URL!);
+  url.username = 'svc_test_superuser';
+  const superuser = await started({ 'svc.datastore.read_url': url.toString() });
+  assert.equal(superuser.length, 1);
+  assert.match(JSON.parse(superuser[0]).msg, /is a superuser, so data store reads are not read-only/);
+  assert.deepEqual(await started({}), []);
 });

@@ -71,6 +71,22 @@ export class PostgresBackend implements DatastoreBackend {
     }
   }
 
+  /**
+   * Why the separate read user (svc.datastore.read_url) is not read-only, if it is not: a
+   * superuser, or the owner of the tables, may write whatever datastore_search_sql is tricked into.
+   */
+  async readUserProblem(): Promise<string | undefined> {
+    if (this.sessions.read === this.sessions.write) return undefined;
+    const read = await this.sessions.read.query<{ name: string; superuser: boolean }>(
+      'SELECT current_user::text AS name, rolsuper AS superuser FROM pg_catalog.pg_roles WHERE rolname = current_user',
+    );
+    const write = await this.sessions.write.query<{ name: string }>('SELECT current_user::text AS name');
+    const user = read.rows[0];
+    if (user?.superuser) return `the read user "${user.name}" is a superuser`;
+    if (user && user.name === write.rows[0]?.name) return `the read user "${user.name}" is the write user (the owner of the tables)`;
+    return undefined;
+  }
+
   /** Bulk loads (src/loader): one write transaction fed by streamed COPY; cached table descriptions go when it commits. */
   bulkWrite<T>(fn: (s: BulkSession) => Promise<T>): Promise<T> {
     return runBulk(this.sessions.write, () => this.sessions.tables.clear(), fn);

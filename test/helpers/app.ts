@@ -128,6 +128,8 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   /** Plugins to enable (default: the configured default, i.e. datastore). */
   plugins?: string[];
+  /** The app's logger (default: silent, or the level in SVC_TEST_LOG). */
+  logger?: pino.Logger;
 }
 
 export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
@@ -171,7 +173,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   const config = loadConfig({ env: {}, overrides, cwd: storagePath });
   const services = await createServices(config, {
     db,
-    logger: pino({ level: process.env.SVC_TEST_LOG ?? 'silent' }),
+    logger: opts.logger ?? pino({ level: process.env.SVC_TEST_LOG ?? 'silent' }),
     openEmbedded: () => freshPGlite(),
     openEmbeddedWorker: (name) => PGliteWorkerDatabase.open({ dataDir: path.join(storagePath, name), template: templatePath }),
   });

@@ -139,6 +139,11 @@ export const datastorePlugin: Plugin = {
     }
     services.onClose.push(() => backend.close());
     await backend.init();
+    const readProblem = await backend.readUserProblem();
+    if (readProblem)
+      services.logger.warn(
+        `svc.datastore.read_url: ${readProblem}, so data store reads are not read-only; give it a user that can only read (svc datastore set-permissions)`,
+      );
     services.plugins.datastore = backend;
     // A table cannot outlive its resource: deleting the resource or its dataset drops it, once
     // the catalog has committed (a failed request keeps the table).
