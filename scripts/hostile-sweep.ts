@@ -18,7 +18,7 @@ import pg from 'pg';
 const { values: args } = parseArgs({
   options: {
     postgres: { type: 'string' },
-    seconds: { type: 'string', default: '180' },
+    seconds: { type: 'string', default: '240' },
     'max-requests': { type: 'string', default: '40000' },
     concurrency: { type: 'string', default: '4' },
     'timeout-ms': { type: 'string', default: '30000' },
