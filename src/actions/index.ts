@@ -14,7 +14,8 @@ import { followActions } from './follow.ts';
 import { resourceViewActions } from './resource-view.ts';
 import { termTranslationActions } from './term-translation.ts';
 
-import { groupActions, groupExtraActions } from './group.ts';
+import { groupActions } from './group.ts';
+import { groupExtraActions } from './group-list.ts';
 import { organizationActions } from './organization.ts';
 import { memberActions } from './member.ts';
 import { collaboratorActions } from './collaborator.ts';

@@ -28,10 +28,12 @@ import {
   type MemberTable,
 } from '../model/members.ts';
 import { findUser } from '../model/users.ts';
+import { organizationDatasetIds, visibleDatasetIds } from '../model/group-datasets.ts';
 import { findPackage, lockPackages, touchAndNotify } from '../model/packages.ts';
 import { unicodeString } from '../validation/validators.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
-import { kindOf, showAuth } from './group.ts';
+import { kindOf } from './group-dict.ts';
+import { showAuth } from './group-auth.ts';
 
 const OBJECT_TYPES = ['user', 'package', 'group'] as const;
 const titleKind = (isOrg: boolean) => (isOrg ? 'Organization' : 'Group');
@@ -144,16 +146,8 @@ async function memberRows(
   const out: [string, string, string][] = [];
   const rows = await listMembers(ctx.db, group.id, { objectType, capacity });
   const pkgIds = rows.filter((r) => r.table_name === 'package').map((r) => r.table_id);
-  let visible = new Set<string>();
-  if (pkgIds.length) {
-    const params: unknown[] = [pkgIds];
-    const cond = await visiblePackagesCondition(ctx, params, 'p');
-    const r = await ctx.db.query<{ id: string }>(
-      `SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND p.state <> 'deleted' AND ${cond}`,
-      params,
-    );
-    visible = new Set(r.rows.map((x) => x.id));
-  }
+  const canSee = (params: unknown[], alias: string) => visiblePackagesCondition(ctx, params, alias);
+  const visible = await visibleDatasetIds(ctx.db, pkgIds, canSee);
   for (const m of rows) {
     if (m.table_name === 'package' && !visible.has(m.table_id)) continue;
     if (m.table_name === 'user') {
@@ -164,13 +158,7 @@ async function memberRows(
   }
   // An organization's datasets are those it owns.
   if (group.is_organization && (!objectType || objectType === 'package') && (!capacity || capacity === 'organization')) {
-    const params: unknown[] = [group.id];
-    const cond = await visiblePackagesCondition(ctx, params, 'p');
-    const r = await ctx.db.query<{ id: string }>(
-      `SELECT p.id FROM packages p WHERE p.owner_org = $1 AND p.state <> 'deleted' AND ${cond} ORDER BY p.metadata_created, p.id`,
-      params,
-    );
-    for (const x of r.rows) out.push([x.id, 'package', 'organization']);
+    for (const id of await organizationDatasetIds(ctx.db, group.id, canSee)) out.push([id, 'package', 'organization']);
   }
   return out;
 }

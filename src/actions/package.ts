@@ -1,7 +1,6 @@
 // Dataset actions: package_create/show/update/patch/revise/delete, dataset_purge, lists, autocomplete,
 // owner org and bulk updates. Saving is in package-save.ts, package_revise's paths in package-revise.ts.
 import type { ActionContext } from './context.ts';
-import { escapeLike } from '../db/sql.ts';
 import { afterCommit, defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { Type } from '@sinclair/typebox';
 import { canBulkUpdate, canDeletePackage, canEditPackage, canReadPackage, checkPackageCreate, hasGroupPermission } from '../auth/authz.ts';
@@ -25,6 +24,7 @@ import {
 import { buildPackageDicts } from '../model/package-dict.ts';
 import { allResourcesOf } from '../model/resources.ts';
 import { deleteUnusedTags } from '../model/tags.ts';
+import { autocompletePackages, organizationPackageIds, recentlyChangedPackages, tagIdsOfPackage } from '../model/package-lists.ts';
 import { packageParams } from '../validation/package-schema.ts';
 import { p } from '../validation/params.ts';
 import { datasetSchema, listOf } from './result-schemas.ts';
@@ -96,18 +96,12 @@ const orgAdminAuth: AuthFunction = async (ctx, params) => {
 async function bulkUpdate(ctx: ActionContext, p: { datasets: string[]; org_id: string }, changes: { private?: boolean; state?: string }) {
   const org = await findGroup(ctx.db, p.org_id);
   if (!org) throw new NotFoundError('Organization was not found.');
-  const r = await ctx.db.query<{ id: string }>(
-    "SELECT id FROM packages WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND owner_org = $2 AND state <> 'deleted' ORDER BY id",
-    [p.datasets, org.id],
-  );
-  await lockPackages(
-    ctx.db,
-    r.rows.map((x) => x.id),
-  );
-  for (const row of r.rows) {
-    await updatePackage(ctx.db, row.id, changes);
-    if (changes.state === 'deleted') await removeMembershipsAndCollaborators(ctx.db, row.id);
-    await notifyPackageChange(ctx, row.id, changes.state === 'deleted' ? 'deleted' : 'changed');
+  const ids = await organizationPackageIds(ctx.db, org.id, p.datasets);
+  await lockPackages(ctx.db, ids);
+  for (const id of ids) {
+    await updatePackage(ctx.db, id, changes);
+    if (changes.state === 'deleted') await removeMembershipsAndCollaborators(ctx.db, id);
+    await notifyPackageChange(ctx, id, changes.state === 'deleted' ? 'deleted' : 'changed');
   }
   return null;
 }
@@ -257,9 +251,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       const pkg = await targetPackage(ctx, p);
       await lockPackages(ctx.db, [pkg.id]);
       const resources = await allResourcesOf(ctx.db, pkg.id);
-      const tagIds = (await ctx.db.query<{ tag_id: string }>('SELECT tag_id FROM package_tags WHERE package_id = $1', [pkg.id])).rows.map(
-        (r) => r.tag_id,
-      );
+      const tagIds = await tagIdsOfPackage(ctx.db, pkg.id);
       // Listeners run before the rows go, so they can still see what belonged to the dataset.
       await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
@@ -296,14 +288,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
         // CKAN: page counts in pages of the limit sent; without a limit it is ignored (offset 0).
         offset = p.limit ? (p.page - 1) * limit : 0;
       }
-      const privateCond = ctx.identity.sysadmin ? '' : ' AND NOT private';
-      const rows = (
-        await ctx.db.query<PackageRow>(
-          `SELECT * FROM packages WHERE state = 'active'${privateCond} ORDER BY metadata_modified DESC, id LIMIT $1 OFFSET $2`,
-          [limit, offset],
-        )
-      ).rows;
-      return buildPackageDicts(ctx, rows);
+      return buildPackageDicts(ctx, await recentlyChangedPackages(ctx.db, limit, offset, ctx.identity.sysadmin));
     },
   }),
   defineAction({
@@ -328,14 +313,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       ),
     },
     handler: async (ctx, p) => {
-      const like = `%${escapeLike(p.q)}%`;
-      const rows = (
-        await ctx.db.query<{ name: string; title: string | null }>(
-          `SELECT name, title FROM packages WHERE state = 'active' AND NOT private AND (name ILIKE $1 OR title ILIKE $1)
-         ORDER BY (name ILIKE $1) DESC, name LIMIT $2`,
-          [like, Math.max(0, p.limit)],
-        )
-      ).rows;
+      const rows = await autocompletePackages(ctx.db, p.q, p.limit);
       const q = p.q.toLowerCase();
       return rows.map((r) =>
         r.name.includes(q)

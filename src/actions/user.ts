@@ -1,6 +1,5 @@
 // User actions: user_create, user_show, user_list, user_update, user_patch, user_delete, user_autocomplete.
 import type { ActionContext } from './context.ts';
-import { escapeLike } from '../db/sql.ts';
 import { defineAction, type ActionDefinition, type AuthFunction } from './registry.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../auth/passwords.ts';
 import { denied, sysadminOnly } from '../auth/rules.ts';
@@ -23,6 +22,9 @@ import { p, type ParamValues } from '../validation/params.ts';
 import { listOf, userSchema } from './result-schemas.ts';
 import { userDict } from './user-dict.ts';
 import { issueToken } from './api-token.ts';
+import { deleteUserTokens } from '../model/api-tokens.ts';
+import { packagesCreatedBy } from '../model/package-lists.ts';
+import { autocompleteUsers } from '../model/user-lists.ts';
 
 // --- auth rules -----------------------------------------------------------------------------
 
@@ -292,7 +294,7 @@ export const userActions: ActionDefinition<any, any>[] = [
       const user = await userOr404(ctx, p.id);
       await updateUser(ctx.db, user.id, { state: 'deleted' });
       await removeUserMemberships(ctx.db, user.id);
-      await ctx.db.query('DELETE FROM api_tokens WHERE user_id = $1', [user.id]);
+      await deleteUserTokens(ctx.db, user.id);
       return null;
     },
   }),
@@ -312,18 +314,8 @@ export const userActions: ActionDefinition<any, any>[] = [
       schema: listOf(Type.Object({ id: Type.String(), name: Type.String(), fullname: Type.Union([Type.String(), Type.Null()]) })),
     },
     handler: async (ctx, p) => {
-      const params: unknown[] = [`%${escapeLike(String(p.q))}%`, Math.max(0, p.limit), ctx.config.str('svc.site_id')];
-      let extra = '';
-      if (p.ignore_self && ctx.identity.user) {
-        params.push(ctx.identity.user.id);
-        extra = ` AND id <> $${params.length}`;
-      }
-      const r = await ctx.db.query(
-        `SELECT id, name, fullname FROM users WHERE state = 'active' AND name <> $3 AND (name ILIKE $1 OR fullname ILIKE $1)${extra}
-         ORDER BY (name ILIKE $1) DESC, name LIMIT $2`,
-        params,
-      );
-      return r.rows;
+      const exceptId = p.ignore_self ? ctx.identity.user?.id : undefined;
+      return autocompleteUsers(ctx.db, String(p.q), p.limit, ctx.config.str('svc.site_id'), exceptId);
     },
   }),
 ];
@@ -334,15 +326,10 @@ export const userActions: ActionDefinition<any, any>[] = [
  */
 async function createdDatasets(ctx: ActionContext, user: UserRow): Promise<unknown[]> {
   const all = ctx.identity.sysadmin || ctx.identity.user?.id === user.id;
-  const params: unknown[] = [user.id];
-  const visible = all ? await visiblePackagesCondition(ctx, params, 'p') : "(p.state = 'active' AND NOT p.private)";
-  const r = await ctx.db.query<{ id: string }>(
-    `SELECT p.id FROM packages p WHERE p.creator_user_id = $1 AND p.state <> 'deleted' AND ${visible}
-     ORDER BY p.metadata_modified DESC LIMIT 50`,
-    params,
-  );
+  const visible = all ? (params: unknown[], alias: string) => visiblePackagesCondition(ctx, params, alias) : undefined;
   const out: unknown[] = [];
   // The query applied the visibility rule already: package_show need not check it again.
-  for (const row of r.rows) out.push(await ctx.call('package_show', { id: row.id }, { ignoreAuth: true }));
+  for (const id of await packagesCreatedBy(ctx.db, user.id, 50, visible))
+    out.push(await ctx.call('package_show', { id }, { ignoreAuth: true }));
   return out;
 }

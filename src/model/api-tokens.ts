@@ -54,3 +54,8 @@ export async function findTokenUser(db: Queryable, id: string): Promise<UserRow 
   );
   return r.rows[0];
 }
+
+/** Removes every API token of a user (a deleted account's tokens stop working). */
+export async function deleteUserTokens(db: Queryable, userId: string): Promise<void> {
+  await db.query('DELETE FROM api_tokens WHERE user_id = $1', [userId]);
+}
