@@ -73,8 +73,12 @@ async function freshDataset(vis: Vis) {
   await t.ok('package_collaborator_create', { id: ds.id, user_id: users.collab_editor.id, capacity: 'editor' }, sys());
   await t.ok('package_collaborator_create', { id: ds.id, user_id: users.collab_member.id, capacity: 'member' }, sys());
   await t.ok('member_create', { id: grp.id, object: ds.id, object_type: 'package', capacity: 'public' }, sys());
+  // a load's log about the resource (task_status_show: read like the resource)
+  await t.ok('task_status_update', { ...loadLog(ds.resources[0].id), entity_type: 'resource', value: 'columns: a, b' }, sys());
   return ds;
 }
+
+const loadLog = (entity_id: string) => ({ entity_id, task_type: 'xloader', key: 'xloader' });
 
 interface Fixture {
   ds: any;
@@ -224,6 +228,24 @@ const ROWS: Row[] = [
     allow: datasetEditors,
   },
   { action: 'package_relationships_list', perDataset: DATASET, params: (f) => ({ id: f.ds.id }), allow: readers },
+  // --- task statuses (a resource's load log is read like the resource; CKAN lets anyone read it) ---
+  { action: 'task_status_show', perDataset: DATASET, params: (f) => loadLog(f.res.id), allow: readers },
+  {
+    action: 'task_status_update',
+    perDataset: DATASET,
+    params: (f) => ({ ...loadLog(f.res.id), entity_type: 'resource', value: 'changed' }),
+    allow: sysadmins,
+  },
+  {
+    action: 'task_status_delete',
+    perDataset: DATASET,
+    mutates: true,
+    setup: async (f) => {
+      f.res.task_status_id = (await t.ok('task_status_show', loadLog(f.res.id), sys())).id;
+    },
+    params: (f) => ({ id: f.res.task_status_id }),
+    allow: sysadmins,
+  },
   // --- collaborators ---
   { action: 'package_collaborator_list', perDataset: DATASET, params: (f) => ({ id: f.ds.id }), allow: admins },
   {
@@ -390,7 +412,9 @@ describe('authorization matrix', () => {
       .names()
       .filter(
         (n) =>
-          /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_)/.test(n) &&
+          /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_|task_status_(show|update|delete)$)/.test(
+            n,
+          ) &&
           !/^(package_(list|search|autocomplete|activity|follower|create_default)|resource_(view|search)|.*_(follower|followee|activity))/.test(
             n,
           ),

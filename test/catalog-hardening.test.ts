@@ -157,3 +157,11 @@ test("a refused view of a private dataset's resource does not name the dataset",
     }
   }
 });
+
+test("a value the database refuses is told in our words, naming the field (not PostgreSQL's text)", async () => {
+  // Year 0 passes the date check but is no PostgreSQL timestamp.
+  const r = await t.call('resource_create', { package_id: publicDs.id, url: 'http://example.org/y0', last_modified: '0000-01-01' }, sys());
+  assert.equal(r.status, 409, JSON.stringify(r.body));
+  assert.deepEqual(r.body.error!.last_modified, ['Invalid value: the date or time is out of range']);
+  assert.doesNotMatch(JSON.stringify(r.body), /field value out of range|invalid input syntax/);
+});

@@ -59,6 +59,9 @@ function queryValue(raw: string): string {
 }
 
 const STACK = /\n\s+at [^\n]+:\d+:\d+/;
+/** PostgreSQL's own words: messages say what is wrong in ours, naming the field. */
+const DATABASE_TEXT =
+  /invalid input syntax for|syntax error at or near|out of range for type|value too long for type|violates [a-z-]+ constraint|index row (requires|size)|bind message has|could not determine data type|invalid byte sequence for encoding|field value out of range|operator does not exist/i;
 
 async function send(action: string, param: string, raw: string, method: 'GET' | 'POST', token?: string) {
   const headers: Record<string, string> = token ? { authorization: token } : {};
@@ -89,6 +92,7 @@ function assertEnvelope(what: string, res: { statusCode: number; body: string })
   assert.notEqual(res.statusCode, 500, `${what}: 500 ${res.body.slice(0, 300)}`);
   assert.ok(res.statusCode < 500, `${what}: ${res.statusCode}`);
   assert.doesNotMatch(res.body, STACK, `${what}: stack trace in the body`);
+  assert.doesNotMatch(res.body, DATABASE_TEXT, `${what}: the database's words in the body: ${res.body.slice(0, 200)}`);
   let body: any;
   try {
     body = JSON.parse(res.body);

@@ -118,6 +118,41 @@ function quotedField(input: Record<string, unknown>, message: string): string | 
   return near;
 }
 
+/** What a data exception (SQLSTATE class 22) means for the sender, without the database's own text. */
+const DATA_EXCEPTIONS: Record<string, string> = {
+  '22001': 'the text is too long',
+  '22003': 'the number is out of range',
+  '22007': 'not a valid date or time',
+  '22008': 'the date or time is out of range',
+  '22012': 'division by zero',
+  '22021': 'characters that cannot be stored',
+  '22P05': 'characters that cannot be stored',
+  '2201B': 'not a valid regular expression',
+  '22023': 'not a valid parameter value',
+  '22025': 'not a valid escape sequence',
+  '22P03': 'not a valid binary value',
+};
+
+/** PostgreSQL's type names as a sender knows them. */
+const TYPE_WORDS: [RegExp, string][] = [
+  [/^(integer|bigint|smallint)$/, 'a whole number'],
+  [/^(numeric|real|double precision)$/, 'a number'],
+  [/^(timestamp|date|time|interval)/, 'a date or time'],
+  [/^boolean$/, 'true or false'],
+  [/^uuid$/, 'a UUID'],
+  [/^jsonb?$/, 'JSON'],
+];
+
+function refusalInOurWords(code: string, message: string): string {
+  if (code === '22P02') {
+    // "invalid input syntax for type integer: ..."
+    const type = /for type ([a-z ]+)/.exec(message)?.[1]?.trim() ?? '';
+    const words = TYPE_WORDS.find(([re]) => re.test(type))?.[1];
+    return words ? `must be ${words}` : 'not in the expected form';
+  }
+  return DATA_EXCEPTIONS[code] ?? 'not a value that can be stored';
+}
+
 /**
  * The database's refusal of a value (SQLSTATE class 22: bad text, numbers out of range, invalid
  * dates...; class 23: a constraint, also one that still fails after the retries), or a race that
@@ -130,7 +165,7 @@ export function databaseErrorAsValidation(e: unknown, input: Record<string, unkn
   const message = String(err.message ?? '');
   if (code.startsWith('22')) {
     const field = err.column ?? quotedField(input, message) ?? 'input';
-    return new ValidationError({ [field]: [`Invalid value: ${message}`] });
+    return new ValidationError({ [field]: [`Invalid value: ${refusalInOurWords(code, message)}`] });
   }
   if (code === '23505' || code === '23503') {
     const key = /^Key \(([^)]*)\)/.exec(err.detail ?? '')?.[1];
@@ -141,7 +176,7 @@ export function databaseErrorAsValidation(e: unknown, input: Record<string, unkn
   }
   if (code.startsWith('23')) {
     // Other integrity constraints (not null, check): the input broke a rule the schema holds.
-    return new ValidationError({ [err.column ?? 'input']: [`Invalid value: ${message}`] });
+    return new ValidationError({ [err.column ?? 'input']: [code === '23502' ? 'Missing value' : 'Invalid value: not allowed here'] });
   }
   if (code === '40001' || code === '40P01' || code === '55P03') {
     return new ValidationError({ message: ['Concurrent changes conflicted with this request; please send it again.'] });
