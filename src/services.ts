@@ -10,6 +10,7 @@ import { PGliteDatabase, PostgresDatabase, type Database } from './db/database.t
 import { migrate } from './db/migrate.ts';
 import { PGliteWorkerDatabase } from './db/pglite-worker.ts';
 import { acquireDataDirLock } from './db/lock.ts';
+import { existingEmbeddedTemplate } from './db/embedded-template.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
 import { setupSearch } from './search/service.ts';
@@ -22,7 +23,7 @@ export function embeddedOpener(config: Config): EmbeddedOpener {
   return async (name) => {
     const dir = path.join(config.str('svc.storage_path'), name);
     acquireDataDirLock(dir);
-    return PGliteDatabase.open({ dataDir: dir });
+    return PGliteDatabase.open({ dataDir: dir, template: existingEmbeddedTemplate(name) });
   };
 }
 
@@ -31,7 +32,7 @@ export function embeddedWorkerOpener(config: Config): (name: string) => Promise<
   return async (name) => {
     const dir = path.join(config.str('svc.storage_path'), name);
     acquireDataDirLock(dir);
-    return PGliteWorkerDatabase.open({ dataDir: dir });
+    return PGliteWorkerDatabase.open({ dataDir: dir, template: existingEmbeddedTemplate(name) });
   };
 }
 

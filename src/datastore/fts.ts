@@ -10,7 +10,7 @@
 // are partial (WHERE "_full_text" IS NOT NULL): a load maintains none of them; the filler's
 // UPDATE does, in bulk. The trade-off is written down in docs/internals.md.
 import { createHash } from 'node:crypto';
-import type { Connection, Database, Queryable } from '../db/database.ts';
+import { type Connection, type Database, inSavepoint, type Queryable } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { aliasesOf, readTable, type Column, type Table } from './catalog.ts';
 
@@ -133,14 +133,13 @@ export async function fillOwnRows(q: Connection, t: Table): Promise<boolean> {
   if (!lang) return true;
   // A row whose text makes no vector (over tsvector's 1 MB) must not fail the write: its rows
   // are then left to the filler.
-  await q.exec('SAVEPOINT svc_fts');
   try {
-    await q.query(`UPDATE ${qi(t.name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
-      WHERE ${FTS} IS NULL AND xmin = pg_current_xact_id()::xid`);
-    await q.exec('RELEASE SAVEPOINT svc_fts');
+    await inSavepoint(q, () =>
+      q.query(`UPDATE ${qi(t.name)} SET ${FTS} = ${rowVector(t, regconfig(lang))}
+      WHERE ${FTS} IS NULL AND xmin = pg_current_xact_id()::xid`),
+    );
     return true;
   } catch {
-    await q.exec('ROLLBACK TO SAVEPOINT svc_fts');
     return false;
   }
 }
@@ -171,23 +170,20 @@ export async function fillBatch(
     if (!t || !lang) return { taken: 0, failed: [] };
     const pick = `SELECT "_id" FROM ${qi(name)} WHERE ${FTS} IS NULL AND "_id" <> ALL($2::int8[]) LIMIT $1 FOR UPDATE SKIP LOCKED`;
     const vector = rowVector(t, regconfig(lang));
-    await tx.exec('SAVEPOINT svc_fts');
     try {
       return {
-        taken: (await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])).rowCount,
+        taken: (await inSavepoint(tx, () => tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" IN (${pick})`, [batch, skip])))
+          .rowCount,
         failed: [],
       };
     } catch {
       // Row by row, to find the rows that fail.
-      await tx.exec('ROLLBACK TO SAVEPOINT svc_fts');
       const ids = (await tx.query<{ _id: number }>(pick, [batch, skip])).rows.map((r) => Number(r._id));
       const failed: number[] = [];
       for (const id of ids) {
-        await tx.exec('SAVEPOINT svc_fts_row');
         try {
-          await tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" = $1`, [id]);
+          await inSavepoint(tx, () => tx.query(`UPDATE ${qi(name)} SET ${FTS} = ${vector} WHERE "_id" = $1`, [id]));
         } catch {
-          await tx.exec('ROLLBACK TO SAVEPOINT svc_fts_row');
           failed.push(id);
         }
       }

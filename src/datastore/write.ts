@@ -66,7 +66,8 @@ export async function deleteRecords(s: WriteSession, input: DeleteInput): Promis
   const params: unknown[] = [];
   const where = filterConditions(t, input.filters, params, 'filters');
   // A value the database refuses (class 22) is looked for filter by filter, after the failed statement.
-  const r = await inSavepoint(s, () => s.query(`DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`, params)).catch(async (e) => {
+  const sql = `DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+  const r = await inSavepoint(s, () => s.query(sql, params)).catch(async (e) => {
     if (!isDbError(e) || isRace(e)) throw e;
     const field = e.code?.startsWith('22') ? await refusedFilter(s, t, input.filters!) : undefined;
     throw new ValidationError({ filters: [field ? `${e.message} (field "${field}")` : e.message] });

@@ -1,12 +1,12 @@
 // One interface over both drivers: PGlite (embedded, single connection) and pg (a pool).
 // The SQL is the same on both; only connection handling differs.
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { type PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
-import fs from 'node:fs';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { finished } from 'node:stream/promises';
 import { Mutex } from './mutex.ts';
-import { DATE, TIMESTAMP, isoTimestamp, pgliteParsers } from './pglite-parsers.mjs';
+import { DATE, TIMESTAMP, isoTimestamp } from './pglite-parsers.mjs';
+import { openPGlite } from './pglite-open.mjs';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface QueryResult<R> {
@@ -115,6 +115,73 @@ export function beginSql(opts: TransactionOptions): string {
 
 export const endSql = (opts: TransactionOptions) => (opts.rollback ? 'ROLLBACK' : (opts.beforeCommit?.() ?? '') + 'COMMIT');
 
+/** How a failed transaction's connection is left: rolled back, or dropped (its server then rolls back). */
+export interface RollbackHandling {
+  /** When true at the failure, no ROLLBACK is sent (a COPY out left unread still holds the connection). */
+  abandon?: () => boolean;
+  /** The connection could not be rolled back (or was abandoned): it must not be used again. */
+  onBroken?: () => void;
+}
+
+/**
+ * The one begin/commit/rollback of every Database: opens the transaction on conn (beginSql), runs
+ * fn, commits (endSql: or rolls back for opts.rollback) when it resolves, rolls back when it throws.
+ */
+export async function runTransaction<T, C extends Connection>(
+  conn: C,
+  opts: TransactionOptions,
+  fn: (conn: C) => Promise<T>,
+  handling: RollbackHandling = {},
+): Promise<T> {
+  await conn.exec(beginSql(opts));
+  try {
+    const out = await fn(conn);
+    await conn.exec(endSql(opts));
+    return out;
+  } catch (e) {
+    if (handling.abandon?.()) handling.onBroken?.();
+    else await conn.exec('ROLLBACK').catch(() => handling.onBroken?.());
+    throw e;
+  }
+}
+
+/** A savepoint inside a transaction: undo what followed it, or keep it. */
+export interface Savepoint {
+  /** Undoes everything since the savepoint (the transaction goes on) and ends it. */
+  rollback(): Promise<void>;
+  /** Keeps everything since the savepoint and ends it. */
+  release(): Promise<void>;
+}
+
+let savepointCount = 0;
+
+/** Sets a savepoint on a transaction's connection; end it with rollback() or release(). */
+export async function savepoint(conn: Connection): Promise<Savepoint> {
+  const name = `svc_savepoint_${++savepointCount}`;
+  await conn.exec(`SAVEPOINT ${name}`);
+  return {
+    rollback: () => conn.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`),
+    release: () => conn.exec(`RELEASE SAVEPOINT ${name}`),
+  };
+}
+
+/**
+ * Runs fn inside a savepoint: kept when fn resolves (undone instead with opts.rollback: a statement
+ * tried for its error only), undone when fn throws (its error passed on, the transaction usable).
+ */
+export async function inSavepoint<T>(conn: Connection, fn: () => Promise<T>, opts: { rollback?: boolean } = {}): Promise<T> {
+  const sp = await savepoint(conn);
+  let out: T;
+  try {
+    out = await fn();
+  } catch (e) {
+    await sp.rollback();
+    throw e;
+  }
+  await (opts.rollback ? sp.rollback() : sp.release());
+  return out;
+}
+
 // Timestamps are stored UTC without zone and returned as CKAN does: ISO 8601 without zone
 // (pglite-parsers.mjs: plain JavaScript, so that the data store's worker thread needs no compiler).
 export { isoTimestamp };
@@ -133,10 +200,9 @@ export class PGliteDatabase implements Database {
   private readonly lock = new Mutex();
   constructor(readonly raw: PGlite) {}
 
-  static async open(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<PGliteDatabase> {
-    if (opts.dataDir) fs.mkdirSync(opts.dataDir, { recursive: true });
-    const db = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, parsers: pgliteParsers });
-    return new PGliteDatabase(db);
+  /** Opens a data dir (a new one made from the template when given), or an in-memory database. */
+  static async open(opts: { dataDir?: string; template?: string; loadDataDir?: Blob }): Promise<PGliteDatabase> {
+    return new PGliteDatabase(await openPGlite(opts));
   }
 
   async query<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
@@ -170,17 +236,7 @@ export class PGliteDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-    return this.lock.run(async () => {
-      await this.raw.exec(beginSql(opts));
-      try {
-        const out = await fn(this.connection());
-        await this.raw.exec(endSql(opts));
-        return out;
-      } catch (e) {
-        await this.raw.exec('ROLLBACK').catch(() => undefined);
-        throw e;
-      }
-    });
+    return this.lock.run(() => runTransaction(this.connection(), opts, fn));
   }
 
   async exec(sql: string): Promise<void> {
@@ -264,20 +320,13 @@ export class PostgresDatabase implements Database {
     const tx = clientTransaction(client);
     let broken = false;
     try {
-      await client.query(beginSql(opts));
-      try {
-        const out = await fn(tx);
-        await client.query(endSql(opts));
-        return out;
-      } catch (e) {
-        // A COPY out left unread (its reader gone) still holds the connection: drop it, the server rolls back.
-        if (tx.copying()) broken = true;
-        else
-          await client.query('ROLLBACK').catch(() => {
-            broken = true;
-          });
-        throw e;
-      }
+      // A COPY out left unread (its reader gone) still holds the connection: drop it, the server rolls back.
+      return await runTransaction(tx, opts, fn, {
+        abandon: () => tx.copying(),
+        onBroken: () => {
+          broken = true;
+        },
+      });
     } finally {
       client.release(broken);
     }

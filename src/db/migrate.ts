@@ -7,26 +7,33 @@ import type { Database } from './database.ts';
 
 export const coreMigrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
+/**
+ * The advisory lock held while migrations run: processes starting at once on one PostgreSQL
+ * database (servers, a CLI command) apply them one after the other; the later ones find them done.
+ */
+const MIGRATION_LOCK = 7365_7630_01;
+
+/** Applies the pending migrations of dir, all in one transaction (all or none); returns their names. */
 export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'core'): Promise<string[]> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS svc_migrations (
-    scope text NOT NULL, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT (now() at time zone 'utc'),
-    PRIMARY KEY (scope, name))`);
-  const done = new Set(
-    (await db.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name),
-  );
   const files = fs
     .readdirSync(dir)
     .filter((f) => /^\d+_.*\.sql$/.test(f))
     .sort();
-  const applied: string[] = [];
-  for (const file of files) {
-    if (done.has(file)) continue;
-    const sql = fs.readFileSync(path.join(dir, file), 'utf8');
-    await db.transaction(async (tx) => {
-      await tx.exec(sql);
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS svc_migrations (
+      scope text NOT NULL, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT (now() at time zone 'utc'),
+      PRIMARY KEY (scope, name))`);
+    const done = new Set(
+      (await tx.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name),
+    );
+    const applied: string[] = [];
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.exec(fs.readFileSync(path.join(dir, file), 'utf8'));
       await tx.query('INSERT INTO svc_migrations (scope, name) VALUES ($1, $2)', [scope, file]);
-    });
-    applied.push(file);
-  }
-  return applied;
+      applied.push(file);
+    }
+    return applied;
+  });
 }

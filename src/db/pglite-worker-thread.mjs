@@ -3,10 +3,7 @@
 // with every answer (WorkerReply) the session's statement_timeout, which the main thread enforces
 // (PGlite has no timer signals). Plain JavaScript: a thread starts without a TypeScript loader.
 import { parentPort, workerData } from 'node:worker_threads';
-import fs from 'node:fs';
-import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pgliteParsers } from './pglite-parsers.mjs';
+import { openPGlite } from './pglite-open.mjs';
 
 /** @type {{ dataDir: string, template?: string }} */
 const { dataDir, template } = workerData;
@@ -19,13 +16,7 @@ const ENDS_TRANSACTION = /\b(commit|rollback|abort|end|reset)\b/i;
 const EMPTY = { rows: [], affectedRows: 0, fields: [] };
 
 async function main() {
-  const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create({
-    dataDir,
-    parsers: pgliteParsers,
-    ...(fresh && template ? { loadDataDir: new Blob([fs.readFileSync(template)]) } : {}),
-  });
+  const db = await openPGlite({ dataDir, template });
   let timeoutMs = 0;
   /** @param {string} sql */
   const mayChangeTimeout = (sql) => NAMES_TIMEOUT.test(sql) || (timeoutMs !== 0 && ENDS_TRANSACTION.test(sql));

@@ -6,8 +6,7 @@
 // the killed statement's transaction did is undone by recovery when the data dir opens.
 import { Worker } from 'node:worker_threads';
 import {
-  beginSql,
-  endSql,
+  runTransaction,
   type Connection,
   type Database,
   type NamedSql,
@@ -235,18 +234,7 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-    return this.lock.run(async () => {
-      const conn = this.connection();
-      await conn.exec(beginSql(opts));
-      try {
-        const out = await fn(conn);
-        await conn.exec(endSql(opts));
-        return out;
-      } catch (e) {
-        await conn.exec('ROLLBACK').catch(() => undefined);
-        throw e;
-      }
-    });
+    return this.lock.run(() => runTransaction(this.connection(), opts, fn));
   }
 
   async exec(sql: string): Promise<void> {

@@ -3,7 +3,8 @@
 // single byte ranges (206, 416).
 import fs from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { ActionContext, Identity, Services } from '../context.ts';
+import type { Identity, Services } from '../context.ts';
+import { readContext } from '../actions/read-context.ts';
 import { canReadPackage } from '../auth/authz.ts';
 import { ActionError } from '../errors.ts';
 import { resourceFilePath } from '../files/storage.ts';
@@ -14,19 +15,6 @@ import { requestIdentity } from './request-identity.ts';
 
 function fail(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).type('text/plain; charset=utf-8').send(message);
-}
-
-/** A read-only context for authorization checks outside an action call. */
-function readContext(services: Services, identity: Identity): ActionContext {
-  const ctx: ActionContext = {
-    services,
-    config: services.config,
-    identity,
-    db: services.db,
-    ignoreAuth: false,
-    call: () => Promise.reject(new Error('no action calls from a download')),
-  };
-  return ctx;
 }
 
 /** Parses a single "bytes=" range; undefined = serve everything, 'unsatisfiable' = 416. */

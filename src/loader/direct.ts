@@ -10,6 +10,7 @@
 // Anything else leaves the file to the general path (NotDirect).
 import fs from 'node:fs';
 import type { BulkSession } from '../datastore/bulk.ts';
+import { type Savepoint, savepoint } from '../db/database.ts';
 import { quoteIdent as qi, quoteLiteral } from '../db/sql.ts';
 import { CsvByteScanner, NotDirect, numberRecords } from './csv-bytes.ts';
 import { type BulkLoadBackend, copyFailure, isDbError, type LoadOptions, swapInTable } from './load.ts';
@@ -192,6 +193,8 @@ export async function loadDirect(
     // Pass one with the copy alongside (several COPY streams when the table is staged), into a
     // table of the types guessed so far.
     let spec: PreparedColumn[] | null = null;
+    /** Set before the first copy into an unstaged table: undone when the file is copied again. */
+    let firstCopy: Savepoint | undefined;
     const ends: number[] = [];
     const copying = new Set<Promise<void>>();
     let refused: unknown = null;
@@ -220,7 +223,7 @@ export async function loadDirect(
         if (!spec) {
           spec = current();
           await table.create(spec);
-          if (!table.stage) await s.exec('SAVEPOINT direct_copy');
+          if (!table.stage) firstCopy = await savepoint(s);
         }
         await send(batch);
         opts.onProgress?.({ rows: scanner.rows, bytes: read });
@@ -231,11 +234,14 @@ export async function loadDirect(
     if (refused && !isDbError(refused)) throw refused;
     columns = current();
     guessedColumns(plan.names, guesses, [], plan.delimiter, log);
-    if (spec && !refused && sameTypes(spec, columns) && copied === scanner.rows) return { rows: copied, columns };
+    if (spec && !refused && sameTypes(spec, columns) && copied === scanner.rows) {
+      await firstCopy?.release();
+      return { rows: copied, columns };
+    }
     // The guess changed (or the file was small): the table in its final types, the file once more,
     // in the load's transaction (the `_id` from the table's sequence, in the file's order).
     if (spec) {
-      if (!table.stage) await s.exec('ROLLBACK TO SAVEPOINT direct_copy');
+      await firstCopy?.rollback();
       if (refused || !sameTypes(spec, columns)) log.push('the types guessed from the first rows changed further on: copied again');
     }
     await table.create(columns);
