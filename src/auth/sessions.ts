@@ -43,9 +43,20 @@ export async function endSession(db: Queryable, raw: string | undefined): Promis
 // A hash to compare against when the user does not exist, so both answers take the same time.
 let dummyHash: Promise<string> | undefined;
 
-/** The active user whose name or e-mail and password these are. */
-export async function checkLogin(db: Queryable, login: string, password: string): Promise<UserRow | undefined> {
+/** The account a login names: the user's id when there is one (name and e-mail count as one), else the login itself. */
+export async function loginAccount(db: Queryable, login: string): Promise<{ user: UserRow | undefined; account: string }> {
   const user = login.includes('@') ? ((await findUserByEmail(db, login)) ?? (await findUser(db, login))) : await findUser(db, login);
+  return { user, account: user ? `user:${user.id}` : `login:${login.trim().toLowerCase()}` };
+}
+
+/** The active user whose name or e-mail and password these are (`found`: the account's user, when looked up already). */
+export async function checkLogin(
+  db: Queryable,
+  login: string,
+  password: string,
+  found?: { user: UserRow | undefined },
+): Promise<UserRow | undefined> {
+  const { user } = found ?? (await loginAccount(db, login));
   if (!user || user.state !== 'active' || !user.password_hash) {
     dummyHash ??= hashPassword('not a password');
     await verifyPassword(password, await dummyHash);

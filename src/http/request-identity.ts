@@ -5,6 +5,8 @@ import { ANONYMOUS } from '../context.ts';
 import { credentialFrom, resolveIdentity } from '../auth/identity.ts';
 import { CSRF_HEADER, SESSION_COOKIE, csrfTokenMatches, sessionUser } from '../auth/sessions.ts';
 import { BadRequestError } from '../errors.ts';
+import { siteUrl } from '../config/site-url.ts';
+import { fromThisSite } from '../web/security.ts';
 
 export interface IdentityOptions {
   /** An Action API call: the session cookie counts only with svc.auth.enable_cookie_auth_in_api, and a POST needs the CSRF token. */
@@ -26,6 +28,9 @@ export async function requestIdentity(services: Services, request: FastifyReques
     const token = Array.isArray(header) ? header[0] : (header ?? opts.formToken);
     if (!(await csrfTokenMatches(services.db, services.config, session, token)))
       throw new BadRequestError('Bad request - The CSRF token is missing or invalid.', 403);
+    const sent = { origin: request.headers.origin, referer: request.headers.referer };
+    if (!fromThisSite(sent, siteUrl(services.config), { protocol: request.protocol, host: request.host }))
+      throw new BadRequestError('Bad request - a signed-in call from a page of another site (Origin) is refused.', 403);
   }
   return { user, sysadmin: user.sysadmin, via: 'session' };
 }

@@ -10,6 +10,8 @@ import { uploadTmpDir } from '../files/storage.ts';
 import type { Renderer } from './render.ts';
 import { translator, type Translate } from './i18n.ts';
 import { siteVariables } from './site.ts';
+import { fromThisSite } from './security.ts';
+import { siteUrl } from '../config/site-url.ts';
 
 export interface FormData {
   data: Record<string, unknown>;
@@ -66,13 +68,20 @@ export interface WebRouter {
 
 const FLASH_COOKIE = 'svc_flash';
 
-function firstValues(raw: string): Record<string, string | string[]> {
+/** Values one query parameter of a page may repeat (facet filters); more is a 400 page, not a slow search. */
+export const MAX_REPEATED_VALUES = 100;
+
+/** The query string: repeated keys are lists; a key repeated too often is named in the error. */
+function queryValues(raw: string): { query: Record<string, string | string[]>; tooMany?: string } {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of new URLSearchParams(raw)) {
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    if (prev === undefined) out[k] = v;
+    else if (!Array.isArray(prev)) out[k] = [prev, v];
+    else if (prev.length < MAX_REPEATED_VALUES) prev.push(v);
+    else return { query: {}, tooMany: k };
   }
-  return out;
+  return { query: out };
 }
 
 /** A came_from address that stays on this site. */
@@ -82,8 +91,13 @@ export function localPath(value: unknown, fallback = '/'): string {
 
 export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Renderer): WebRouter {
   const { services } = deps;
-  const secure = services.config.str('svc.site_url').startsWith('https:');
-  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
+  // Secure when the site is https, or the request came over https (as a trusted proxy reports it).
+  const cookieOptions = (request: FastifyRequest) => ({
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: services.config.str('svc.site_url').startsWith('https:') || request.protocol === 'https',
+  });
 
   async function run(request: FastifyRequest, reply: FastifyReply, handler: PageHandler, post: boolean): Promise<FastifyReply> {
     const t = translator(services.config.str('svc.locale_default'));
@@ -97,7 +111,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
     let anonymousBasis = request.cookies[CSRF_COOKIE];
     if (!identity.user && !anonymousBasis) {
       anonymousBasis = newCookieValue();
-      reply.setCookie(CSRF_COOKIE, anonymousBasis, cookieOptions);
+      reply.setCookie(CSRF_COOKIE, anonymousBasis, cookieOptions(request));
     }
     const basis = identity.user && session ? session : anonymousBasis!;
     const token = await csrfToken(services.db, services.config, basis);
@@ -109,6 +123,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
       reply.clearCookie(FLASH_COOKIE, { path: '/' });
     }
     const [pathPart, rawQuery = ''] = request.url.split('?');
+    const { query, tooMany } = queryValues(rawQuery);
     const ctx: WebContext = {
       services,
       request,
@@ -117,7 +132,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
       user: identity.user,
       t,
       params: (request.params ?? {}) as Record<string, string>,
-      query: firstValues(rawQuery),
+      query,
       form: {},
       files: {},
       csrfToken: token,
@@ -145,14 +160,22 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
         return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
       },
       redirect(url, message) {
-        if (message) reply.setCookie(FLASH_COOKIE, JSON.stringify(message), { ...cookieOptions, maxAge: 60 });
+        if (message) reply.setCookie(FLASH_COOKIE, JSON.stringify(message), { ...cookieOptions(request), maxAge: 60 });
         return reply.code(303).header('location', url).send();
       },
-      setCookie: (name, value, maxAge) => reply.setCookie(name, value, { ...cookieOptions, ...(maxAge ? { maxAge } : {}) }),
+      setCookie: (name, value, maxAge) => reply.setCookie(name, value, { ...cookieOptions(request), ...(maxAge ? { maxAge } : {}) }),
       clearCookie: (name) => reply.clearCookie(name, { path: '/' }),
     };
     try {
+      if (tooMany !== undefined) {
+        const message = t('error.too_many_values', { name: tooMany, max: MAX_REPEATED_VALUES });
+        return ctx.render('errors/error.njk', { status: 400, title: t('error.400.title'), message }, 400);
+      }
       if (post) {
+        const headers = { origin: request.headers.origin, referer: request.headers.referer };
+        if (!fromThisSite(headers, siteUrl(services.config), { protocol: request.protocol, host: request.host })) {
+          return ctx.render('errors/error.njk', { status: 403, title: t('error.csrf.title'), message: t('error.cross_site.text') }, 403);
+        }
         const parsed = await deps.requestData(request, {
           sideEffectFree: false,
           maxFileBytes: services.config.int('svc.max_resource_size') * 1024 * 1024,

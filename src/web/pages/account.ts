@@ -2,7 +2,8 @@
 // anonymous CSRF cookie is replaced by the session (tokens of forms made before do not carry over).
 import type { WebContext, WebRouter } from '../router.ts';
 import { localPath } from '../router.ts';
-import { CSRF_COOKIE, SESSION_COOKIE, checkLogin, endSession, startSession } from '../../auth/sessions.ts';
+import { CSRF_COOKIE, SESSION_COOKIE, checkLogin, endSession, loginAccount, startSession } from '../../auth/sessions.ts';
+import { SignInLimits } from '../sign-in-limits.ts';
 import { ValidationError } from '../../errors.ts';
 
 /** Starts a session for the user and sets its cookie on the response. */
@@ -23,12 +24,26 @@ export function accountPages(web: WebRouter): void {
     return ctx.render('user/login.njk', { came_from: localPath(ctx.query.came_from, '/dashboard') });
   });
 
+  const limits = new SignInLimits();
   web.post('/user/login', async (ctx) => {
     const login = String(ctx.form.login ?? '').trim();
     const password = String(ctx.form.password ?? '');
     const cameFrom = localPath(ctx.form.came_from, '/dashboard');
-    const user = login && password ? await checkLogin(ctx.services.db, login, password) : undefined;
-    if (!user) return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
+    if (!login || !password) return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
+    const found = await loginAccount(ctx.services.db, login);
+    const address = ctx.request.ip;
+    const waitMs = limits.waitMs(found.account, address);
+    if (waitMs > 0) {
+      const minutes = Math.ceil(waitMs / 60_000);
+      ctx.reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
+      return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.too_many', { minutes }) }, 429);
+    }
+    const user = await checkLogin(ctx.services.db, login, password, found);
+    if (!user) {
+      limits.failed(found.account, address);
+      return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
+    }
+    limits.succeeded(found.account);
     return signIn(ctx, user.id, cameFrom);
   });
 
