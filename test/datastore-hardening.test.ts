@@ -3,6 +3,9 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
@@ -132,4 +135,42 @@ test('a superuser as the data store read user is warned of at start; the read-on
   assert.equal(superuser.length, 1);
   assert.match(JSON.parse(superuser[0]).msg, /is a superuser, so data store reads are not read-only/);
   assert.deepEqual(await started({}), []);
+});
+
+test("an operator's allowed-functions file replaces the built-in list of datastore_search_sql", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-allowed-'));
+  const file = path.join(dir, 'allowed_functions.txt');
+  fs.writeFileSync(file, '# only these\ncount\nLOWER  # case does not matter\n');
+  const app = await startApp({
+    config: { 'svc.datastore.sqlsearch.enabled': true, 'svc.datastore.sqlsearch.allowed_functions_file': file },
+  });
+  try {
+    await app.services.db.query(
+      "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'allowed-org', 'A', 'organization', true)",
+      [randomUUID()],
+    );
+    await app.ok('package_create', { name: 'allowed-fn', owner_org: 'allowed-org' }, { token: app.sysadminToken });
+    const id = (
+      await app.ok(
+        'datastore_create',
+        { resource: { package_id: 'allowed-fn' }, fields: [{ id: 'a', type: 'text' }], records: [{ a: 'X' }] },
+        { token: app.sysadminToken },
+      )
+    ).resource_id;
+    const run = (sql: string) => app.call('datastore_search_sql', { sql }, { token: app.sysadminToken });
+    const lower = await run(`SELECT lower(a) AS l, count(*) AS n FROM "${id}" GROUP BY 1`);
+    assert.equal(lower.status, 200, JSON.stringify(lower.body.error));
+    assert.deepEqual(lower.body.result.records, [{ l: 'x', n: 1 }]);
+    const upper = await run(`SELECT upper(a) FROM "${id}"`);
+    assert.equal(upper.status, 403);
+    assert.match(upper.body.error?.message, /Not authorized to call function upper/);
+  } finally {
+    await app.close();
+  }
+  fs.writeFileSync(file, 'count\nnot a name\n');
+  await assert.rejects(
+    startApp({ config: { 'svc.datastore.sqlsearch.enabled': true, 'svc.datastore.sqlsearch.allowed_functions_file': file } }),
+    /allowed_functions_file: .*line 2: "not a name" is not a function name/,
+  );
+  fs.rmSync(dir, { recursive: true, force: true });
 });

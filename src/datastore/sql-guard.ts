@@ -7,10 +7,9 @@
 //
 // The guard only says which relation names the query reads (outside CTE scopes); the caller
 // resolves them to data store resources and checks access (plugins/datastore/search-sql.ts).
+import fs from 'node:fs';
 import { parse, scan } from 'libpg-query';
 import { AuthorizationError, ValidationError } from '../errors.ts';
-
-export class SqlGuardError extends Error {}
 
 /** How a field of a node is read. 'node': a wrapped node {Type: {...}}; 'nodes': a list of them;
  * 'scalar': a string, number or boolean; 'enum:<set>': a string from ENUMS[set];
@@ -185,338 +184,28 @@ const ENUMS: Record<string, ReadonlySet<string>> = {
 };
 
 /**
- * Read-only functions a query may call, by name (unqualified or pg_catalog.). Nothing that reads
- * files, runs SQL given as text (query_to_xml, ts_rewrite with a query, xpath's XML entities),
- * reaches other servers (dblink), touches large objects (lo_*), sleeps, reads or changes settings
- * (current_setting, set_config), reveals transactions (txid_*, pg_current_xact_id) or administers
- * (pg_*). Special syntax that the parser turns into calls (EXTRACT, SUBSTRING ... FROM, TRIM,
- * POSITION, OVERLAPS, AT TIME ZONE, NORMALIZE) arrives here as pg_catalog.<name>.
+ * The names of the functions a query may call (unqualified or pg_catalog.): one a line, `#`
+ * starts a comment (the format of CKAN's ckan.datastore.sqlsearch.allowed_functions_file).
+ * Throws on a line that is no function name.
  */
-export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
-  // aggregates
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'bool_and',
-  'bool_or',
-  'every',
-  'bit_and',
-  'bit_or',
-  'bit_xor',
-  'array_agg',
-  'string_agg',
-  'json_agg',
-  'jsonb_agg',
-  'json_object_agg',
-  'jsonb_object_agg',
-  'stddev',
-  'stddev_pop',
-  'stddev_samp',
-  'variance',
-  'var_pop',
-  'var_samp',
-  'corr',
-  'covar_pop',
-  'covar_samp',
-  'regr_avgx',
-  'regr_avgy',
-  'regr_count',
-  'regr_intercept',
-  'regr_r2',
-  'regr_slope',
-  'regr_sxx',
-  'regr_sxy',
-  'regr_syy',
-  'mode',
-  'percentile_cont',
-  'percentile_disc',
-  'any_value',
-  // window
-  'row_number',
-  'rank',
-  'dense_rank',
-  'percent_rank',
-  'cume_dist',
-  'ntile',
-  'lag',
-  'lead',
-  'first_value',
-  'last_value',
-  'nth_value',
-  // math
-  'abs',
-  'cbrt',
-  'ceil',
-  'ceiling',
-  'degrees',
-  'div',
-  'exp',
-  'factorial',
-  'floor',
-  'gcd',
-  'lcm',
-  'ln',
-  'log',
-  'log10',
-  'mod',
-  'pi',
-  'power',
-  'radians',
-  'round',
-  'scale',
-  'min_scale',
-  'trim_scale',
-  'sign',
-  'sqrt',
-  'trunc',
-  'width_bucket',
-  'random',
-  'acos',
-  'acosd',
-  'asin',
-  'asind',
-  'atan',
-  'atand',
-  'atan2',
-  'atan2d',
-  'cos',
-  'cosd',
-  'cot',
-  'cotd',
-  'sin',
-  'sind',
-  'tan',
-  'tand',
-  'sinh',
-  'cosh',
-  'tanh',
-  'asinh',
-  'acosh',
-  'atanh',
-  'num_nulls',
-  'num_nonnulls',
-  'to_number',
-  'to_hex',
-  // strings
-  'ascii',
-  'btrim',
-  'ltrim',
-  'rtrim',
-  'bit_length',
-  'char_length',
-  'character_length',
-  'octet_length',
-  'length',
-  'chr',
-  'concat',
-  'concat_ws',
-  'format',
-  'initcap',
-  'left',
-  'right',
-  'lower',
-  'upper',
-  'lpad',
-  'rpad',
-  'md5',
-  'sha224',
-  'sha256',
-  'sha384',
-  'sha512',
-  'overlay',
-  'position',
-  'strpos',
-  'substr',
-  'substring',
-  'replace',
-  'repeat',
-  'reverse',
-  'split_part',
-  'starts_with',
-  'string_to_array',
-  'string_to_table',
-  'translate',
-  'quote_ident',
-  'quote_literal',
-  'quote_nullable',
-  'encode',
-  'decode',
-  'convert_from',
-  'convert_to',
-  'to_ascii',
-  'normalize',
-  'is_normalized',
-  'casefold',
-  'unistr',
-  'parse_ident',
-  'text',
-  'regexp_count',
-  'regexp_instr',
-  'regexp_like',
-  'regexp_match',
-  'regexp_matches',
-  'regexp_replace',
-  'regexp_split_to_array',
-  'regexp_split_to_table',
-  'regexp_substr',
-  'similar_to_escape',
-  'like_escape',
-  'get_bit',
-  'get_byte',
-  // date and time
-  'age',
-  'date_bin',
-  'date_part',
-  'date_trunc',
-  'date_add',
-  'date_subtract',
-  'extract',
-  'isfinite',
-  'justify_days',
-  'justify_hours',
-  'justify_interval',
-  'make_date',
-  'make_interval',
-  'make_time',
-  'make_timestamp',
-  'make_timestamptz',
-  'now',
-  'clock_timestamp',
-  'statement_timestamp',
-  'transaction_timestamp',
-  'timeofday',
-  'to_char',
-  'to_date',
-  'to_timestamp',
-  'timezone',
-  'overlaps',
-  // json / jsonb readers and builders
-  'to_json',
-  'to_jsonb',
-  'array_to_json',
-  'row_to_json',
-  'json_build_array',
-  'jsonb_build_array',
-  'json_build_object',
-  'jsonb_build_object',
-  'json_object',
-  'jsonb_object',
-  'json_array_length',
-  'jsonb_array_length',
-  'json_each',
-  'jsonb_each',
-  'json_each_text',
-  'jsonb_each_text',
-  'json_extract_path',
-  'jsonb_extract_path',
-  'json_extract_path_text',
-  'jsonb_extract_path_text',
-  'json_object_keys',
-  'jsonb_object_keys',
-  'json_array_elements',
-  'jsonb_array_elements',
-  'json_array_elements_text',
-  'jsonb_array_elements_text',
-  'json_typeof',
-  'jsonb_typeof',
-  'json_to_record',
-  'jsonb_to_record',
-  'json_to_recordset',
-  'jsonb_to_recordset',
-  'json_populate_record',
-  'jsonb_populate_record',
-  'json_populate_recordset',
-  'jsonb_populate_recordset',
-  'json_strip_nulls',
-  'jsonb_strip_nulls',
-  'jsonb_set',
-  'jsonb_set_lax',
-  'jsonb_insert',
-  'jsonb_pretty',
-  'jsonb_path_exists',
-  'jsonb_path_match',
-  'jsonb_path_query',
-  'jsonb_path_query_array',
-  'jsonb_path_query_first',
-  'json_array_element',
-  'jsonb_array_element',
-  'json_array_element_text',
-  'jsonb_array_element_text',
-  'json_scalar',
-  'json_serialize',
-  // arrays
-  'array_append',
-  'array_cat',
-  'array_dims',
-  'array_fill',
-  'array_length',
-  'array_lower',
-  'array_upper',
-  'array_ndims',
-  'array_position',
-  'array_positions',
-  'array_prepend',
-  'array_remove',
-  'array_replace',
-  'array_reverse',
-  'array_sample',
-  'array_shuffle',
-  'array_sort',
-  'array_to_string',
-  'cardinality',
-  'trim_array',
-  'unnest',
-  'generate_subscripts',
-  // set-returning
-  'generate_series',
-  // full text search (not ts_rewrite / ts_stat: they take a query as text and run it)
-  'to_tsvector',
-  'to_tsquery',
-  'plainto_tsquery',
-  'phraseto_tsquery',
-  'websearch_to_tsquery',
-  'ts_rank',
-  'ts_rank_cd',
-  'ts_headline',
-  'setweight',
-  'strip',
-  'ts_delete',
-  'ts_filter',
-  'tsvector_to_array',
-  'array_to_tsvector',
-  'numnode',
-  'querytree',
-  'get_current_ts_config',
-  // misc
-  'coalesce',
-  'nullif',
-  'greatest',
-  'least',
-  'gen_random_uuid',
-  'uuidv4',
-  'bool',
-  'int4',
-  'int8',
-  'float8',
-  'numeric',
-  'host',
-  'hostmask',
-  'masklen',
-  'netmask',
-  'network',
-  'family',
-  'broadcast',
-  'inet_same_family',
-  'inet_merge',
-  'lower_inc',
-  'upper_inc',
-  'lower_inf',
-  'upper_inf',
-  'isempty',
-  'range_merge',
-]);
+export function parseAllowedFunctions(text: string, source = 'allowed functions'): Set<string> {
+  const names = new Set<string>();
+  text.split(/\r?\n/).forEach((line, i) => {
+    const name = line.replace(/#.*/, '').trim().toLowerCase();
+    if (!name) return;
+    if (!/^[a-z_][a-z0-9_$]*$/.test(name)) throw new Error(`${source}, line ${i + 1}: "${name}" is not a function name`);
+    names.add(name);
+  });
+  return names;
+}
+
+let builtIn: ReadonlySet<string> | undefined;
+
+/** The read-only functions allowed by default (allowed-functions.txt, beside this file). */
+export function defaultAllowedFunctions(): ReadonlySet<string> {
+  builtIn ??= parseAllowedFunctions(fs.readFileSync(new URL('./allowed-functions.txt', import.meta.url), 'utf8'));
+  return builtIn;
+}
 
 /** Types a value may be cast to (`x::type`, `type 'literal'`, column definition lists). */
 export const ALLOWED_TYPES: ReadonlySet<string> = new Set([
@@ -664,8 +353,11 @@ function constantMagnitude(n: any): number {
 
 const queryError = (msg: string) => new ValidationError({ query: [msg] });
 
-/** Parses and checks one statement; throws ValidationError (409) or AuthorizationError (403). */
-export async function guardSql(sql: string): Promise<GuardResult> {
+/**
+ * Parses and checks one statement, calling only allowedFunctions; throws ValidationError (409)
+ * or AuthorizationError (403).
+ */
+export async function guardSql(sql: string, allowedFunctions = defaultAllowedFunctions()): Promise<GuardResult> {
   if (typeof sql !== 'string' || !sql.trim()) throw new ValidationError({ sql: ['Missing value'] });
   if (sql.includes('\u0000')) throw queryError('Query contains a NUL character.');
   let tree: any;
@@ -692,7 +384,7 @@ export async function guardSql(sql: string): Promise<GuardResult> {
   const end = raw.stmt_len ? utf8ToIndex(sql, (raw.stmt_location ?? 0) + raw.stmt_len) : sql.length;
   const statement = sql.slice(start, end);
 
-  const w = new Walker();
+  const w = new Walker(allowedFunctions);
   w.struct('SelectStmt', stmtNode.SelectStmt, []);
   return {
     statement,
@@ -712,6 +404,7 @@ function utf8ToIndex(s: string, byteOffset: number): number {
 const isObj = (v: unknown): v is Record<string, any> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 class Walker {
+  constructor(private readonly allowedFunctions: ReadonlySet<string>) {}
   tables = new Set<string>();
   functions = new Set<string>();
   unbounded = new Set<string>();
@@ -814,7 +507,7 @@ class Walker {
       }
       case 'FuncCall': {
         const name = qualifiedName(body.funcname, 'function');
-        if (!ALLOWED_FUNCTIONS.has(name)) throw new AuthorizationError(`Not authorized to call function ${name}`);
+        if (!this.allowedFunctions.has(name)) throw new AuthorizationError(`Not authorized to call function ${name}`);
         this.functions.add(name);
         if (!amplifierBounded(name, body.args ?? [])) this.unbounded.add(name);
         return;

@@ -115,11 +115,6 @@ export async function allResourcesOf(db: Queryable, packageId: string): Promise<
   return (await db.query<ResourceRow>('SELECT * FROM resources WHERE package_id = $1', [packageId])).rows;
 }
 
-/** The data store sets this when it creates or drops a resource's table. */
-export async function setDatastoreActive(db: Queryable, resourceId: string, active: boolean): Promise<void> {
-  await db.query('UPDATE resources SET datastore_active = $2 WHERE id = $1', [resourceId, active]);
-}
-
 /**
  * Formats in use containing q (lower case), most used first, counting only resources of datasets
  * matching visible (an SQL condition over alias p whose parameters are already in params).

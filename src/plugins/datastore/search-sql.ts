@@ -8,13 +8,15 @@
 // requests wait meanwhile. So a query that could run away is refused before it runs: WITH
 // RECURSIVE, row/size generators with non-constant (or huge) arguments, and any plan whose
 // estimated cost (EXPLAIN) exceeds svc.datastore.sqlsearch.embedded_max_cost.
+import fs from 'node:fs';
 import type { ActionDefinition } from '../../actions/registry.ts';
 import { checkAccess } from '../../actions/registry.ts';
 import type { ActionContext, Services } from '../../actions/context.ts';
 import type { Connection, Database } from '../../db/database.ts';
 import { declareOption, optionDeclaration, type OptionDeclaration } from '../../config/options.ts';
 import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
-import { guardSql } from '../../datastore/sql-guard.ts';
+import { guardSql, parseAllowedFunctions } from '../../datastore/sql-guard.ts';
+import { ConfigError } from '../../config/load.ts';
 import { Type } from '@sinclair/typebox';
 import { p } from '../../validation/params.ts';
 import { datastoreFieldSchema } from '../../actions/result-schemas.ts';
@@ -37,6 +39,13 @@ const options: OptionDeclaration[] = [
     default: 32000,
     description: 'Most rows datastore_search and datastore_search_sql return',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.allowed_functions_file',
+    type: 'string',
+    default: '',
+    description:
+      "A file naming the functions datastore_search_sql may call, one a line (# comments), instead of the built-in list (src/datastore/allowed-functions.txt); as CKAN's ckan.datastore.sqlsearch.allowed_functions_file",
   },
   {
     name: 'svc.datastore.sqlsearch.embedded_max_cost',
@@ -62,6 +71,8 @@ export interface SqlSearchBackend {
    * tables) maps to null; a name that does not exist is absent. Default: a catalog query (below).
    */
   resolveNames?(conn: Connection, names: string[]): Promise<Map<string, string | null>>;
+  /** The functions a query may call (default: the built-in list, defaultAllowedFunctions). */
+  allowedFunctions?: ReadonlySet<string>;
 }
 
 export interface SqlSearchResult {
@@ -150,7 +161,7 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   const rowsMax = config.int('svc.datastore.search.rows_max');
   const embedded = backend.kind === 'pglite';
 
-  const guard = await guardSql(sql);
+  const guard = await guardSql(sql, backend.allowedFunctions);
   if (embedded) {
     if (guard.recursive)
       throw queryError(
@@ -165,7 +176,7 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   // What runs is exactly the statement PostgreSQL's parser delimited, inside a row limit; the
   // wrapped text is parsed and checked again, so the text sent is the text checked.
   const wrapped = `SELECT * FROM (\n${guard.statement}\n) AS blah LIMIT ${rowsMax + 1}`;
-  const rechecked = await guardSql(wrapped);
+  const rechecked = await guardSql(wrapped, backend.allowedFunctions);
   const same = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
   if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions))
     throw queryError('Query is not a single statement.');
@@ -286,5 +297,19 @@ svc.datastore.sqlsearch.enabled is set.`,
 /** Registers datastore_search_sql when svc.datastore.sqlsearch.enabled is set (else the action does not exist). */
 export function registerSearchSql(services: Services, backend: SqlSearchBackend): void {
   if (!services.config.bool('svc.datastore.sqlsearch.enabled')) return;
-  services.registry.define(searchSqlAction(backend));
+  const file = services.config.str('svc.datastore.sqlsearch.allowed_functions_file');
+  services.registry.define(searchSqlAction(file ? { ...backend, allowedFunctions: allowedFunctionsFile(file) } : backend));
+}
+
+/** An operator's allowed-functions file; a file that cannot be read or holds no name stops the start. */
+function allowedFunctionsFile(file: string): ReadonlySet<string> {
+  const option = 'svc.datastore.sqlsearch.allowed_functions_file';
+  let names: Set<string>;
+  try {
+    names = parseAllowedFunctions(fs.readFileSync(file, 'utf8'), file);
+  } catch (e) {
+    throw new ConfigError(`${option}: ${(e as Error).message}`);
+  }
+  if (!names.size) throw new ConfigError(`${option}: ${file} names no function`);
+  return names;
 }
