@@ -11,6 +11,11 @@ let server: http.Server;
 let base: string;
 let editor: { id: string; name: string; token: string };
 let other: { id: string; name: string; token: string };
+/** The download of /held.csv waits for this. */
+let release: () => void = () => undefined;
+let held = new Promise<void>((r) => {
+  release = r;
+});
 
 async function waitLoad(resourceId: string, after = ''): Promise<any> {
   for (let i = 0; i < 1200; i++) {
@@ -45,7 +50,8 @@ before(async () => {
     },
     { token: t.sysadminToken },
   );
-  server = http.createServer((_req, res) => {
+  server = http.createServer(async (req, res) => {
+    if (req.url === '/held.csv') await held;
     res.writeHead(200, { 'content-type': 'text/csv' });
     res.end('city,n\nBonn,1\nKöln,2\n');
   });
@@ -74,5 +80,25 @@ describe('loader activity', () => {
     const bySubmit = await activitiesSince(pkg.id, again);
     assert.ok(bySubmit.length >= 1, JSON.stringify(bySubmit));
     for (const a of bySubmit) assert.equal(a.user_id, other.id, `${a.activity_type} recorded as ${a.user_id}`);
+  });
+
+  test('when the user who asked for the load is gone by the time it is done, the site user is named', async () => {
+    const leaving = await t.user('act_loader_leaving');
+    await t.ok(
+      'member_create',
+      { id: 'act-loader-org', object: leaving.name, object_type: 'user', capacity: 'editor' },
+      { token: t.sysadminToken },
+    );
+    const pkg = await t.ok('package_create', { name: 'act-loader-ds2', owner_org: 'act-loader-org' }, { token: leaving.token });
+    const res = await t.ok('resource_create', { package_id: pkg.id, url: `${base}/held.csv`, format: 'CSV' }, { token: leaving.token });
+    await t.ok('user_delete', { id: leaving.name }, { token: t.sysadminToken });
+    const since = new Date().toISOString().replace('Z', '');
+    release();
+    assert.equal((await waitLoad(res.id)).status, 'complete');
+    const site = await t.ok('get_site_user', {}, { token: t.sysadminToken });
+    const byLoad = (await activitiesSince(pkg.id, since)).filter((a: any) => a.activity_type !== 'deleted package');
+    assert.ok(byLoad.length >= 1, JSON.stringify(byLoad));
+    for (const a of byLoad) assert.equal(a.user_id, site.id, `${a.activity_type} recorded as ${a.user_id}`);
+    held = Promise.resolve();
   });
 });
