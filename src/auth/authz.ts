@@ -11,6 +11,8 @@
 import type { ActionContext } from '../context.ts';
 import type { Queryable } from '../db/database.ts';
 import { AuthorizationError } from '../errors.ts';
+import { membershipGeneration, membershipsChanged } from '../model/members.ts';
+import { setDatasetVisibility } from '../model/package-dict.ts';
 
 export type Capacity = 'admin' | 'editor' | 'member';
 /**
@@ -79,14 +81,6 @@ export async function userCapacities(db: Queryable, userId: string, cascadeRoles
   return out;
 }
 
-// Membership writes bump this; a cached capacity map from an older generation is recomputed.
-let membershipGeneration = 0;
-
-/** Called by every write to memberships (members of table 'user' or 'group'). */
-export function membershipsChanged(): void {
-  membershipGeneration++;
-}
-
 type CapacityCache = { gen: number; userId: string; map: Map<string, Capacity> };
 
 /** Capacities of the caller, computed once per action context (and again after membership writes). */
@@ -95,8 +89,8 @@ export async function callerCapacities(ctx: ActionContext): Promise<Map<string, 
   if (!user || user.state !== 'active') return new Map();
   const holder = ctx as ActionContext & { _capacities?: CapacityCache };
   const c = holder._capacities;
-  if (c && c.gen === membershipGeneration && c.userId === user.id) return c.map;
-  const gen = membershipGeneration;
+  if (c && c.gen === membershipGeneration() && c.userId === user.id) return c.map;
+  const gen = membershipGeneration();
   const map = await userCapacities(ctx.db, user.id, ctx.config.list('svc.auth.roles_that_cascade_to_sub_groups'));
   holder._capacities = { gen, userId: user.id, map };
   return map;
@@ -401,6 +395,9 @@ export async function visiblePackagesCondition(ctx: ActionContext, params: unkno
   return `(${publicActive} OR (${alias}.state <> 'draft' AND (${alias}.owner_org = ANY(${orgParam}::text[])
     OR (${alias}.owner_org IS NULL AND ${alias}.creator_user_id = ${userParam})${collab})) OR (${alias}.state = 'draft' AND ${alias}.creator_user_id = ${userParam}))`;
 }
+
+// Package dicts (model/package-dict.ts) show what this rule lets the caller see.
+setDatasetVisibility(visiblePackagesCondition);
 
 // --- helpers ------------------------------------------------------------------------------
 

@@ -3,9 +3,16 @@
 // Removed memberships keep their row with state 'deleted', as CKAN does.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
-import { membershipsChanged } from '../auth/authz.ts';
 import type { UserRow } from './users.ts';
 import type { GroupRow } from './groups.ts';
+
+// Membership writes of users and groups bump this; the permission layer recomputes a caller's
+// capacities cached under an older generation (src/auth/authz.ts).
+let generation = 0;
+export const membershipGeneration = (): number => generation;
+export function membershipsChanged(): void {
+  generation++;
+}
 
 export type MemberTable = 'user' | 'package' | 'group';
 

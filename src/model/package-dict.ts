@@ -1,7 +1,6 @@
 // The package dict as CKAN returns it (package_show, lists, search results), built for many
 // datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
 import type { ActionContext } from '../context.ts';
-import { visiblePackagesCondition } from '../auth/authz.ts';
 import type { NamedSql, Queryable } from '../db/database.ts';
 import { jsonListSql } from '../db/sql.ts';
 import { siteUrl } from '../config/site-url.ts';
@@ -11,6 +10,19 @@ import { extrasOfSql, organizationsOfPackagesSql, packageGroupsSql, packagesById
 import { relationshipsOfSql, type RelationshipRow } from './relationships.ts';
 import { resourcesOfSql, type ResourceRow } from './resources.ts';
 import { tagsOfSql, type PackageTagRow } from './tags.ts';
+
+/** The datasets a caller may see, as an SQL condition over alias (its parameters appended to params). */
+export type CallerDatasetCondition = (ctx: ActionContext, params: unknown[], alias: string) => Promise<string>;
+
+// The permission layer installs its rule (src/auth/authz.ts, visiblePackagesCondition) when it
+// loads: model/ does not import auth/. Until then a caller sees the active public datasets only
+// (sysadmins all), never more than the rule allows.
+let visibleToCaller: CallerDatasetCondition = async (ctx, _params, alias) =>
+  ctx.identity.sysadmin ? 'true' : `(${alias}.state = 'active' AND NOT ${alias}.private)`;
+
+export function setDatasetVisibility(condition: CallerDatasetCondition): void {
+  visibleToCaller = condition;
+}
 
 export interface PackageDictOptions {
   includeTracking?: boolean;
@@ -151,7 +163,7 @@ async function readableRelationships(ctx: DictContext, shown: PackageRow[], rels
   if (!others.size) return rels;
   const params: unknown[] = [[...others]];
   // (a context without a caller, e.g. an activity record, sees what anonymous callers see)
-  const cond = await visiblePackagesCondition(ctx as ActionContext, params, 'p');
+  const cond = await visibleToCaller(ctx as ActionContext, params, 'p');
   const readable = new Set(
     (await ctx.db.query<{ id: string }>(`SELECT p.id FROM packages p WHERE p.id = ANY($1::text[]) AND ${cond}`, params)).rows.map(
       (x) => x.id,
@@ -243,7 +255,7 @@ function assembleDicts(
 export async function packageDicts(ctx: ActionContext, ids: string[], opts: PackageDictOptions = {}): Promise<Record<string, unknown>[]> {
   if (!ids.length) return [];
   const params: unknown[] = [ids];
-  const cond = await visiblePackagesCondition(ctx, params, 'p');
+  const cond = await visibleToCaller(ctx, params, 'p');
   const rows = (await ctx.db.query<PackageRow>(`SELECT p.* FROM packages p WHERE p.id = ANY($1::text[]) AND ${cond}`, params)).rows;
   const byId = new Map(rows.map((r) => [r.id, r]));
   return buildPackageDicts(
