@@ -87,6 +87,16 @@ test('unknown pages answer a 404 page in the layout; unknown API routes keep a J
   assert.equal(post.statusCode, 404);
 });
 
+test('a request a page cannot read gets an error page, not the API envelope', async () => {
+  const unreadable = await t.app.inject({ method: 'POST', url: '/user/login', headers: { 'content-type': 'text' }, payload: 'x' });
+  assert.equal(unreadable.statusCode, 415);
+  assert.match(unreadable.headers['content-type'] as string, /text\/html/);
+  assert.ok(unreadable.body.includes('<header'), 'in the layout');
+  const badAddress = await t.app.inject({ method: 'GET', url: '/dataset/%E0%A4%A' });
+  assert.equal(badAddress.statusCode, 400);
+  assert.doesNotMatch(badAddress.headers['content-type'] as string, /json/);
+});
+
 test('static assets are fingerprinted and cached for a year', async () => {
   const home = await new WebClient(t.app).get('/');
   const href = /href="(\/static\/[0-9a-f]{12}\/app\.css)"/.exec(home.body)?.[1];

@@ -150,7 +150,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
 
   // Routes belong to this app instance: the downloads, then those of the enabled plugins.
   await app.register(downloadRoutes, { services });
-  await app.register(webRoutes, { services, requestData, requestIdentity, discardFiles });
+  await app.register(webRoutes, { services, requestData, requestIdentity, discardFiles, requestError: (e) => envelopeError(e, services) });
   for (const name of services.config.list('svc.plugins')) {
     const routes = availablePlugins[name]?.routes;
     if (routes) await app.register(routes, { services });

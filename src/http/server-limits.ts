@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../context.ts';
-import { bodyTooLarge, closeAfterAnswer, rawErrorAnswer, sendErrorEnvelope } from './envelope.ts';
+import { bodyTooLarge, closeAfterAnswer, envelopeError, rawErrorAnswer, sendErrorEnvelope } from './envelope.ts';
 
 /** Route parameters (action names, ids, file names) up to this length; longer ones are still answered, as unknown. */
 const MAX_PARAM_LENGTH = 2000;
@@ -25,7 +25,12 @@ export function serverOptions(services: Services): FastifyHttpOptions<Server> {
       connectionsCheckingInterval: Math.max(250, Math.min(30_000, Math.floor(headersTimeout / 2))),
     },
     ...(trusted.length ? { trustProxy: trusted } : {}),
-    frameworkErrors: (error, request, reply) => sendErrorEnvelope(reply as FastifyReply, request as FastifyRequest, services, error),
+    frameworkErrors: (error, rawRequest, rawReply) => {
+      const [request, reply] = [rawRequest as FastifyRequest, rawReply as FastifyReply];
+      if (request.url.startsWith('/api/')) return sendErrorEnvelope(reply, request, services, error);
+      const err = envelopeError(error, services);
+      return reply.code(err.status).type('text/plain; charset=utf-8').send(err.message);
+    },
     clientErrorHandler: (connectionError, socket) => {
       const error = connectionError as unknown as Error & { code?: string; rawPacket?: Buffer };
       if (error.code === 'ECONNRESET' || socket.destroyed) return;

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity, Services, UploadedFile } from '../context.ts';
 import type { UserRow } from '../model/users.ts';
 import { callAction, callerMay } from '../actions/registry.ts';
-import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../errors.ts';
+import { ActionError, AuthorizationError, BadRequestError, NotFoundError, ValidationError } from '../errors.ts';
 import { CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, csrfToken, csrfTokenMatches, newCookieValue } from '../auth/sessions.ts';
 import { uploadTmpDir } from '../files/storage.ts';
 import type { Renderer } from './render.ts';
@@ -24,6 +24,8 @@ export interface WebDeps {
   requestData: (request: FastifyRequest, opts: { sideEffectFree: boolean; maxFileBytes: number; tmpDir?: string }) => Promise<FormData>;
   requestIdentity: (services: Services, request: FastifyRequest) => Promise<Identity>;
   discardFiles: (files: Record<string, UploadedFile>) => void;
+  /** An error met before a page ran (an unreadable body, a bad address) as the error the pages show. */
+  requestError: (error: unknown) => ActionError;
 }
 
 export interface Flash {
@@ -207,11 +209,9 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
     }
     if (e instanceof ValidationError || e instanceof ActionError) {
       const err = e as ActionError;
-      return ctx.render(
-        'errors/error.njk',
-        { status: err.status, title: t('error.400.title'), message: err.message },
-        err.status >= 500 ? 500 : 400,
-      );
+      // A malformed request keeps its status (413, 415, ...); other refusals are a 400 page.
+      const status = err.status >= 500 ? 500 : e instanceof BadRequestError ? err.status : 400;
+      return ctx.render('errors/error.njk', { status: err.status, title: t('error.400.title'), message: err.message }, status);
     }
     services.logger.error({ err: e, url: ctx.request.url }, 'web page failed');
     return ctx.render('errors/error.njk', { status: 500, title: t('error.500.title'), message: t('error.500.text') }, 500);

@@ -31,4 +31,9 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
   });
   // (Addresses under /api/ have their own: the Action API's envelope.)
   app.setNotFoundHandler((request, reply) => notFound(request, reply));
+  app.setErrorHandler((error, request, reply) =>
+    router.handler(async () => {
+      throw deps.requestError(error);
+    })(request, reply),
+  );
 }
