@@ -165,3 +165,13 @@ test("a value the database refuses is told in our words, naming the field (not P
   assert.deepEqual(r.body.error!.last_modified, ['Invalid value: the date or time is out of range']);
   assert.doesNotMatch(JSON.stringify(r.body), /field value out of range|invalid input syntax/);
 });
+
+test('bounds come from the kind of parameter, in every action: a 1 MB extra key of an organization, a 1 MB list item', async () => {
+  let r = await t.call('organization_create', { name: 'ch-org-extras', extras: [{ key: MB, value: 'v' }] }, sys());
+  assert.equal(r.status, 409, JSON.stringify(r.body).slice(0, 300));
+  assert.deepEqual(r.body.error!.extras, [{ key: ['Must be a maximum of 200 characters long'] }]);
+  assert.equal((await t.call('organization_show', { id: 'ch-org-extras' })).status, 404);
+  r = await t.call('term_translation_show', { terms: Array.from({ length: 1001 }, (_, i) => `t${i}`) }, sys());
+  assert.equal(r.status, 409, JSON.stringify(r.body).slice(0, 300));
+  assert.deepEqual(r.body.error!.terms, ['Must have at most 1000 items']);
+});
