@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   search: () => import('./search.ts'),
   loader: () => import('./loader.ts'),
   web: () => import('./web.ts'),
+  startup: () => import('./startup.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);
