@@ -4,6 +4,7 @@
 import type { Services } from '../actions/context.ts';
 import { callAction } from '../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../auth/identity.ts';
+import { listSysadmins } from '../model/user-lists.ts';
 import { findUser } from '../model/users.ts';
 import { catalogAdminCommands } from './catalog-admin-commands.ts';
 import { CliError } from './extensions.ts';
@@ -56,11 +57,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     ];
   },
   'sysadmin list': async (s) => {
-    const r = await s.db.query<{ name: string }>(
-      "SELECT name, email, sysadmin, state FROM users WHERE sysadmin AND state <> 'deleted' AND name <> $1 ORDER BY name",
-      [s.config.str('svc.site_id')],
-    );
-    return userLines(r.rows);
+    return userLines(await listSysadmins(s.db, s.config.str('svc.site_id')));
   },
   'sysadmin remove': async (s, a) => {
     const name = str(a, 'name');

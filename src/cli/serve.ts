@@ -4,6 +4,7 @@ import { buildApp } from '../http/app.ts';
 import { closeServices, createServices } from '../services.ts';
 import { listenAdminSocket } from './admin-socket.ts';
 import { createLogger } from '../log.ts';
+import { countActiveSysadmins } from '../model/user-lists.ts';
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
@@ -14,13 +15,9 @@ export async function serve(config: Config): Promise<void> {
   );
   const services = await createServices(config, { logger });
   const app = await buildApp(services);
-  const admins = await services.db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM users WHERE sysadmin AND name <> $1 AND state = $2',
-    [config.str('svc.site_id'), 'active'],
-  );
-  if (admins.rows[0].n === 0) {
+  if ((await countActiveSysadmins(services.db, config.str('svc.site_id'))) === 0) {
     logger.warn(
-      'no sysadmin yet: run `npx svc sysadmin add NAME --email you@example.org`, then `npx svc user token add NAME cli` for an API token (in another terminal; the server may keep running)',
+      "no sysadmin yet: run `npx svc sysadmin add NAME --email you@example.org --password '...'` to sign in on the web, and `npx svc user token add NAME cli` for an API token (in another terminal; the server may keep running)",
     );
   }
   const closeAdminSocket = await listenAdminSocket(services);

@@ -1,4 +1,4 @@
-// Users found by text (user_autocomplete).
+// Lists of users: found by text (user_autocomplete), the sysadmins (the CLI, the server at start).
 import type { Queryable } from '../db/database.ts';
 import { escapeLike } from '../db/sql.ts';
 
@@ -22,4 +22,24 @@ export async function autocompleteUsers(
     params,
   );
   return r.rows;
+}
+
+/** Sysadmins that are not deleted, by name (never the site user). */
+export async function listSysadmins(
+  db: Queryable,
+  siteUserName: string,
+): Promise<{ name: string; email: string | null; sysadmin: boolean; state: string }[]> {
+  const r = await db.query<{ name: string; email: string | null; sysadmin: boolean; state: string }>(
+    "SELECT name, email, sysadmin, state FROM users WHERE sysadmin AND state <> 'deleted' AND name <> $1 ORDER BY name",
+    [siteUserName],
+  );
+  return r.rows;
+}
+
+/** How many active sysadmins there are (the site user not counted). */
+export async function countActiveSysadmins(db: Queryable, siteUserName: string): Promise<number> {
+  const r = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE sysadmin AND name <> $1 AND state = 'active'", [
+    siteUserName,
+  ]);
+  return r.rows[0].n;
 }
