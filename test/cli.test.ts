@@ -316,6 +316,7 @@ describe('svc CLI, as a user runs it (child processes)', () => {
     });
     const base = `http://127.0.0.1:${port}/api/3/action`;
     const sock = path.join(storage, 'run', 'admin.sock');
+    const live = (...args: string[]) => cli(args, { env, own: true });
     try {
       await waitForHttp(`${base}/site_read`);
       const body = await (await fetch(`${base}/site_read`)).json();
@@ -325,16 +326,17 @@ describe('svc CLI, as a user runs it (child processes)', () => {
       assert.equal(fs.statSync(path.dirname(sock)).mode & 0o777, 0o700);
       assert.ok(fs.statSync(sock).isSocket());
 
+      // the binary hands its command to the server; the others run in-process through the same socket client
       let r = svc('sysadmin', 'add', 'live-admin', '--email', 'live@example.org');
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /created sysadmin live-admin/);
-      r = svc('user', 'add', 'live-user', '--email', 'live-user@example.org', '--fullname', 'Live User');
+      r = await live('user', 'add', 'live-user', '--email', 'live-user@example.org', '--fullname', 'Live User');
       assert.equal(r.code, 0, r.err);
       // an existing user made sysadmin with a password, or given one: both said, both through the socket
-      r = svc('sysadmin', 'add', 'live-user', '--password', 'live password 1');
+      r = await live('sysadmin', 'add', 'live-user', '--password', 'live password 1');
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /user live-user is now a sysadmin; password set/);
-      r = svc('sysadmin', 'remove', 'live-user');
+      r = await live('sysadmin', 'remove', 'live-user');
       assert.equal(r.code, 0, r.err);
       const piped = spawnSync(process.execPath, [bin, 'user', 'setpass', 'live-user'], {
         env,
@@ -344,22 +346,22 @@ describe('svc CLI, as a user runs it (child processes)', () => {
       });
       assert.equal(piped.status, 0, piped.stderr);
       assert.match(piped.stdout, /password set for user live-user/);
-      r = svc('user', 'token', 'add', 'live-admin', 'first', '--expires-in', '1', '--unit', 'days');
+      r = await live('user', 'token', 'add', 'live-admin', 'first', '--expires-in', '1', '--unit', 'days');
       assert.equal(r.code, 0, r.err);
       const token = r.out.trim().split('\n').pop()!;
       const me = await (await fetch(`${base}/user_show?id=live-user`, { headers: { authorization: token } })).json();
       assert.equal(me.result.fullname, 'Live User');
       assert.equal(me.result.email, 'live-user@example.org', "the token is a sysadmin's");
-      assert.match(svc('user', 'list').out, /^live-user\t/m);
-      assert.match(svc('sysadmin', 'list').out, /^live-admin\t/m);
-      const tokens = svc('user', 'token', 'list', 'live-admin').out;
+      assert.match((await live('user', 'list')).out, /^live-user\t/m);
+      assert.match((await live('sysadmin', 'list')).out, /^live-admin\t/m);
+      const tokens = (await live('user', 'token', 'list', 'live-admin')).out;
       assert.match(tokens, /\tfirst\t/);
       // errors come back as from the direct commands
-      const bad = svc('user', 'add', 'x', '--email', 'nope');
+      const bad = await live('user', 'add', 'x', '--email', 'nope');
       assert.equal(bad.code, 1);
       assert.match(bad.err, /Must be at least 2 characters long/);
       assert.doesNotMatch(bad.err, /at .*\.ts:\d+/);
-      const noUser = svc('user', 'token', 'add', 'nobody', 'x');
+      const noUser = await live('user', 'token', 'add', 'nobody', 'x');
       assert.equal(noUser.code, 1);
       assert.match(noUser.err, /no user nobody/);
       // the socket takes these commands only
