@@ -194,6 +194,35 @@ describe('uploads over the limit', () => {
   });
 });
 
+describe('a client silent in the middle of its body', () => {
+  let idle: TestApp;
+  let idlePort: number;
+  before(async () => {
+    idle = await startApp({ plugins: [], config: { 'svc.body_idle_timeout': 1 } });
+    await idle.app.listen({ port: 0, host: '127.0.0.1' });
+    idlePort = (idle.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await idle?.close();
+  });
+
+  test('is cut off after svc.body_idle_timeout (the whole request may take longer)', { timeout: 30_000 }, async () => {
+    const started = Date.now();
+    const closedAfter = await new Promise<number>((resolve) => {
+      const socket = net.connect(idlePort, '127.0.0.1', () => {
+        socket.write('POST /api/3/action/site_read HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Date.now() - started));
+      setTimeout(() => socket.destroy(), 10_000);
+    });
+    assert.ok(closedAfter < 5000, `closed after ${closedAfter} ms`);
+    // A request whose body arrives keeps its connection for the next request.
+    const r = await fetch(`http://127.0.0.1:${idlePort}/api/3/action/site_read`, { method: 'POST', body: '{}' });
+    assert.equal((await r.json()).success, true);
+  });
+});
+
 describe('slow clients are cut off', () => {
   test('a connection that sends its headers slowly is closed (svc.headers_timeout)', { timeout: 30_000 }, async () => {
     const { closedAfterMs } = await rawRequest('GET /api/3/action/site_read HTTP/1.1\r\nHost: x\r\n', {

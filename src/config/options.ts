@@ -110,6 +110,13 @@ const core: OptionDeclaration[] = [
     description: 'Seconds a client has to send a request line and headers before the connection is closed',
   },
   {
+    name: 'svc.body_idle_timeout',
+    type: 'int',
+    default: 30,
+    validate: positive,
+    description: 'Seconds a client may send nothing while its request body is still incoming before the connection is closed',
+  },
+  {
     name: 'svc.request_timeout',
     type: 'int',
     default: 300,

@@ -21,7 +21,7 @@ import { requestIdentity } from './request-identity.ts';
 import { CSRF_FIELD } from '../auth/sessions.ts';
 import { availablePlugins } from '../plugins/index.ts';
 import { apiNotFound, echoedName, envelopeError, helpUrl, sendEnvelope, sendErrorEnvelope } from './envelope.ts';
-import { declaredSizeCheck, serverOptions } from './server-limits.ts';
+import { bodyIdleCheck, declaredSizeCheck, serverOptions } from './server-limits.ts';
 
 export { requestIdentity, envelopeError, helpUrl };
 
@@ -143,6 +143,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
 
   app.addHook('onRequest', declaredSizeCheck(services));
+  app.addHook('onRequest', bodyIdleCheck(services));
   app.setErrorHandler((error, request, reply) => sendErrorEnvelope(reply, request, services, error));
 
   await app.register(actionRoutes, { services, prefix: '/api' });

@@ -68,3 +68,26 @@ export function declaredSizeCheck(services: Services) {
     return reply.code(413).type('text/plain; charset=utf-8').send('The request body is larger than the limit.');
   };
 }
+
+/**
+ * Closes the connection of a client that stops sending in the middle of its body (the whole
+ * request's limit, svc.request_timeout, is long enough for large uploads on slow links).
+ */
+export function bodyIdleCheck(services: Services) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    const { raw } = request;
+    const socket = raw.socket;
+    const length = request.headers['content-length'];
+    const hasBody = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+    // (complete is undefined for in-process requests: nothing to time.)
+    if (!socket || raw.complete !== false || !hasBody) return done();
+    const onIdle = () => socket.destroy();
+    socket.setTimeout(services.config.int('svc.body_idle_timeout') * 1000);
+    socket.once('timeout', onIdle);
+    raw.once('end', () => {
+      socket.setTimeout(0);
+      socket.off('timeout', onIdle);
+    });
+    done();
+  };
+}
