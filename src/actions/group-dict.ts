@@ -15,11 +15,11 @@ import { groupDatasetCounts, groupDatasetIds, type PrivateDatasetReaders } from 
 export const kindOf = (isOrg: boolean) => (isOrg ? 'organization' : 'group');
 export const titleKind = (isOrg: boolean) => (isOrg ? 'Organization' : 'Group');
 
-export function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-export function groupImageDisplayUrl(ctx: ActionContext, url: string | null): string {
+function groupImageDisplayUrl(ctx: ActionContext, url: string | null): string {
   if (!url) return '';
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || url.startsWith('/')) return url;
   return `${siteUrl(ctx.config)}/uploads/group/${url}`;

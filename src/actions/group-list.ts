@@ -52,7 +52,7 @@ export const listParams = (isOrg: boolean) => ({ ...listCommon, [isOrg ? 'organi
 const SORT_FIELDS = ['name', 'packages', 'package_count', 'title'];
 
 /** CKAN's _unpick_search for one sort criterion. */
-export function parseGroupSort(sort: string): { field: string; dir: 'asc' | 'desc' } {
+function parseGroupSort(sort: string): { field: string; dir: 'asc' | 'desc' } {
   let s = sort.trim();
   if (s === 'packages' || s === 'package_count') s = 'package_count desc';
   const parts = s

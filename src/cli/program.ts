@@ -60,7 +60,7 @@ function makeTools(program: Command, io: CliIo, exit: { code?: number }): CliToo
 }
 
 /** Declares every command on a new program (plugin modules imported first, cheaply). */
-export async function buildProgram(io: CliIo, exit: { code?: number } = {}): Promise<Command> {
+async function buildProgram(io: CliIo, exit: { code?: number } = {}): Promise<Command> {
   await loadPluginCommands();
   const program = new Command();
   program

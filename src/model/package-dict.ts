@@ -12,7 +12,7 @@ import { resourcesOfSql, type ResourceRow } from './resources.ts';
 import { tagsOfSql, type PackageTagRow } from './tags.ts';
 
 /** The datasets a caller may see, as an SQL condition over alias (its parameters appended to params). */
-export type CallerDatasetCondition = (ctx: ActionContext, params: unknown[], alias: string) => Promise<string>;
+type CallerDatasetCondition = (ctx: ActionContext, params: unknown[], alias: string) => Promise<string>;
 
 // The permission layer installs its rule (src/auth/authz.ts, visiblePackagesCondition) when it
 // loads: model/ does not import auth/. Until then a caller sees the active public datasets only

@@ -3,7 +3,7 @@
 import type { Services } from '../context.ts';
 import { searchEngine } from './service.ts';
 
-export interface IndexCheck {
+interface IndexCheck {
   /** Names of datasets that have no index row (deleted ones only when deleted datasets are kept in the index). */
   missing: string[];
   /** Names of datasets whose index row is older than the dataset (or disagrees on name, state or visibility). */
