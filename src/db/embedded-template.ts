@@ -1,9 +1,10 @@
-// Embedded (PGlite) databases made once at install time (npm's prepare runs `bin/build.js
-// --template`) and copied into each new data dir: PGlite's initdb costs several seconds on a small
-// machine for each of the two data dirs (catalog, data store), and the core migrations as much
-// again; loading a copy costs a fraction of a second. Two templates: an empty database (the data
-// store), and one with the core migrations applied (the catalog; used only while the migration
-// files are those it was made from). Without them a new data dir is made by initdb as before.
+// Embedded (PGlite) data dirs made once at install time (npm's prepare runs `bin/build.js
+// --template`) and copied file by file into each new data dir: PGlite's initdb costs several
+// seconds on a small machine for each of the two data dirs (catalog, data store), and the core
+// migrations as much again; a copy costs a fraction of a second (and, unlike PGlite's loadDataDir
+// of a dump, no memory: the server keeps what a start took). Two templates: an empty database (the
+// data store), and one with the core migrations applied (the catalog; used only while the
+// migration files are those it was made from). Without them a new data dir is made by initdb.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,7 +49,7 @@ export type TemplateKind = 'empty' | 'catalog';
 export function embeddedTemplatePath(kind: TemplateKind): string {
   const root = projectRoot();
   const name = kind === 'empty' ? `pglite-empty-${pgliteVersion(root)}` : `pglite-catalog-${pgliteVersion(root)}-${migrationsHash()}`;
-  return path.join(root, 'dist', `${name}.tar.gz`);
+  return path.join(root, 'dist', name);
 }
 
 /** The template for a new data dir of this name, when it has been made. */
@@ -56,33 +57,33 @@ export function existingEmbeddedTemplate(dataDirName: string): string | undefine
   const kinds: TemplateKind[] = dataDirName === 'catalog' ? ['catalog', 'empty'] : ['empty'];
   for (const kind of kinds) {
     const file = embeddedTemplatePath(kind);
-    if (fs.existsSync(file)) return file;
+    if (fs.existsSync(path.join(file, 'PG_VERSION'))) return file;
   }
   return undefined;
 }
 
-async function writeDump(db: PGliteDatabase, file: string): Promise<void> {
-  const dump = await db.raw.dumpDataDir('gzip');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
-  fs.renameSync(tmp, file);
+/** Makes a template data dir (from another one, when given) beside where it goes, then moves it there. */
+async function makeTemplate(dir: string, from: string | undefined, fill: (db: PGliteDatabase) => Promise<unknown>): Promise<void> {
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return;
+  const tmp = `${dir}.${process.pid}.tmp`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  const db = await PGliteDatabase.open({ dataDir: tmp, template: from });
+  await fill(db);
+  await db.close();
+  try {
+    fs.renameSync(tmp, dir);
+  } catch (e) {
+    // Made by another process meanwhile.
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) throw e;
+  }
 }
 
 /** Makes the templates that do not exist yet; returns their paths. */
 export async function prepareEmbeddedTemplates(): Promise<string[]> {
   const empty = embeddedTemplatePath('empty');
-  if (!fs.existsSync(empty)) {
-    const db = await PGliteDatabase.open({});
-    await writeDump(db, empty);
-    await db.close();
-  }
+  await makeTemplate(empty, undefined, async () => undefined);
   const catalog = embeddedTemplatePath('catalog');
-  if (!fs.existsSync(catalog)) {
-    const db = await PGliteDatabase.open({ loadDataDir: new Blob([fs.readFileSync(empty)]) });
-    await migrate(db);
-    await writeDump(db, catalog);
-    await db.close();
-  }
+  await makeTemplate(catalog, empty, (db) => migrate(db));
   return [empty, catalog];
 }

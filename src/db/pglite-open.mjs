@@ -14,8 +14,9 @@ import { pgliteParsers } from './pglite-parsers.mjs';
 export const EMBEDDED_SHARED_BUFFERS = '16MB';
 
 /**
- * Opens PGlite on a data dir (in memory without one). A new data dir is made from the template
- * (a dump of an empty data dir, see embedded-template.ts) when there is one, else by initdb.
+ * Opens PGlite on a data dir (in memory without one). A new data dir is a copy of the template
+ * (a closed data dir, see embedded-template.ts; or a PGlite dump, a .tar.gz file) when there is
+ * one, else made by initdb.
  * @param {{ dataDir?: string, template?: string, loadDataDir?: Blob }} opts
  */
 export async function openPGlite({ dataDir, template, loadDataDir }) {
@@ -23,7 +24,10 @@ export async function openPGlite({ dataDir, template, loadDataDir }) {
   if (dataDir) {
     const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
     fs.mkdirSync(dataDir, { recursive: true });
-    if (fresh && template && !load) load = new Blob([fs.readFileSync(template)]);
+    if (fresh && template && !load) {
+      if (fs.statSync(template).isDirectory()) fs.cpSync(template, dataDir, { recursive: true });
+      else load = new Blob([fs.readFileSync(template)]);
+    }
   }
   return PGlite.create({
     dataDir,
