@@ -7,6 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 type Encoding = 'br' | 'gzip';
 
+/** Smaller bodies are sent as they are (compressing them saves nothing worth the work). */
+const MIN_COMPRESSED_BYTES = 1024;
+
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
@@ -31,7 +34,8 @@ export class CachedBody {
     readonly body: Buffer,
     readonly type: string,
   ) {
-    this.etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    // Weak: the compressed and plain answers share it (they are the same content).
+    this.etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
   }
 
   /** Compressed in the thread pool, once; the event loop is not held. */
@@ -54,8 +58,8 @@ export class CachedBody {
     const known = String(request.headers['if-none-match'] ?? '')
       .split(',')
       .map((t) => t.trim().replace(/^W\//, ''));
-    if (known.includes(this.etag) || known.includes('*')) return reply.code(304).send();
-    const encoding = acceptedEncoding(request.headers['accept-encoding']);
+    if (known.includes(this.etag.slice(2)) || known.includes('*')) return reply.code(304).send();
+    const encoding = this.body.length >= MIN_COMPRESSED_BYTES ? acceptedEncoding(request.headers['accept-encoding']) : undefined;
     if (!encoding) return reply.send(this.body);
     // Content-Encoding set here: the compression hook leaves the answer as it is.
     return reply.header('content-encoding', encoding).send(await this.compressed(encoding));
