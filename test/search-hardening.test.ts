@@ -105,9 +105,52 @@ test('oversized lists are a Validation Error naming the field', { timeout: 120_0
   assert.equal(facets.search_facets.tags.items.length, 3);
 });
 
-test('the longest allowed query still answers', { timeout: 60_000 }, async () => {
-  const q = Array.from({ length: 100 }, (_, i) => (i % 2 ? `"water quality${i}"` : `monitoring${i}`)).join(' OR ');
-  const r = await within(10_000, t.call('package_search', { q: `${q} OR water` }));
+test('a query at every bound still answers; one past a bound is refused naming q', { timeout: 60_000 }, async () => {
+  const phrases = Array.from({ length: 10 }, (_, i) => `"water quality${i}"`);
+  const wildcards = Array.from({ length: 20 }, (_, i) => `w${i}x*`);
+  const words = Array.from({ length: 69 }, (_, i) => `monitoring${i}`);
+  const q = [...phrases, ...wildcards, ...words, 'water'].join(' OR ');
+  const r = await within(10_000, t.call('package_search', { q }));
   assert.equal(r.body.success, true, JSON.stringify(r.body.error));
   assert.equal(r.body.result.count, 2);
+  // 99 clauses, then one more of each kind
+  const room = [...phrases, ...wildcards, ...words.slice(1), 'water'].join(' OR ');
+  for (const [more, what] of [
+    ['word', 'clauses'],
+    ['"one more"', 'phrases'],
+    ['w*', 'wildcard'],
+  ]) {
+    assert.equal((await t.call('package_search', { q: `${room} OR word` })).body.success, true);
+    const r = await t.call('package_search', { q: `${room} OR ${more} OR x` });
+    assertSearchError(r, 'q', more);
+    assert.match(r.body.error!.message, new RegExp(what), more);
+  }
+  // the bound counts q and the filters together
+  assertSearchError(await t.call('package_search', { q: words.join(' '), fq: words.join(' ') }), 'fq', 'q and fq');
+});
+
+test('phrases and sorts on extras with facets, any sort and pages past the score window answer', async () => {
+  const facetField = JSON.stringify(['tags', 'extras_region', 'organization']);
+  const shapes: Record<string, unknown>[] = [
+    { q: '"water quality"', 'facet.field': facetField },
+    { q: '"water quality" OR budget', 'facet.field': facetField, sort: 'name asc' },
+    { q: 'water', sort: 'extras_region asc', 'facet.field': facetField },
+    { q: '"water quality" monitoring', sort: 'extras_region desc, score desc', 'facet.field': facetField },
+    { q: '"water quality" OR water OR budget', rows: 2, start: 1 },
+  ];
+  t.services.config.set('svc.search.rank_window', 1);
+  try {
+    for (const data of shapes) {
+      const r = await t.call('package_search', data);
+      assert.equal(r.status, 200, `${JSON.stringify(data)}: ${JSON.stringify(r.body.error)}`);
+    }
+  } finally {
+    t.services.config.set('svc.search.rank_window', 1000);
+  }
+  const r = await t.ok('package_search', { q: '"water quality" OR budget', 'facet.field': facetField, sort: 'name asc' });
+  assert.deepEqual(
+    r.results.map((d: any) => d.name),
+    ['budget', 'monitoring'],
+  );
+  assert.deepEqual(r.facets.tags, { money: 1, water: 1 });
 });

@@ -119,3 +119,19 @@ test('title: and notes: find exactly the datasets with the words in that part of
   assert.deepEqual((await found('title:e-mail')).names, ['address-book']);
   assert.deepEqual((await found('-title:water AND water')).names, ['four-words', 'two-places', 'unrelated']);
 });
+
+test('several phrases joined by OR or AND find what each phrase finds, combined', async () => {
+  const sets = await Promise.all(PHRASES.map((phrase) => reference(phrase)));
+  for (let i = 0; i + 2 < PHRASES.length; i++) {
+    const group = [i, i + 1, i + 2];
+    const union = [...new Set(group.flatMap((k) => sets[k]))].sort();
+    const both = sets[i].filter((n) => group.every((k) => sets[k].includes(n)));
+    const quoted = group.map((k) => `"${PHRASES[k]}"`);
+    assert.deepEqual((await found(quoted.join(' OR '))).names, union, quoted.join(' OR '));
+    assert.deepEqual((await found(quoted.join(' AND '))).names, both, quoted.join(' AND '));
+    assert.deepEqual(
+      (await found(`${quoted[0]} OR (budget AND ${quoted[1]})`)).names,
+      [...new Set([...sets[i], ...sets[i + 1].filter((n) => n === 'unrelated')])].sort(),
+    );
+  }
+});

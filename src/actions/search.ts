@@ -124,7 +124,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
     params: {
       q: p
         .text(
-          'the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*; q and the filters together at most 200 words, phrases and ranges, 20 of them wildcards',
+          'the query: words (name and title weigh most), field:value, "phrases", AND/OR/NOT/+/-, (groups), * and ? wildcards, [a TO b] and {a TO b} ranges, *:*; q and the filters together at most 100 words, phrases and ranges, 20 of them wildcards and 10 quoted phrases',
         )
         .maxLength(MAX_QUERY_LENGTH)
         .default('*:*'),

@@ -129,6 +129,15 @@ function balancedOr(queries: string[]): string {
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */
 const mentionsState = (fq: string) => /(^|[\s(+])state:/.test(fq);
 
+/** The ORDER BY of a query: full (with the rank), cheap (without), and how many parameters cheap needs. */
+interface Order {
+  full: string;
+  cheap: string;
+  cheapParams: number;
+  /** The rank's SQL when the sort has score (its parameters are the last ones). */
+  rank: string | null;
+}
+
 /** Whether the results are ordered by score first (only the rank window is scored). */
 const scoresFirst = (query: PackageQuery, rank: string | null) =>
   rank !== null && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
@@ -203,7 +212,7 @@ export class PostgresSearchEngine implements SearchEngine {
   }
 
   async query(db: Queryable, query: PackageQuery): Promise<PackageQueryResult> {
-    const budget = { clauses: 0, wildcards: 0 };
+    const budget = { clauses: 0, wildcards: 0, phrases: 0 };
     const qNode = parseQuery(query.q, 'q', budget);
     const fqNodes = query.fq.map((f) => parseQuery(f, 'fq', budget));
     // a single word that everyone may find (words are counted for the class 'public' only): its
@@ -227,8 +236,13 @@ export class PostgresSearchEngine implements SearchEngine {
     const wordCount = term ? state.wordCount : null;
     const countedClass =
       filters.length === 0 ? visible.countedClass : wordCount !== null ? await this.countedWordClass(db, query, state, wordCount) : null;
-    const rank = builder.rankQueries.length ? `ts_rank(s.doc, ${balancedOr(builder.rankQueries)})` : null;
-    const order = this.orderBy(query.sort, rank, builder);
+    // Parameters in the order the statements use them: the conditions', the sort's, the rank's
+    // (bound only when the sort has score). A statement leaves out those it does not use: a
+    // parameter a statement never names has no type (a PostgreSQL error).
+    const whereParams = params.length;
+    const rankSql = builder.rankQueries.length ? () => `ts_rank(s.doc, ${balancedOr(builder.rankQueries.map((q) => q()))})` : null;
+    const order = this.orderBy(query.sort, rankSql, builder);
+    const rank = order.rank;
 
     // A cached result is valid while no index change has committed since it was computed.
     const key = JSON.stringify([
@@ -245,7 +259,7 @@ export class PostgresSearchEngine implements SearchEngine {
     ]);
     const cached = this.cache.get(key, state.generation);
     if (cached) return cached;
-    const result = await this.compute(db, where, params, order, rank, query, countedClass, wordCount);
+    const result = await this.compute(db, where, params, whereParams, order, rank, query, countedClass, wordCount);
     this.cache.set(key, state.generation, result);
     return result;
   }
@@ -254,7 +268,9 @@ export class PostgresSearchEngine implements SearchEngine {
     db: Queryable,
     where: string,
     params: unknown[],
-    order: { full: string; cheap: string },
+    /** How many of params the conditions use (the rest: the sort's and the rank's). */
+    whereParams: number,
+    order: Order,
     rank: string | null,
     query: PackageQuery,
     countedClass: CountedClass | null,
@@ -267,11 +283,12 @@ export class PostgresSearchEngine implements SearchEngine {
     // On a pool the statements run side by side: each scanned facet has its own (more cores, less
     // time); on one connection one scan gives the count and every scanned facet (less work).
     const onPool = isPool(db);
+    const whereOnly = params.slice(0, whereParams);
     const counting = async (): Promise<{ count: number; facets: Record<string, FacetItem[]> }> => {
-      if (scanned.length && !onPool) return scanCountAndFacets(db, where, params, scanned, query);
+      if (scanned.length && !onPool) return scanCountAndFacets(db, where, whereOnly, scanned, query);
       if (countedClass) return readCounts(db, countedClass, counts, query);
       if (wordCount !== null) return { count: wordCount, facets: {} };
-      const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, params);
+      const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, whereOnly);
       return { count: Number(r.rows[0].n), facets: {} };
     };
     // A count that must be scanned and a page inside the rank window: one statement reads the matches once.
@@ -286,7 +303,7 @@ export class PostgresSearchEngine implements SearchEngine {
       ? [() => this.countAndRankedPage(db, where, params, order, query)]
       : [counting, () => this.page(db, where, params, order, rank, query)];
     const first = tasks.length;
-    if (onPool) for (const f of scanned) tasks.push(() => scanFacet(db, where, params, f, query));
+    if (onPool) for (const f of scanned) tasks.push(() => scanFacet(db, where, whereOnly, f, query));
     else if (counts.length && scanned.length) tasks.push(() => readCounts(db, countedClass!, counts, query));
     const done = await sideBySide(db, tasks);
     type Counted = { count: number; facets: Record<string, FacetItem[]> };
@@ -391,13 +408,15 @@ export class PostgresSearchEngine implements SearchEngine {
     return parts.length ? parts.join(' AND ') : 'TRUE';
   }
 
-  private orderBy(sort: SortKey[], rank: string | null, builder: SqlBuilder): { full: string; cheap: string } {
+  private orderBy(sort: SortKey[], rankSql: (() => string) | null, builder: SqlBuilder): Order {
     const keys: string[] = [];
     const cheap: string[] = [];
     let byViews = false;
+    // the rank's place in keys; its SQL is made after the loop (its parameters after the sort's)
+    const RANK = '\u0000rank';
     for (const k of sort) {
       if (k.field === 'score' || k.field === 'rank') {
-        if (rank) keys.push(`${rank} ${k.desc ? 'DESC' : 'ASC'}`);
+        if (rankSql) keys.push(`${RANK} ${k.desc ? 'DESC' : 'ASC'}`);
         continue;
       }
       // CKAN's "Popular" orders: page views are not tracked, so every dataset ties
@@ -421,7 +440,10 @@ export class PostgresSearchEngine implements SearchEngine {
       keys.push('s.package_id');
       cheap.push('s.package_id');
     }
-    return { full: keys.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', ') };
+    const cheapParams = builder.params.length;
+    const rank = rankSql && keys.some((k) => k.startsWith(RANK)) ? rankSql() : null;
+    const full = keys.map((k) => (rank && k.startsWith(RANK) ? rank + k.slice(RANK.length) : k));
+    return { full: full.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', '), cheapParams, rank };
   }
 
   /**
@@ -435,7 +457,7 @@ export class PostgresSearchEngine implements SearchEngine {
     db: Queryable,
     where: string,
     params: unknown[],
-    order: { full: string; cheap: string },
+    order: Order,
     query: PackageQuery,
   ): Promise<{ count: number; facets: Record<string, FacetItem[]>; ids: string[] }> {
     const n = params.length;
@@ -455,7 +477,7 @@ export class PostgresSearchEngine implements SearchEngine {
     db: Queryable,
     where: string,
     params: unknown[],
-    order: { full: string; cheap: string },
+    order: Order,
     rank: string | null,
     query: PackageQuery,
   ): Promise<string[]> {
@@ -463,9 +485,10 @@ export class PostgresSearchEngine implements SearchEngine {
     if (rows === 0) return [];
     const window = this.opts.rankWindow();
     const scoreFirst = scoresFirst(query, rank);
-    const n = params.length;
-    const select = async (sql: string, limit: number, offset: number) =>
-      (await db.query<{ id: string }>(`${sql} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, limit, offset])).rows.map((r) => r.id);
+    const select = async (sql: string, limit: number, offset: number, used = params) =>
+      (await db.query<{ id: string }>(`${sql} LIMIT $${used.length + 1} OFFSET $${used.length + 2}`, [...used, limit, offset])).rows.map(
+        (r) => r.id,
+      );
     // with score first, the window holds every match when there are fewer: the same order as scoring all
     if (!scoreFirst) {
       return select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.full}`, rows, start);
@@ -488,6 +511,7 @@ export class PostgresSearchEngine implements SearchEngine {
           `SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.cheap}`,
           start + rows - from,
           from,
+          params.slice(0, order.cheapParams),
         )),
       );
     }

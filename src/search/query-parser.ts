@@ -20,9 +20,11 @@ import { SearchQueryError } from '../errors.ts';
 /** Bounds of one search (q and all its filter queries together), as Solr's maxBooleanClauses. */
 export const QUERY_LIMITS = {
   /** words, phrases and ranges */
-  clauses: 200,
+  clauses: 100,
   /** terms with * or ? (each expands over the index's words) */
   wildcards: 20,
+  /** quoted phrases (each may compute the phrase keys of every row it tests, ~0.2 ms a row on PGlite) */
+  phrases: 10,
   /** words of one quoted phrase */
   phraseWords: 32,
 } as const;
@@ -31,6 +33,7 @@ export const QUERY_LIMITS = {
 export interface QueryBudget {
   clauses: number;
   wildcards: number;
+  phrases: number;
 }
 
 export type QueryNode =
@@ -222,6 +225,8 @@ class Parser {
       );
     if (t.wildcard && ++b.wildcards > QUERY_LIMITS.wildcards)
       throw new SearchQueryError(`${this.field}: too many wildcard terms (a search may have at most ${QUERY_LIMITS.wildcards})`);
+    if (t.kind === 'phrase' && ++b.phrases > QUERY_LIMITS.phrases)
+      throw new SearchQueryError(`${this.field}: too many quoted phrases (a search may have at most ${QUERY_LIMITS.phrases})`);
     if (t.kind === 'phrase' && t.text.split(/\s+/).length > QUERY_LIMITS.phraseWords)
       throw new SearchQueryError(`${this.field}: a phrase may have at most ${QUERY_LIMITS.phraseWords} words`);
   }
@@ -356,6 +361,6 @@ class Parser {
  * Parses q/fq text (field: the parameter it came from, named in errors); an empty or blank text
  * matches everything. The queries of one search share one budget.
  */
-export function parseQuery(input: string, field = 'q', budget: QueryBudget = { clauses: 0, wildcards: 0 }): QueryNode {
+export function parseQuery(input: string, field = 'q', budget: QueryBudget = { clauses: 0, wildcards: 0, phrases: 0 }): QueryNode {
   return new Parser(input, field, budget).parse();
 }
