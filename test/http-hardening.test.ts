@@ -97,6 +97,19 @@ describe('every answer under /api/ is the envelope', () => {
     }
   });
 
+  test('HEAD is a GET: a POST-only action is refused, its body ignored', async () => {
+    const r = await t.app.inject({
+      method: 'HEAD',
+      url: '/api/3/action/organization_create',
+      headers: { authorization: t.sysadminToken, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'made-by-head' }),
+    });
+    assert.equal(r.statusCode, 400);
+    const list = await t.ok('organization_list', {});
+    assert.ok(!list.includes('made-by-head'), 'nothing created');
+    assert.equal((await t.app.inject({ method: 'HEAD', url: '/api/3/action/site_read' })).statusCode, 200);
+  });
+
   test('an address under /api/ that is no route: 404 envelope', async () => {
     for (const url of ['/api/nothing', '/api/3/nothing', '/api/2/action/site_read', '/api/3/action/']) {
       assertEnvelope(await t.app.inject({ method: 'GET', url }), 404, /Not found/);

@@ -39,7 +39,9 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
   try {
     if (!services.registry.has(name)) throw new BadRequestError(`Bad request - Action name not known: ${echoedName(name)}`);
     const def = services.registry.get(name);
-    if (request.method === 'GET' && !def.sideEffectFree) {
+    // HEAD is answered as GET (without the body): the same rules.
+    const asGet = request.method === 'GET' || request.method === 'HEAD';
+    if (asGet && !def.sideEffectFree) {
       throw new BadRequestError('Bad request - JSON Error: Invalid request. Please use POST method for your request');
     }
     const parsed = await requestData(request, {
@@ -50,7 +52,7 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     });
     files = parsed.files;
     // JSONP calls run as anonymous (CKAN): a page on another site must not act with the visitor's credentials.
-    const hasCallback = request.method === 'GET' && new URLSearchParams(request.url.split('?')[1] ?? '').has('callback');
+    const hasCallback = asGet && new URLSearchParams(request.url.split('?')[1] ?? '').has('callback');
     const formToken = parsed.data[CSRF_FIELD];
     delete parsed.data[CSRF_FIELD];
     const identity = hasCallback ? ANONYMOUS : await requestIdentity(services, request, { api: true, formToken });
