@@ -125,6 +125,15 @@ const examples: Record<'fivexx' | 'nonEnvelope' | 'timeouts' | 'networkErrors', 
 const byStatus = new Map<number, number>();
 const inFlight = new Set<string>();
 
+/** The slowest answers of the run (time, status and request). */
+const slowest: { ms: number; what: string }[] = [];
+function noteSlow(ms: number, what: string): void {
+  if (slowest.length >= 10 && ms <= slowest[slowest.length - 1].ms) return;
+  slowest.push({ ms, what });
+  slowest.sort((a, b) => b.ms - a.ms);
+  slowest.length = Math.min(slowest.length, 10);
+}
+
 function note(kind: keyof typeof examples, text: string): void {
   counts[kind]++;
   if (examples[kind].length < 15) examples[kind].push(text);
@@ -146,6 +155,7 @@ async function send(c: Case): Promise<void> {
   const label = `${c.who} ${c.method} ${c.label}`;
   inFlight.add(label);
   counts.requests++;
+  const t0 = performance.now();
   try {
     const r = await fetch(c.url, {
       method: c.method,
@@ -155,6 +165,7 @@ async function send(c: Case): Promise<void> {
       redirect: 'manual',
     });
     const text = await r.text();
+    noteSlow(performance.now() - t0, `${r.status} ${label}`);
     byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
     if (r.status >= 500) note('fivexx', `${r.status} ${label}: ${text.slice(0, 200)}`);
     const p = new URL(c.url).pathname;
@@ -622,6 +633,10 @@ try {
   show('timeouts', examples.timeouts);
   show('connection errors', examples.networkErrors);
   show('errors in the server log', [...serverErrors.values()]);
+  show(
+    'slowest answers',
+    slowest.map((x) => `${(x.ms / 1000).toFixed(1)} s: ${x.what}`),
+  );
   if (counts.fivexx || counts.nonEnvelope || crashes.length || counts.timeouts || percentile(latencies, 0.95) >= 50) exitCode = 1;
 } catch (e) {
   console.error(e);
