@@ -107,11 +107,21 @@ test('title: and notes: find exactly the datasets with the words in that part of
     ['notes:"water quality monitoring"', 'c', "phraseto_tsquery('english', $2)", 'water quality monitoring'],
     ['notes:"quality of water"', 'c', "phraseto_tsquery('english', $2)", 'quality of water'],
   ];
+  const sets: string[][] = [];
   for (const [q, weight, tsquery, value] of cases) {
     const expected = await weightedReference(weight, tsquery, value);
+    sets.push(expected);
     const got = await found(q);
     assert.deepEqual(got.names, expected, q);
     assert.equal(got.count, expected.length, q);
+  }
+  // joined by OR and AND (tested together, one tsquery of their keys): the union and the intersection
+  for (let i = 0; i + 2 < cases.length; i++) {
+    const group = [i, i + 1, i + 2];
+    const qs = group.map((k) => cases[k][0]);
+    assert.deepEqual((await found(qs.join(' OR '))).names, [...new Set(group.flatMap((k) => sets[k]))].sort(), qs.join(' OR '));
+    const both = sets[i].filter((n) => group.every((k) => sets[k].includes(n)));
+    assert.deepEqual((await found(qs.join(' AND '))).names, both, qs.join(' AND '));
   }
   // the references are not trivially empty or everything, and private datasets stay out
   assert.deepEqual((await found('title:water')).names, ['across-fields', 'monitoring', 'reversed']);

@@ -11,7 +11,7 @@ import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
 import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
-import { phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordParts, type TextFacts } from './sql-builder.ts';
+import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordParts, type TextFacts } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
@@ -114,16 +114,6 @@ function singleWord(node: QueryNode): string | null {
   if (node.kind !== 'term' || node.phrase || node.wildcard) return null;
   const f = resolveField(node.field);
   return f.type === 'fulltext' && f.weight === null ? node.value : null;
-}
-
-/**
- * tsqueries joined by || as a balanced tree: a chain of hundreds nests as deep as it is long, and
- * PGlite's small stack fails on such an expression without an error (the rows come back empty).
- */
-function balancedOr(queries: string[]): string {
-  if (queries.length === 1) return queries[0];
-  const half = queries.length >> 1;
-  return `(${balancedOr(queries.slice(0, half))} || ${balancedOr(queries.slice(half))})`;
 }
 
 /** A filter query that names the state field (the caller then chooses states, within the visibility). */
@@ -240,7 +230,13 @@ export class PostgresSearchEngine implements SearchEngine {
     // (bound only when the sort has score). A statement leaves out those it does not use: a
     // parameter a statement never names has no type (a PostgreSQL error).
     const whereParams = params.length;
-    const rankSql = builder.rankQueries.length ? () => `ts_rank(s.doc, ${balancedOr(builder.rankQueries.map((q) => q()))})` : null;
+    const rankSql = builder.rankQueries.length
+      ? () =>
+          `ts_rank(s.doc, ${balanced(
+            builder.rankQueries.map((q) => q()),
+            '||',
+          )})`
+      : null;
     const order = this.orderBy(query.sort, rankSql, builder);
     const rank = order.rank;
 

@@ -121,6 +121,26 @@ export function vocabularyTagsSql(vocabularyParam: string): string {
     WHERE pt.package_id = s.package_id AND pt.state = 'active' AND vc.name = ${vocabularyParam}::text`;
 }
 
+/** A term found by the keys of an expression index (SqlBuilder.keyed). */
+interface Keyed {
+  /** the index's function of doc */
+  index: 'package_search_phrase_keys' | 'package_search_weighted_keys';
+  /** SQL of the tsquery of the term's keys */
+  keys: string;
+  /** SQL of the positional test that completes the keys' (null: the keys are exact) */
+  positions: string | null;
+}
+
+/**
+ * SQL expressions joined by a binary operator as a balanced tree: a chain of hundreds nests as
+ * deep as it is long, and PGlite's small stack fails on such an expression without an error.
+ */
+export function balanced(items: string[], op: string): string {
+  if (items.length === 1) return items[0];
+  const half = items.length >> 1;
+  return `(${balanced(items.slice(0, half), op)} ${op} ${balanced(items.slice(half), op)})`;
+}
+
 export class SqlBuilder {
   /**
    * tsquery expressions of the free-text terms that are not negated: what score ranks by (made,
@@ -172,57 +192,74 @@ export class SqlBuilder {
   }
 
   /**
-   * Items joined by AND or OR. The phrases among them found by phrase keys are tested together,
-   * one tsquery of their keys: the keys of a row are computed once, not once per phrase (~0.2 ms
-   * a row on PGlite). A phrase's positional test implies its keys, so the keys of those that need
-   * one can be tested together too, before their positional tests.
+   * Items joined by AND or OR. Terms found by the keys of an expression index (phrases: the phrase
+   * keys of migration 013; title:/notes: the weighted keys of migration 014) are tested together,
+   * one tsquery per index: the keys of a row are computed once, not once per term (~0.2 ms a row
+   * on PGlite). A term's positional test implies its keys, so the keys of those that need one are
+   * tested together too, before their positional tests.
    */
   private combine(kind: 'and' | 'or', items: QueryNode[], negated: boolean): string {
     const joiner = kind === 'and' ? ' AND ' : ' OR ';
-    const op = kind === 'and' ? ' & ' : ' | ';
     const parts: string[] = [];
-    const exact: string[] = [];
-    const positional: { keys: string; positions: string }[] = [];
+    const groups = new Map<string, { exact: string[]; positional: Keyed[] }>();
     for (const n of items) {
-      const phrase = n.kind === 'term' ? this.phraseByKeys(n, negated) : null;
-      if (!phrase) parts.push(this.where(n, negated));
-      else if (phrase.positions === null) exact.push(phrase.keys);
-      else positional.push({ keys: phrase.keys, positions: phrase.positions });
+      const keyed = n.kind === 'term' ? this.keyed(n, negated) : null;
+      if (!keyed) {
+        parts.push(this.where(n, negated));
+        continue;
+      }
+      const group = groups.get(keyed.index) ?? { exact: [], positional: [] };
+      groups.set(keyed.index, group);
+      if (keyed.positions === null) group.exact.push(keyed.keys);
+      else group.positional.push(keyed);
     }
-    const keysTest = (keys: string[]) =>
-      `package_search_phrase_keys(s.doc) @@ ${this.param(keys.length === 1 ? keys[0] : keys.map((k) => `(${k})`).join(op))}::tsquery`;
-    if (exact.length) parts.push(keysTest(exact));
-    if (positional.length) {
-      parts.push(`(${keysTest(positional.map((x) => x.keys))} AND (${positional.map((x) => x.positions).join(joiner)}))`);
+    const op = kind === 'and' ? '&&' : '||';
+    for (const [index, group] of groups) {
+      const test = (keys: string[]) => `${index}(s.doc) @@ ${balanced(keys, op)}`;
+      if (group.exact.length) parts.push(test(group.exact));
+      if (group.positional.length) {
+        const positions = group.positional.map((x) => x.positions).join(joiner);
+        parts.push(`(${test(group.positional.map((x) => x.keys))} AND (${positions}))`);
+      }
     }
     return `(${parts.join(joiner)})`;
   }
 
   /**
-   * A phrase of the whole text that is a run of lexemes (found by the phrase keys of migration
-   * 013): the tsquery text of its keys, and its positional test when the keys do not say it all.
-   * Null (and nothing bound or ranked) for any other term.
+   * A term found by the keys of an expression index: the index's function, the tsquery of the
+   * term's keys, and its positional test when the keys do not say it all. Null (nothing bound or
+   * ranked) for any other term.
    */
-  private phraseByKeys(node: Extract<QueryNode, { kind: 'term' }>, negated: boolean): { keys: string; positions: string | null } | null {
+  private keyed(node: Extract<QueryNode, { kind: 'term' }>, negated: boolean): Keyed | null {
     const f = resolveField(node.field);
-    if (f.type !== 'fulltext' || f.weight || node.wildcard) return null;
+    if (f.type !== 'fulltext' || (node.wildcard && /^[*]+$/.test(node.value))) return null;
     const tq = textQueryOf(node);
-    if (!tq || tq.kind === 'prefix' || this.facts.stopWordsOnly.has(textKey(tq))) return null;
-    const run = this.facts.phraseLexemes.get(textKey(tq));
-    if (!run || run.length < 2) return null;
-    // the phrase's tsquery is bound only where it is used (an unused parameter has no type)
+    if (!tq || (tq.kind !== 'prefix' && this.facts.stopWordsOnly.has(textKey(tq)))) return null;
+    const run = f.weight ? undefined : this.facts.phraseLexemes.get(textKey(tq));
+    if (!f.weight && (!run || run.length < 2)) return null;
+    // the term's tsquery is bound only where it is used (an unused parameter has no type)
     let made: string | undefined;
     const q = () => (made ??= this.tsquery(tq));
     if (!negated && this.scoring) this.rankQueries.push(q);
-    const { query, exact } = phraseKeys(run);
-    return { keys: query, positions: exact ? null : `s.doc @@ ${q()}` };
+    if (run) {
+      const { query, exact } = phraseKeys(run);
+      return { index: 'package_search_phrase_keys', keys: `${this.param(query)}::tsquery`, positions: exact ? null : `s.doc @@ ${q()}` };
+    }
+    // the words of one part of the text: found by their keys behind the part's weight, exactly
+    // for words and prefixes; a phrase (or joined words) adds its positions in the part
+    const positional = tq.kind === 'phrase' || (tq.kind === 'plain' && joinedWords(tq.value));
+    return {
+      index: 'package_search_weighted_keys',
+      keys: `package_search_weighted_query(${q()}, '${f.weight}')`,
+      positions: positional ? `ts_filter(s.doc, '{${f.weight}}') @@ ${q()}` : null,
+    };
   }
 
   private term(node: Extract<QueryNode, { kind: 'term' }>, negated: boolean): string {
-    const phrase = this.phraseByKeys(node, negated);
-    if (phrase) {
-      const keys = `package_search_phrase_keys(s.doc) @@ ${this.param(phrase.keys)}::tsquery`;
-      return phrase.positions === null ? keys : `(${keys} AND ${phrase.positions})`;
+    const keyed = this.keyed(node, negated);
+    if (keyed) {
+      const keys = `${keyed.index}(s.doc) @@ ${keyed.keys}`;
+      return keyed.positions === null ? keys : `(${keys} AND ${keyed.positions})`;
     }
     const f = resolveField(node.field);
     const name = node.field ?? 'text';
@@ -239,12 +276,6 @@ export class SqlBuilder {
         let made: string | undefined;
         const q = () => (made ??= this.tsquery(tq));
         if (!negated && this.scoring) this.rankQueries.push(q);
-        if (f.type === 'fulltext' && f.weight) {
-          // the words of one part of the text: found by their keys behind the part's weight
-          // (migration 014), exactly for words and prefixes; a phrase adds its positions in the part
-          const keys = `package_search_weighted_keys(s.doc) @@ package_search_weighted_query(${q()}, '${f.weight}')`;
-          return tq.kind === 'phrase' || joinedWords(tq.value) ? `(${keys} AND ts_filter(s.doc, '{${f.weight}}') @@ ${q()})` : keys;
-        }
         if (f.type === 'fulltext') return `s.doc @@ ${q()}`;
         return `(s.doc @@ ${q()} AND to_tsvector('${TS_CONFIG}', coalesce(${columnSql(f.column)}, '')) @@ ${q()})`;
       }
