@@ -3,8 +3,8 @@
 // {fields, records}, XML <data><row>).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ActionContext, Services } from '../../actions/context.ts';
-import { callAction } from '../../actions/registry.ts';
+import type { Services } from '../../actions/context.ts';
+import { readContext } from '../../actions/read-context.ts';
 import type { DatastoreBackend, DumpChunk } from '../../datastore/backend.ts';
 import { csvCell } from '../../datastore/types.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
@@ -54,15 +54,11 @@ export const dumpExtension = {
       let first: IteratorResult<DumpChunk>;
       try {
         const identity = await requestIdentity(services, request);
-        const ctx: ActionContext = {
-          services,
-          config: services.config,
-          identity,
-          db: services.db,
-          ignoreAuth: false,
-          request: { method: 'GET', path: request.url.split('?')[0], query: request.url.split('?')[1] ?? '' },
-          call: (name, input) => callAction(services, name, input, { identity }) as Promise<any>,
-        };
+        const ctx = readContext(services, identity, {
+          method: 'GET',
+          path: request.url.split('?')[0],
+          query: request.url.split('?')[1] ?? '',
+        });
         const { search } = await prepareSearch(ctx, { ...params, resource_id: id }, true);
         const backend = services.plugins.datastore as DatastoreBackend;
         iterator = backend.dump({
