@@ -61,12 +61,16 @@ async function startServer(): Promise<void> {
   listening = false;
   const child = spawn(process.execPath, [path.join(repo, 'bin/svc.js'), 'serve'], { env, cwd: storage, stdio: ['ignore', 'pipe', 'pipe'] });
   server = child;
+  let partial = ''; // a log line continued in the next chunk (only its start is kept)
   const keep = (b: Buffer) => {
     const text = b.toString();
     serverLog = (serverLog + text).slice(-20_000);
     // The server logs at level error: what went wrong behind each 5xx, first message of each kind.
-    for (const line of text.split('\n')) {
-      const m = /"message":"([^"]{0,240})|"msg":"([^"]{0,240})/.exec(line);
+    const lines = text.split('\n');
+    lines[0] = partial + lines[0];
+    partial = lines.pop()!.slice(0, 4000);
+    for (const line of lines) {
+      const m = /"message":"([^"]{0,240})|"msg":"([^"]{0,240})/.exec(line.slice(0, 4000));
       const what = m?.[1] ?? m?.[2];
       if (what && serverErrors.size < 30 && !serverErrors.has(what)) serverErrors.set(what, line.slice(0, 400));
     }
