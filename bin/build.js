@@ -16,8 +16,9 @@ const srcDir = path.join(root, 'src');
 export const distDir = path.join(root, 'dist');
 /** Changed when the way of building changes: earlier builds are then out of date. */
 const BUILD_FORMAT = 1;
-/** Builds kept besides the newest (a server started from one of them may still read its templates). */
+/** Builds kept besides the newest; older ones go unless a running process uses them (it may still read its templates). */
 const KEEP_BUILDS = 3;
+const IN_USE = '.in-use-';
 const COMPLETE = '.complete';
 
 /** Every file under src/, relative to it, with its size and modification time. */
@@ -103,13 +104,41 @@ export async function ensureBuilt() {
   return dir;
 }
 
+/** Marks a build as used by this process until it exits (removeOldBuilds leaves it). */
+export function useBuild(dir) {
+  const marker = path.join(dir, `${IN_USE}${process.pid}`);
+  try {
+    fs.writeFileSync(marker, '');
+    process.once('exit', () => fs.rmSync(marker, { force: true }));
+  } catch {
+    // A build that cannot be marked (read-only install) is never removed either: only builds remove builds.
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+const inUse = (dir) =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(IN_USE))
+    .some((f) => alive(Number(f.slice(IN_USE.length))));
+
 function removeOldBuilds(current) {
   const builds = fs
     .readdirSync(distDir)
     .filter((name) => /^build-[0-9a-f]+$/.test(name) && path.join(distDir, name) !== current)
     .map((name) => ({ dir: path.join(distDir, name), mtimeMs: fs.statSync(path.join(distDir, name)).mtimeMs }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const old of builds.slice(KEEP_BUILDS)) fs.rmSync(old.dir, { recursive: true, force: true });
+  for (const old of builds.slice(KEEP_BUILDS)) {
+    if (!inUse(old.dir)) fs.rmSync(old.dir, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

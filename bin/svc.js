@@ -4,7 +4,7 @@
 // current code. Where dist/ cannot be written, the TypeScript runs through tsx (slower start).
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ensureBuilt, root } from './build.js';
+import { ensureBuilt, root, useBuild } from './build.js';
 
 let build;
 try {
@@ -12,8 +12,10 @@ try {
 } catch (e) {
   process.stderr.write(`svc: cannot compile into dist/ (${e.message}); running the TypeScript sources\n`);
 }
-if (build) await import(pathToFileURL(path.join(build, 'cli', 'main.js')).href);
-else {
+if (build) {
+  useBuild(build);
+  await import(pathToFileURL(path.join(build, 'cli', 'main.js')).href);
+} else {
   const { register } = await import('tsx/esm/api');
   register();
   await import(pathToFileURL(path.join(root, 'src', 'cli', 'main.ts')).href);

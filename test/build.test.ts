@@ -3,7 +3,7 @@
 // runs stale code. Checked on a small project beside this one (the same bin/, its own src/).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,4 +43,23 @@ test('svc runs the current sources: after an edit, a new file, a rename; files b
   write('cli/main.ts', "import { word } from './other.ts';\nconsole.log(word);\n");
   assert.equal(svc(), 'two');
   assert.ok(fs.readdirSync(path.join(project, 'dist')).filter((d) => d.startsWith('build-')).length <= 4, 'old builds are removed');
+});
+
+test('a build a running svc uses is kept while it runs, removed once it stopped and is old', async () => {
+  const builds = () => fs.readdirSync(path.join(project, 'dist')).filter((d) => d.startsWith('build-'));
+  write('cli/main.ts', "if (process.argv[2] === 'wait') setTimeout(() => undefined, 120000);\nconsole.log('running');\n");
+  const child = spawn(process.execPath, [path.join(project, 'bin', 'svc.js'), 'wait'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => child.stdout.once('data', resolve));
+  const used = builds().find((d) => fs.existsSync(path.join(project, 'dist', d, `.in-use-${child.pid}`)));
+  assert.ok(used, 'the running svc marks its build');
+  for (let i = 0; i < 5; i++) {
+    write('cli/main.ts', `console.log(${i});\n`);
+    assert.equal(svc(), String(i));
+  }
+  assert.ok(builds().includes(used), 'kept while in use');
+  child.kill();
+  await new Promise((resolve) => child.once('exit', resolve));
+  write('cli/main.ts', 'console.log(5);\n');
+  assert.equal(svc(), '5');
+  assert.ok(!builds().includes(used), 'removed once unused and not among the newest');
 });
