@@ -83,11 +83,16 @@ describe('forms posted from another site are refused', () => {
     assert.equal(nullOrigin.statusCode, 403);
     const referer = await signIn('origin_erin', 'correct horse battery', { headers: { referer: 'https://evil.example/page' } });
     assert.equal(referer.statusCode, 403);
+    for (const site of ['cross-site', 'same-site']) {
+      const r = await signIn('origin_erin', 'correct horse battery', { headers: { 'sec-fetch-site': site, origin: 'http://test.local' } });
+      assert.equal(r.statusCode, 403, `Sec-Fetch-Site: ${site}`);
+    }
     // The site's own origin (site_url), or the host the request was sent to, is accepted.
     const ownSite: Record<string, string>[] = [
       { origin: 'http://test.local' },
       { referer: 'http://test.local/user/login' },
       { origin: 'http://catalog.example:8080', host: 'catalog.example:8080' },
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
       {},
     ];
     for (const headers of ownSite) {

@@ -28,7 +28,11 @@ export async function requestIdentity(services: Services, request: FastifyReques
     const token = Array.isArray(header) ? header[0] : (header ?? opts.formToken);
     if (!(await csrfTokenMatches(services.db, services.config, session, token)))
       throw new BadRequestError('Bad request - The CSRF token is missing or invalid.', 403);
-    const sent = { origin: request.headers.origin, referer: request.headers.referer };
+    const sent = {
+      origin: request.headers.origin,
+      referer: request.headers.referer,
+      'sec-fetch-site': request.headers['sec-fetch-site'] as string | undefined,
+    };
     if (!fromThisSite(sent, siteUrl(services.config), { protocol: request.protocol, host: request.host }))
       throw new BadRequestError('Bad request - a signed-in call from a page of another site (Origin) is refused.', 403);
   }

@@ -174,7 +174,11 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
         return ctx.render('errors/error.njk', { status: 400, title: t('error.400.title'), message }, 400);
       }
       if (post) {
-        const headers = { origin: request.headers.origin, referer: request.headers.referer };
+        const headers = {
+          origin: request.headers.origin,
+          referer: request.headers.referer,
+          'sec-fetch-site': request.headers['sec-fetch-site'] as string | undefined,
+        };
         if (!fromThisSite(headers, siteUrl(services.config), { protocol: request.protocol, host: request.host })) {
           return ctx.render('errors/error.njk', { status: 403, title: t('error.csrf.title'), message: t('error.cross_site.text') }, 403);
         }

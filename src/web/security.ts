@@ -26,16 +26,22 @@ function originOf(url: string): string | undefined {
 }
 
 /**
- * Whether a state-changing request comes from a page of this site, by its Origin (else Referer)
- * header: the origin of site_url, or the one the request was sent to (`protocol` and `host` as
- * Fastify reads them: X-Forwarded-* only from a trusted proxy). A request with neither header
- * (not a browser, or one that sends none) passes: the CSRF token still has to match.
+ * Whether a state-changing request comes from a page of this site. The browser's Sec-Fetch-Site
+ * says so where it is sent (pages cannot set it); else the Origin (or Referer) header is compared
+ * with the origin of site_url and the one the request was sent to (`protocol` and `host` as
+ * Fastify reads them: X-Forwarded-* only from a trusted proxy). "Origin: null" (a sandboxed or
+ * no-referrer page elsewhere) is refused; the site's own pages send a real one (Referrer-Policy
+ * same-origin). A request with none of these headers (not a browser) passes: the CSRF token still
+ * has to match.
  */
 export function fromThisSite(
-  headers: { origin?: string; referer?: string },
+  headers: { origin?: string; referer?: string; 'sec-fetch-site'?: string },
   siteUrl: string,
   own: { protocol: string; host: string },
 ): boolean {
+  const fetchSite = headers['sec-fetch-site'];
+  if (fetchSite === 'same-origin' || fetchSite === 'none') return true;
+  if (fetchSite === 'same-site' || fetchSite === 'cross-site') return false;
   const claimed = headers.origin ?? (headers.referer === undefined ? undefined : (originOf(headers.referer) ?? 'null'));
   if (claimed === undefined) return true;
   const allowed = [originOf(siteUrl), originOf(`${own.protocol}://${own.host}`)];
