@@ -140,6 +140,8 @@ describe('envelope and routes', () => {
 
   test('GET /api and /api/3 report the version', async () => {
     assert.deepEqual((await inject({ method: 'GET', url: '/api/3' })).json(), { version: 3 });
+    // CKAN answers the unversioned address with version 1 (its default API version).
+    assert.deepEqual((await inject({ method: 'GET', url: '/api' })).json(), { version: 1 });
   });
 });
 

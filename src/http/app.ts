@@ -103,7 +103,7 @@ async function actionRoutes(app: FastifyInstance, { services }: { services: Serv
       },
     });
   }
-  app.get('/', async () => ({ version: 3 }));
+  app.get('/', async () => ({ version: 1 })); // as CKAN: the unversioned address names API version 1
   app.get('/3', async () => ({ version: 3 }));
   app.setNotFoundHandler((request, reply) => sendErrorEnvelope(reply, request, services, apiNotFound(request)));
 }
