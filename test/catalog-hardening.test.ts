@@ -83,6 +83,12 @@ const oversized: [string, () => Record<string, unknown>, string][] = [
   ['package_create', () => ({ name: 'ch-long-license', owner_org: org.id, license_id: MB }), 'license_id'],
   ['resource_create', () => ({ package_id: publicDs.id, url: 'http://example.org/x', format: MB }), 'format'],
   ['resource_create', () => ({ package_id: publicDs.id, url: 'http://example.org/x', resource_type: MB }), 'resource_type'],
+  ['resource_create', () => ({ package_id: publicDs.id, url: 'http://example.org/x', id: MB }), 'id'],
+  [
+    'package_create',
+    () => ({ name: 'ch-long-res-id', owner_org: org.id, resources: [{ id: MB, url: 'http://example.org/x' }] }),
+    'resources',
+  ],
   ['task_status_update', () => ({ entity_id: MB, entity_type: 'resource', task_type: 't', key: 'k' }), 'entity_id'],
   ['task_status_update', () => ({ entity_id: 'e', entity_type: 'resource', task_type: MB, key: 'k' }), 'task_type'],
   ['task_status_update', () => ({ entity_id: 'e', entity_type: 'resource', task_type: 't', key: MB }), 'key'],

@@ -314,7 +314,8 @@ export const p = {
    * not cover, e.g. a password or "a string or a list of strings").
    */
   custom: <T>(description: string, validators: Validator[], schema: TSchema = Type.Unknown(), typeName = 'string') =>
-    make<T>(typeName, schema, validators, description),
+    // declared as text: bounded as text (its name may make it a key)
+    make<T>(typeName, schema, validators, description, schema.type === 'string' ? TEXT : undefined),
   /** Any value, passed on unchanged (the handler or a domain validator checks it). */
   any: (description: string, schema: TSchema = Type.Unknown(), typeName = 'any') => make<any>(typeName, schema, [], description),
   /** A list of dicts, each validated by its own declarations. */
