@@ -57,10 +57,44 @@ export interface ServiceOptions {
   worker?: boolean;
 }
 
+/**
+ * Starts opening an embedded database on its own thread at once; the first open of that name takes
+ * it. What is not taken is closed by discard().
+ */
+function openedAhead(open: (name: string) => Promise<Database>, name: string) {
+  let pending: Promise<Database> | undefined = open(name);
+  pending.catch(() => undefined);
+  return {
+    open: (n: string): Promise<Database> => {
+      const ready = n === name ? pending : undefined;
+      if (!ready) return open(n);
+      pending = undefined;
+      return ready;
+    },
+    discard: async () => {
+      const left = pending;
+      pending = undefined;
+      await (await left?.catch(() => undefined))?.close();
+    },
+  };
+}
+
+/** The data store plugin will open its embedded database (no svc.datastore.write_url). */
+const embeddedDataStore = (config: Config) => config.list('svc.plugins').includes('datastore') && !config.str('svc.datastore.write_url');
+
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const logger = opts.logger ?? pino({ level: config.str('svc.log_level') });
   const openEmbedded = opts.openEmbedded ?? embeddedOpener(config);
-  const db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
+  const openWorker = opts.openEmbeddedWorker ?? embeddedWorkerOpener(config);
+  // The embedded data store opens on its thread while the catalog opens and migrates on this one.
+  const ahead = embeddedDataStore(config) ? openedAhead(openWorker, 'datastore') : undefined;
+  let db: Database;
+  try {
+    db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
+  } catch (e) {
+    await ahead?.discard();
+    throw e;
+  }
   const jobs = new JobService(db, config, logger);
   const services: Services = {
     config,
@@ -71,7 +105,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     onClose: [],
     openEmbedded,
     jobs,
-    openEmbeddedWorker: opts.openEmbeddedWorker ?? embeddedWorkerOpener(config),
+    openEmbeddedWorker: ahead?.open ?? openWorker,
   };
   try {
     if (opts.migrate !== false) await migrate(db);
@@ -89,9 +123,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     services.onClose.push(() => jobs.stop());
     if (opts.worker !== false && config.bool('svc.jobs.in_process_worker')) jobs.startWorker();
   } catch (e) {
+    await ahead?.discard();
     await closeServices(services).catch(() => undefined);
     throw e;
   }
+  await ahead?.discard();
   return services;
 }
 
