@@ -174,3 +174,57 @@ test("an operator's allowed-functions file replaces the built-in list of datasto
   );
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// Seconds of work on both databases, and cheap in the embedded database's cost estimate.
+const SLOW_SQL = `SELECT count(*) FROM generate_series(1,25000) g WHERE md5(repeat(g::text,100000))=''`;
+
+test('SQL searches: a shorter timeout for anonymous callers, one at a time per caller, datastore_search never waits behind them', async () => {
+  const app = await startApp({
+    config: {
+      'svc.datastore.sqlsearch.enabled': true,
+      'svc.datastore.sqlsearch.timeout': 3000,
+      'svc.datastore.sqlsearch.anonymous_timeout': 1000,
+    },
+  });
+  try {
+    await app.services.db.query(
+      "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'gate-org', 'G', 'organization', true)",
+      [randomUUID()],
+    );
+    await app.ok('package_create', { name: 'gate-data', owner_org: 'gate-org' }, { token: app.sysadminToken });
+    const id = (
+      await app.ok(
+        'datastore_create',
+        { resource: { package_id: 'gate-data' }, fields: [{ id: 'v', type: 'int' }], records: [{ v: 1 }] },
+        { token: app.sysadminToken },
+      )
+    ).resource_id;
+    const users = [await app.user('gate_a'), await app.user('gate_b')];
+    const timed = (p: Promise<any>) => {
+      const started = Date.now();
+      return p.then((answer) => ({ answer, ms: Date.now() - started }));
+    };
+    const anonymous = Array.from({ length: 8 }, () => timed(app.call('datastore_search_sql', { sql: SLOW_SQL })));
+    const signedIn = users.map((u) => timed(app.call('datastore_search_sql', { sql: SLOW_SQL }, { token: u.token })));
+    await new Promise((r) => setTimeout(r, 300));
+    const search = await timed(app.call('datastore_search', { resource_id: id }));
+    const answers = await Promise.all(anonymous);
+    const userAnswers = await Promise.all(signedIn);
+    assert.equal(search.answer.status, 200);
+    // PostgreSQL: SQL searches have connections of their own. The embedded database has one
+    // connection: a search waits for at most the SQL search running on it (others wait apart).
+    assert.ok(search.ms < (onPostgres ? 1000 : 3000 + 1000 + 4000), `datastore_search waited ${search.ms} ms behind SQL searches`);
+    // One anonymous query ran, stopped at the anonymous timeout; the others were refused at once.
+    const messages = answers.map((a) => a.answer.body.error?.query?.[0]);
+    assert.equal(messages.filter((m) => m === 'Query took too long').length, 1, JSON.stringify(messages));
+    assert.equal(messages.filter((m) => /Too many SQL searches at once/.test(m ?? '')).length, 7, JSON.stringify(messages));
+    for (const a of answers)
+      if (a.answer.body.error?.query?.[0] !== 'Query took too long') assert.ok(a.ms < 1000, `refused after ${a.ms} ms`);
+    for (const a of userAnswers) assert.deepEqual(a.answer.body.error?.query, ['Query took too long']);
+    // The anonymous query was stopped sooner than the signed-in ones' timeout allows.
+    const ranAnonymous = answers.find((a) => a.answer.body.error?.query?.[0] === 'Query took too long')!;
+    if (onPostgres) assert.ok(ranAnonymous.ms < 2500, `the anonymous query ran ${ranAnonymous.ms} ms`);
+  } finally {
+    await app.close();
+  }
+});

@@ -247,7 +247,8 @@ export class PGliteWorkerDatabase implements Database {
       const worker = this.worker;
       try {
         await this.ready;
-        await this.send({ op: 'close', sql: '' });
+        // No thread when closed while one was being replaced (after a timeout): none is started.
+        if (this.worker) await this.send({ op: 'close', sql: '' });
       } catch {
         /* closing anyway */
       }

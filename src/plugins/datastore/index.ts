@@ -130,8 +130,13 @@ export const datastorePlugin: Plugin = {
       }
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
       const read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions });
-      backend = new PostgresBackend({ write, read, owned: [write, read], listenUrl: writeUrl, fts, onBackgroundError });
-      sqlRead = { readDb: read };
+      // SQL searches run on connections of their own: datastore_search never waits behind them.
+      const sqlSearch = services.config.bool('svc.datastore.sqlsearch.enabled')
+        ? PostgresDatabase.open(readUrl, { max: services.config.int('svc.datastore.sqlsearch.max_running'), ...readPoolOptions })
+        : read;
+      const owned = sqlSearch === read ? [write, read] : [write, read, sqlSearch];
+      backend = new PostgresBackend({ write, read, owned, listenUrl: writeUrl, fts, onBackgroundError });
+      sqlRead = { readDb: sqlSearch };
     } else {
       const db = await services.openEmbeddedWorker('datastore');
       backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db], fts, onBackgroundError });

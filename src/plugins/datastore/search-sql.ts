@@ -17,6 +17,7 @@ import { declareOption, optionDeclaration, type OptionDeclaration } from '../../
 import { ActionError, AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { guardSql, parseAllowedFunctions } from '../../datastore/sql-guard.ts';
 import { ConfigError } from '../../config/load.ts';
+import { ANONYMOUS_CALLER, SqlSearchGate } from './sql-search-gate.ts';
 import { Type } from '@sinclair/typebox';
 import { p } from '../../validation/params.ts';
 import { datastoreFieldSchema } from '../../actions/result-schemas.ts';
@@ -38,6 +39,36 @@ const options: OptionDeclaration[] = [
     type: 'int',
     default: 32000,
     description: 'Most rows datastore_search and datastore_search_sql return',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.anonymous_timeout',
+    type: 'int',
+    default: 10000,
+    description:
+      'Longest time a datastore_search_sql query of an anonymous caller may run, in milliseconds (at most svc.datastore.sqlsearch.timeout)',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.max_running',
+    type: 'int',
+    default: 2,
+    description:
+      'Most datastore_search_sql queries running at once (PostgreSQL: on connections of their own, so datastore_search never waits behind them; the embedded database: always 1)',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.max_waiting',
+    type: 'int',
+    default: 10,
+    description: 'Most datastore_search_sql queries waiting for a place; more are refused at once',
+    validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  },
+  {
+    name: 'svc.datastore.sqlsearch.max_per_caller',
+    type: 'int',
+    default: 1,
+    description: 'Most datastore_search_sql queries of one caller running or waiting at once (all anonymous callers count as one)',
     validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
   },
   {
@@ -73,6 +104,8 @@ export interface SqlSearchBackend {
   resolveNames?(conn: Connection, names: string[]): Promise<Map<string, string | null>>;
   /** The functions a query may call (default: the built-in list, defaultAllowedFunctions). */
   allowedFunctions?: ReadonlySet<string>;
+  /** Limits how many queries run at once (default: no limit). */
+  gate?: SqlSearchGate;
 }
 
 export interface SqlSearchResult {
@@ -181,7 +214,11 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
   if (!same(rechecked.tables, guard.tables) || !same(rechecked.functions, guard.functions))
     throw queryError('Query is not a single statement.');
 
-  const timeout = config.int('svc.datastore.sqlsearch.timeout');
+  const anonymous = !ctx.identity.user;
+  const timeout = Math.min(
+    config.int('svc.datastore.sqlsearch.timeout'),
+    anonymous ? config.int('svc.datastore.sqlsearch.anonymous_timeout') : Number.POSITIVE_INFINITY,
+  );
   // Read-only, rolled back, as the read-only role. The parser that checked the text reads strings
   // with standard_conforming_strings on: so must the server.
   const tx = {
@@ -191,74 +228,78 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
     statementTimeoutMs: timeout,
     settings: { standard_conforming_strings: 'on', search_path: 'public' },
   };
-  return backend.readDb.transaction(async (conn) => {
-    try {
-      // Every table read must be a data store resource the caller may read.
-      const resourceIds = new Set<string>();
-      if (guard.tables.length) {
-        const resolved = await (backend.resolveNames ?? catalogResolve)(conn, guard.tables);
-        for (const name of guard.tables) {
-          if (!resolved.has(name)) throw queryError(`relation "${name}" does not exist`);
-          const id = resolved.get(name);
-          if (!id) throw new AuthorizationError('Not authorized to access system tables');
-          resourceIds.add(id);
-        }
-        for (const id of resourceIds) {
-          try {
-            await checkAccess(ctx, 'resource_show', { id });
-          } catch (e) {
-            if (e instanceof AuthorizationError || e instanceof NotFoundError)
-              throw new AuthorizationError('Not authorized to read resource.');
-            throw e;
+  const caller = ctx.identity.user?.id ?? ANONYMOUS_CALLER;
+  const run = <T>(fn: () => Promise<T>) => (backend.gate ? backend.gate.run(caller, fn) : fn());
+  return run(() =>
+    backend.readDb.transaction(async (conn) => {
+      try {
+        // Every table read must be a data store resource the caller may read.
+        const resourceIds = new Set<string>();
+        if (guard.tables.length) {
+          const resolved = await (backend.resolveNames ?? catalogResolve)(conn, guard.tables);
+          for (const name of guard.tables) {
+            if (!resolved.has(name)) throw queryError(`relation "${name}" does not exist`);
+            const id = resolved.get(name);
+            if (!id) throw new AuthorizationError('Not authorized to access system tables');
+            resourceIds.add(id);
+          }
+          for (const id of resourceIds) {
+            try {
+              await checkAccess(ctx, 'resource_show', { id });
+            } catch (e) {
+              if (e instanceof AuthorizationError || e instanceof NotFoundError)
+                throw new AuthorizationError('Not authorized to read resource.');
+              throw e;
+            }
           }
         }
-      }
 
-      // Second opinion from the planner: it must read no relation beyond those checked.
-      const explain = await conn.query(`EXPLAIN (VERBOSE, FORMAT JSON) ${wrapped}`);
-      const raw = (explain.rows[0] as Record<string, unknown>)['QUERY PLAN'];
-      const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
-      const facts = planFacts(plan);
-      for (const rel of facts.relations) {
-        if ((rel.schema && rel.schema !== 'public') || !resourceIds.has(rel.name))
-          throw new AuthorizationError('Not authorized to access system tables');
-      }
-      if (embedded) {
-        const max = config.get<number>('svc.datastore.sqlsearch.embedded_max_cost');
-        if (facts.cost > max) {
-          throw queryError(
-            `Query is too expensive for the embedded database (estimated cost ${Math.round(facts.cost)}, limit ${max}); use PostgreSQL for heavier queries.`,
-          );
+        // Second opinion from the planner: it must read no relation beyond those checked.
+        const explain = await conn.query(`EXPLAIN (VERBOSE, FORMAT JSON) ${wrapped}`);
+        const raw = (explain.rows[0] as Record<string, unknown>)['QUERY PLAN'];
+        const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
+        const facts = planFacts(plan);
+        for (const rel of facts.relations) {
+          if ((rel.schema && rel.schema !== 'public') || !resourceIds.has(rel.name))
+            throw new AuthorizationError('Not authorized to access system tables');
         }
-      }
+        if (embedded) {
+          const max = config.get<number>('svc.datastore.sqlsearch.embedded_max_cost');
+          if (facts.cost > max) {
+            throw queryError(
+              `Query is too expensive for the embedded database (estimated cost ${Math.round(facts.cost)}, limit ${max}); use PostgreSQL for heavier queries.`,
+            );
+          }
+        }
 
-      const result = await conn.query<Record<string, unknown>>(wrapped);
-      const types = await fieldTypes(
-        backend.readDb,
-        conn,
-        result.fields.map((f) => f.dataTypeID),
-      );
-      const typnames = result.fields.map((f) => types.get(f.dataTypeID) ?? 'text');
-      const kinds = typnames.map(kindOf);
-      const fields = result.fields.map((f, i) => ({ id: f.name, type: reportedType(typnames[i]) }));
-      let rows = result.rows;
-      const truncated = rows.length > rowsMax;
-      if (truncated) rows = rows.slice(0, rowsMax);
-      const records = rows.map((row) => {
-        const out: Record<string, unknown> = {};
-        fields.forEach((f, i) => {
-          const v = row[f.id];
-          out[f.id] = v instanceof Date ? v.toISOString().slice(0, 19) : outValue(v, kinds[i]);
+        const result = await conn.query<Record<string, unknown>>(wrapped);
+        const types = await fieldTypes(
+          backend.readDb,
+          conn,
+          result.fields.map((f) => f.dataTypeID),
+        );
+        const typnames = result.fields.map((f) => types.get(f.dataTypeID) ?? 'text');
+        const kinds = typnames.map(kindOf);
+        const fields = result.fields.map((f, i) => ({ id: f.name, type: reportedType(typnames[i]) }));
+        let rows = result.rows;
+        const truncated = rows.length > rowsMax;
+        if (truncated) rows = rows.slice(0, rowsMax);
+        const records = rows.map((row) => {
+          const out: Record<string, unknown> = {};
+          fields.forEach((f, i) => {
+            const v = row[f.id];
+            out[f.id] = v instanceof Date ? v.toISOString().slice(0, 19) : outValue(v, kinds[i]);
+          });
+          return out;
         });
-        return out;
-      });
-      return { sql, records, fields, ...(truncated ? { records_truncated: true as const } : {}) };
-    } catch (e) {
-      if (e instanceof ActionError) throw e;
-      if (isTimeout(e)) throw queryError('Query took too long');
-      throw queryError(dbMessage(e));
-    }
-  }, tx);
+        return { sql, records, fields, ...(truncated ? { records_truncated: true as const } : {}) };
+      } catch (e) {
+        if (e instanceof ActionError) throw e;
+        if (isTimeout(e)) throw queryError('Query took too long');
+        throw queryError(dbMessage(e));
+      }
+    }, tx),
+  );
 }
 
 /** The action over the data store's read connection. */
@@ -297,8 +338,14 @@ svc.datastore.sqlsearch.enabled is set.`,
 /** Registers datastore_search_sql when svc.datastore.sqlsearch.enabled is set (else the action does not exist). */
 export function registerSearchSql(services: Services, backend: SqlSearchBackend): void {
   if (!services.config.bool('svc.datastore.sqlsearch.enabled')) return;
-  const file = services.config.str('svc.datastore.sqlsearch.allowed_functions_file');
-  services.registry.define(searchSqlAction(file ? { ...backend, allowedFunctions: allowedFunctionsFile(file) } : backend));
+  const config = services.config;
+  const file = config.str('svc.datastore.sqlsearch.allowed_functions_file');
+  const gate = new SqlSearchGate({
+    maxRunning: backend.kind === 'pglite' ? 1 : config.int('svc.datastore.sqlsearch.max_running'),
+    maxWaiting: config.int('svc.datastore.sqlsearch.max_waiting'),
+    perCaller: config.int('svc.datastore.sqlsearch.max_per_caller'),
+  });
+  services.registry.define(searchSqlAction({ ...backend, gate, ...(file ? { allowedFunctions: allowedFunctionsFile(file) } : {}) }));
 }
 
 /** An operator's allowed-functions file; a file that cannot be read or holds no name stops the start. */
