@@ -172,6 +172,22 @@ describe('every answer under /api/ is the envelope', () => {
   });
 });
 
+describe('names from an object prototype in parameters', () => {
+  test('package_search sorts and filters by __proto__/constructor: a clear answer, never a 500', async () => {
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const sort = await t.call('package_search', { sort: `${name} desc` });
+      assert.equal(sort.status, 400, JSON.stringify(sort.body));
+      assert.equal(sort.body.error?.__type, 'Search Query Error');
+      for (const input of [{ q: `${name}:x` }, { fq: `${name}:x` }]) {
+        const r = await t.call('package_search', input);
+        assert.ok(r.status < 500, `${JSON.stringify(input)}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+    }
+    const query = await t.app.inject({ method: 'GET', url: '/api/3/action/package_search?__proto__=x&constructor=y' });
+    assert.ok(query.statusCode < 500, query.body);
+  });
+});
+
 describe('uploads over the limit', () => {
   test('a streamed upload (no declared size) over svc.max_resource_size is refused when it reaches the limit, not read to the end', {
     timeout: 30_000,

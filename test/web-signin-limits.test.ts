@@ -164,6 +164,23 @@ describe('the session cookie', () => {
   });
 });
 
+describe('odd query strings on pages', () => {
+  test('__proto__ and constructor keys, and a sort by them, are no server error', async () => {
+    await t.ok('organization_create', { name: 'odd-org' }, { token: t.sysadminToken });
+    for (const path of ['/dataset', '/organization/odd-org', '/group', '/user/login']) {
+      for (const qs of ['__proto__=x', '__proto__=x&__proto__=y', 'constructor=x&q=a', 'q=a&q=b', 'q[]=a']) {
+        const r = await t.app.inject({ method: 'GET', url: `${path}?${qs}` });
+        assert.equal(r.statusCode, 200, `${path}?${qs}`);
+      }
+    }
+    for (const path of ['/dataset', '/organization/odd-org']) {
+      const r = await t.app.inject({ method: 'GET', url: `${path}?sort=__proto__+desc` });
+      assert.equal(r.statusCode, 400, `${path}: ${r.statusCode}`);
+      assert.match(r.body, /sort/);
+    }
+  });
+});
+
 describe('repeated query parameters on pages are bounded', () => {
   test('1,500 tags on /dataset: a 400 page naming the parameter, answered at once', { timeout: 20_000 }, async () => {
     const qs = Array.from({ length: 1500 }, (_, i) => `tags=t${i}`).join('&');

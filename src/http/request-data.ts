@@ -67,9 +67,12 @@ function describeJson(value: unknown): string {
   return text.length > 100 ? `${text.slice(0, 100)}...` : text;
 }
 
-/** Adds a value under key; a repeated key becomes a list. */
+/**
+ * Adds a value under key; a repeated key becomes a list. Own properties only, as JSON.parse makes
+ * them: a key such as __proto__ is a parameter like any other, never the object's prototype.
+ */
 function addValue(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (!(key in out)) out[key] = value;
+  if (!Object.hasOwn(out, key)) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else if (Array.isArray(out[key])) (out[key] as unknown[]).push(value);
   else out[key] = [out[key], value];
 }

@@ -56,6 +56,8 @@ const FIELDS: Record<string, FieldKind> = {
   site_id: { type: 'constant', value: '' },
   entity_type: { type: 'constant', value: 'package' },
 };
+// No prototype: a field named __proto__ or constructor is an unknown field, not one of Object's.
+Object.setPrototypeOf(FIELDS, null);
 
 /** Resolves a field of a query: a known field, `extras_{key}`, or any other name as an extra key. */
 export function resolveField(name: string | null): FieldKind {

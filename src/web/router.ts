@@ -77,8 +77,9 @@ export const MAX_REPEATED_VALUES = 100;
 function queryValues(raw: string): { query: Record<string, string | string[]>; tooMany?: string } {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of new URLSearchParams(raw)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
+    // Own properties only: a key such as __proto__ is a parameter like any other, never the prototype.
+    const prev = Object.hasOwn(out, k) ? out[k] : undefined;
+    if (prev === undefined) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else if (!Array.isArray(prev)) out[k] = [prev, v];
     else if (prev.length < MAX_REPEATED_VALUES) prev.push(v);
     else return { query: {}, tooMany: k };
