@@ -4,6 +4,8 @@ import { type Command, Option } from 'commander';
 import type { Config } from '../config/load.ts';
 import { CliError, type CliTools } from './extensions.ts';
 
+const DATA_STORE_PLUGINS = new Set(['datastore', 'loader', 'datatables_view']);
+
 /**
  * Runs an admin command: handed to the running server over its admin socket when one runs
  * (PGlite allows one process per data dir), else here on the database.
@@ -17,7 +19,11 @@ export async function runAdmin(tools: CliTools, coreConfig: () => Config, comman
     lines = answer.lines ?? [];
   } else {
     const { adminCommands } = await import('./admin-commands.ts');
-    lines = await tools.withServices((s) => adminCommands[command](s, args));
+    // Accounts live in the catalog: leave out the plugins that open the data store (seconds in embedded mode).
+    const plugins = coreConfig()
+      .list('svc.plugins')
+      .filter((name) => !DATA_STORE_PLUGINS.has(name));
+    lines = await tools.withServices((s) => adminCommands[command](s, args), { 'svc.plugins': plugins });
   }
   for (const line of lines) tools.print(line);
 }
