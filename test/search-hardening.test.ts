@@ -103,6 +103,12 @@ test('oversized lists are a Validation Error naming the field', { timeout: 120_0
   assert.deepEqual(await t.ok('tag_autocomplete', { query: ['wat', 'er'] }), ['water']);
   const facets = await t.ok('package_search', { 'facet.field': JSON.stringify(['tags', 'organization']) });
   assert.equal(facets.search_facets.tags.items.length, 3);
+  // each facet field scans the matches once more: at most 20
+  const twenty = many(20, (i) => `extras_k${i}`);
+  assert.equal((await t.call('package_search', { 'facet.field': JSON.stringify(twenty) })).status, 200);
+  const r = await t.call('package_search', { 'facet.field': JSON.stringify([...twenty, 'tags']) });
+  assert.equal(r.status, 409);
+  assert.ok(r.body.error!['facet.field']);
 });
 
 test('a query at every bound still answers; one past a bound is refused naming q', { timeout: 60_000 }, async () => {

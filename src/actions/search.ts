@@ -140,10 +140,10 @@ export const searchActions: ActionDefinition<any, any>[] = [
       facet: p.boolean('return facets of facet.field').default(true),
       'facet.field': p
         .json(
-          'JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*, vocab_*...; at most 50)',
-          Type.Array(Type.String(), { maxItems: 50 }),
+          'JSON list of fields to facet on (any indexed field: tags, groups, organization, res_format, license_id, extras_*, vocab_*...; at most 20)',
+          Type.Array(Type.String(), { maxItems: 20 }),
         )
-        .use(boundedList(50, 200)),
+        .use(boundedList(20, 200)),
       'facet.limit': p.integer('at most this many values per facet (default search.facets.limit = 50; negative: all)'),
       'facet.mincount': p.natural('only values found at least this many times').default(1),
       include_private: p.boolean('also private datasets the caller may read').default(false),
