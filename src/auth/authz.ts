@@ -45,11 +45,6 @@ export function capacityAllows(capacity: string | undefined, permission: Permiss
   return (PERMISSIONS[capacity as Capacity] ?? []).includes(permission);
 }
 
-/** Capacities holding a permission (admin always does). */
-export function capacitiesWithPermission(permission: Permission): Capacity[] {
-  return CAPACITIES.filter((c) => capacityAllows(c, permission));
-}
-
 const RANK: Record<string, number> = { member: 1, editor: 2, admin: 3 };
 const stronger = (a: string | undefined, b: string) => (!a || (RANK[b] ?? 0) > (RANK[a] ?? 0) ? b : a);
 
@@ -100,11 +95,6 @@ export async function callerCapacities(ctx: ActionContext): Promise<Map<string, 
 export function forgetCapacities(ctx: ActionContext): void {
   membershipsChanged();
   delete (ctx as ActionContext & { _capacities?: unknown })._capacities;
-}
-
-/** The caller's (possibly inherited) capacity in a group or organization. */
-export async function callerCapacity(ctx: ActionContext, groupId: string): Promise<Capacity | undefined> {
-  return (await callerCapacities(ctx)).get(groupId);
 }
 
 export async function hasGroupPermission(ctx: ActionContext, groupId: string | null | undefined, permission: Permission): Promise<boolean> {
@@ -314,14 +304,6 @@ export async function checkPackageCreate(ctx: ActionContext, data: { owner_org?:
   if (why) throw new AuthorizationError(why);
 }
 
-export async function checkPackageRead(ctx: ActionContext, pkg: PackageAuthFacts): Promise<void> {
-  if (!(await canReadPackage(ctx, pkg))) throw notAuthorized(ctx, `read package ${pkg.id}`);
-}
-
-export async function checkPackageEdit(ctx: ActionContext, pkg: PackageAuthFacts): Promise<void> {
-  if (!(await canEditPackage(ctx, pkg))) throw notAuthorized(ctx, `edit package ${pkg.id}`);
-}
-
 /**
  * The owner_org validator's verdict when a dataset (null: a new one) is put in organization
  * newOrgId (an existing organization's id): null when allowed, else CKAN's message.
@@ -338,12 +320,6 @@ export async function ownerOrgChangeError(ctx: ActionContext, pkg: PackageAuthFa
   }
   if (!(await hasGroupPermission(ctx, newOrgId, 'create_dataset'))) return 'You cannot add a dataset to this organization';
   return null;
-}
-
-/** Groups the caller may add datasets to (not organizations); sysadmins: all active groups. */
-export async function manageableGroupIds(ctx: ActionContext): Promise<string[] | 'all'> {
-  if (ctx.identity.sysadmin) return 'all';
-  return groupsWithPermission(ctx, 'manage_group');
 }
 
 /**

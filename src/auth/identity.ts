@@ -3,7 +3,7 @@ import type { Identity, Services } from '../context.ts';
 import { ANONYMOUS } from '../context.ts';
 import { AuthorizationError } from '../errors.ts';
 import { findTokenUser } from '../model/api-tokens.ts';
-import { findUser, findUserByApikey } from '../model/users.ts';
+import { findUserByApikey } from '../model/users.ts';
 import { tokenSecret, verifyToken } from './tokens.ts';
 
 /** Reads the credential from the headers: `Authorization: <token>`, `Authorization: Bearer <token>`, or the key header. */
@@ -31,13 +31,6 @@ export async function resolveIdentity(services: Services, credential: string | u
     if (user && user.state !== 'deleted') return { user, sysadmin: user.sysadmin, via: 'apikey' };
   }
   throw new AuthorizationError(REFUSED);
-}
-
-/** The identity of a named user for internal callers (CLI). */
-export async function identityOf(services: Services, name: string): Promise<Identity> {
-  const user = await findUser(services.db, name);
-  if (!user) throw new AuthorizationError(`no user ${name}`);
-  return { user, sysadmin: user.sysadmin, via: 'internal' };
 }
 
 export const SYSADMIN_INTERNAL: Identity = Object.freeze({ user: null, sysadmin: true, via: 'internal' });

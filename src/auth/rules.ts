@@ -9,12 +9,6 @@ export const sysadminOnly: AuthFunction = () => {
   throw new AuthorizationError();
 };
 
-export function requireLogin(action: string): AuthFunction {
-  return (ctx) => {
-    if (!ctx.identity.user) throw new AuthorizationError(`Action ${action} requires an authenticated user`);
-  };
-}
-
 /** "User x not authorized to ..." with CKAN's rendering of anonymous callers (empty name). */
 export function denied(ctx: { identity: { user: { name: string } | null } }, what: string): AuthorizationError {
   return new AuthorizationError(`User ${ctx.identity.user?.name ?? ''} not authorized to ${what}`);

@@ -151,8 +151,3 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
   return new Config(values, file);
 }
-
-/** Re-checks keys that were unknown at load time once plugins declared their options. */
-export function revalidate(config: Config, raw: ConfigValues): void {
-  for (const [k, v] of Object.entries(raw)) if (optionDeclaration(k)) config.set(k, v);
-}

@@ -76,10 +76,6 @@ export function removeResourceFile(config: Config, resourceId: string): void {
   fs.rmSync(checksumPath(file), { force: true });
 }
 
-export function resourceFileExists(config: Config, resourceId: string): boolean {
-  return fs.existsSync(resourceFilePath(config, resourceId));
-}
-
 /** CKAN's munge_filename: a safe base name for the download URL. */
 export function mungeFilename(name: string): string {
   const base = path.basename(name.replace(/\\/g, '/')).trim();

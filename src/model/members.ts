@@ -177,13 +177,3 @@ export async function wouldCreateLoop(db: Queryable, groupId: string, parentId: 
 export async function lockHierarchy(db: Queryable): Promise<void> {
   await db.query('SELECT pg_advisory_xact_lock(7340032, 8)');
 }
-
-/** Group ids in which the user holds one of the capacities directly. */
-export async function userGroupIds(db: Queryable, userId: string, capacities: string[]): Promise<string[]> {
-  return (
-    await db.query<{ group_id: string }>(
-      "SELECT group_id FROM members WHERE table_name = 'user' AND table_id = $1 AND state = 'active' AND capacity = ANY($2::text[])",
-      [userId, capacities],
-    )
-  ).rows.map((r) => r.group_id);
-}

@@ -21,8 +21,6 @@ export interface UserRow {
   plugin_extras: Record<string, unknown> | null;
 }
 
-export const SITE_USER_NAME_KEY = 'site_user_name';
-
 export async function findUser(db: Queryable, idOrName: string): Promise<UserRow | undefined> {
   const r = await db.query<UserRow>('SELECT * FROM users WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [idOrName]);
   return r.rows[0];

@@ -5,7 +5,6 @@
 import { ValidationError } from '../errors.ts';
 
 export const MISSING: unique symbol = Symbol('missing');
-export type Missing = typeof MISSING;
 
 /** Control flow of validator chains, thrown on every request: no stack trace is captured. */
 class ChainSignal extends Error {

@@ -39,9 +39,6 @@ export const nullIfEmpty: Validator = (v) => {
   return v;
 };
 
-/** Missing/null becomes null (kept in the output). */
-export const emptyToNull: Validator = (v) => (isBlank(v) || v === '' ? null : v);
-
 export const unicodeString: Validator = (v) => {
   if (v === null) return null;
   if (typeof v === 'string') return v;
@@ -69,9 +66,6 @@ export const booleanValidator: Validator = (v) => {
   if (b === undefined) throw new Invalid('Value must be a boolean (true or false)');
   return b;
 };
-
-/** An optional boolean with a default. */
-export const bool = (d: boolean): Validator[] => [defaultValue(d), booleanValidator];
 
 /** An integer; beyond 2^53 (2^64, 1e400) it is not one the database or JavaScript could use. */
 export const intValidator: Validator = (v) => {
@@ -111,13 +105,6 @@ export const oneOf =
   (values: readonly string[]): Validator =>
   (v) => {
     if (!values.includes(v)) throw new Invalid(`Value must be one of ${JSON.stringify(values)}`);
-    return v;
-  };
-
-export const maxLength =
-  (n: number, message?: string): Validator =>
-  (v) => {
-    if (typeof v === 'string' && v.length > n) throw new Invalid(message ?? `Must be a maximum of ${n} characters long`);
     return v;
   };
 

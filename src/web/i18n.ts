@@ -27,10 +27,6 @@ function catalogue(locale: string): Catalogue | undefined {
   return catalogues.get(locale);
 }
 
-export function availableLocales(): string[] {
-  return fs.readdirSync(dir).filter((f) => fs.statSync(path.join(dir, f)).isDirectory());
-}
-
 export type Translate = (key: string, vars?: Record<string, unknown>) => string;
 
 /** A translator for a locale: `{name}` in a message is replaced by vars.name; `key|plural` is picked when vars.count !== 1. */
