@@ -33,11 +33,15 @@ export class FullTextFiller {
   /** Rows whose text makes no vector, by table: not tried again by this process. */
   private readonly unfillable = new Map<string, number[]>();
 
-  /** batch: rows per transaction (small on PGlite, whose one connection the batch holds). */
+  /**
+   * batch: rows per transaction (small on PGlite, whose one connection the batch holds);
+   * parallel: batches at once (1 on PGlite).
+   */
   constructor(
     private readonly db: Database,
     private readonly batch: number,
     private readonly onError: (e: unknown) => void = () => undefined,
+    private readonly parallel = 1,
   ) {}
 
   /** Writes in progress: the filler does not start a batch while there are any. */
@@ -104,30 +108,39 @@ export class FullTextFiller {
   private async fillAll(): Promise<void> {
     for (const [table, since] of [...this.dirty]) {
       this.dirty.delete(table);
-      let filled = 0;
-      for (;;) {
-        if (this.closed) return;
-        // A load is going on: wait for it to pause (unless the table has waited long enough).
-        const busy = this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS;
-        if (busy && Date.now() - since < MAX_DEFER_MS) {
-          this.dirty.set(table, since);
-          return;
-        }
-        const started = Date.now();
-        let n: number;
-        try {
-          const r = await fillBatch(this.db, table, this.batch, this.unfillable.get(table));
-          n = r.taken;
-          if (r.failed.length) this.unfillable.set(table, [...(this.unfillable.get(table) ?? []), ...r.failed].slice(-10_000));
-        } catch (e) {
-          this.dirty.set(table, since);
-          throw e;
-        }
-        filled += n;
-        if (n < this.batch) break;
-        if (busy) await new Promise((resolve) => setTimeout(resolve, FORCED_PAUSE * (Date.now() - started)).unref());
-      }
+      // Several batches at once where the database has the connections (SKIP LOCKED keeps them apart).
+      const filled = (await Promise.all(Array.from({ length: this.parallel }, () => this.fillTable(table, since)))).reduce(
+        (a, b) => a + b,
+        0,
+      );
       if (filled >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
+    }
+  }
+
+  /** Fills batch after batch until the table has no row left (or writes go on: it stays dirty). */
+  private async fillTable(table: string, since: number): Promise<number> {
+    let filled = 0;
+    for (;;) {
+      if (this.closed) return filled;
+      // A load is going on: wait for it to pause (unless the table has waited long enough).
+      const busy = this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS;
+      if (busy && Date.now() - since < MAX_DEFER_MS) {
+        this.dirty.set(table, since);
+        return filled;
+      }
+      const started = Date.now();
+      let n: number;
+      try {
+        const r = await fillBatch(this.db, table, this.batch, this.unfillable.get(table));
+        n = r.taken;
+        if (r.failed.length) this.unfillable.set(table, [...(this.unfillable.get(table) ?? []), ...r.failed].slice(-10_000));
+      } catch (e) {
+        this.dirty.set(table, since);
+        throw e;
+      }
+      filled += n;
+      if (n < this.batch) return filled;
+      if (busy) await new Promise((resolve) => setTimeout(resolve, FORCED_PAUSE * (Date.now() - started)).unref());
     }
   }
 }

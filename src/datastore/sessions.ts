@@ -72,7 +72,8 @@ export class Sessions {
     this.fts = { ...defaultFtsSettings, ...opts.fts };
     this.onBackgroundError = opts.onBackgroundError ?? (() => undefined);
     // PGlite runs one statement at a time, on this thread: small batches let requests in between.
-    this.filler = new FullTextFiller(opts.write, opts.write.kind === 'pglite' ? 500 : 10000, this.onBackgroundError);
+    const embedded = opts.write.kind === 'pglite';
+    this.filler = new FullTextFiller(opts.write, embedded ? 500 : 10000, this.onBackgroundError, embedded ? 1 : 2);
     this.write = opts.write;
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
