@@ -160,3 +160,14 @@ test('phrases and sorts on extras with facets, any sort and pages past the score
   );
   assert.deepEqual(r.facets.tags, { money: 1, water: 1 });
 });
+
+test('facet fields named like Object.prototype members are ordinary unknown fields (empty facets, no 500)', async () => {
+  for (const field of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+    for (const q of ['water', '']) {
+      const r = await t.call('package_search', { q, 'facet.field': [field, 'tags'] });
+      assert.equal(r.status, 200, `${field} q=${q}: ${JSON.stringify(r.body.error)}`);
+      assert.ok(Array.isArray(r.body.result.search_facets.tags.items), field);
+      if (field !== '__proto__') assert.deepEqual(r.body.result.facets[field], {}, field);
+    }
+  }
+});

@@ -208,10 +208,11 @@ export const searchActions: ActionDefinition<any, any>[] = [
         () => packageDictsOfIds(ctx, found.ids),
         () => facetDisplayNames(ctx, found.facets),
       ]);
-      const facets: Record<string, Record<string, number>> = {};
-      const searchFacets: Record<string, { title: string; items: { count: number; display_name: string; name: string }[] }> = {};
+      const facets: Record<string, Record<string, number>> = Object.create(null);
+      const searchFacets: Record<string, { title: string; items: { count: number; display_name: string; name: string }[] }> =
+        Object.create(null);
       for (const field of facetFields) {
-        const values = found.facets[field] ?? [];
+        const values = Object.hasOwn(found.facets, field) ? found.facets[field] : [];
         const titles = titlesOf.get(field);
         facets[field] = Object.fromEntries(values.map((v) => [v.name, v.count]));
         const items = values.map((v) => ({ count: v.count, display_name: titles?.get(v.name) ?? v.name, name: v.name }));

@@ -306,9 +306,10 @@ export class PostgresSearchEngine implements SearchEngine {
     const counted = done[0] as Counted;
     const ids = (together ? (done[0] as { ids: string[] }).ids : done[1]) as string[];
     const more = done.slice(first);
-    const facets: PackageQueryResult['facets'] = {};
+    // Facet names come from the caller: no lookup may reach Object.prototype ('constructor', '__proto__').
+    const facets: PackageQueryResult['facets'] = Object.create(null);
     for (const f of query.facetFields) {
-      if (counted.facets[f]) facets[f] = counted.facets[f];
+      if (Object.hasOwn(counted.facets, f)) facets[f] = counted.facets[f];
       else if (onPool) facets[f] = more[scanned.indexOf(f)] as FacetItem[];
       else facets[f] = (more[0] as CountsResult).facets[f];
     }
