@@ -10,7 +10,7 @@ import path from 'node:path';
 import net from 'node:net';
 import { freshPostgresDatabase, onPostgres, startApp, type TestApp } from './helpers/app.ts';
 import { WebClient } from './helpers/web-client.ts';
-import { runCli } from '../src/cli/program.ts';
+import { runCliIn, type CliOptions, type CliRun } from './helpers/cli.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { optionDeclarations } from '../src/config/options.ts';
 
@@ -25,30 +25,8 @@ after(async () => {
   await t.close();
 });
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
 /** Runs a command line in this process on the test app's services. */
-async function cli(argv: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; own?: boolean } = {}): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    env: opts.env ?? {},
-    cwd: t.storagePath,
-    stdin: opts.stdin ?? '',
-    services: opts.own ? undefined : t.services,
-  });
-  return { code, out, err };
-}
+const cli = (argv: string[], opts: CliOptions = {}): Promise<CliRun> => runCliIn(t, argv, opts);
 
 async function signsIn(name: string, password: string): Promise<boolean> {
   const r = await new WebClient(t.app).post('/user/login', { login: name, password });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { waitForLoad } from './helpers/fixtures.ts';
 
 let t: TestApp;
 let server: http.Server;
@@ -17,20 +18,13 @@ let held = new Promise<void>((r) => {
   release = r;
 });
 
-async function waitLoad(resourceId: string, after = ''): Promise<any> {
-  for (let i = 0; i < 1200; i++) {
-    const r = await t.ok('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
-    if (['complete', 'error'].includes(r.status) && String(r.task_info.finished_timestamp) > after) return r;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error('the load did not end');
-}
-
 /** The activities recorded since `since` (ISO time) on the dataset, newest first. */
 async function activitiesSince(pkg: string, since: string): Promise<any[]> {
   const list = await t.ok('package_activity_list', { id: pkg, include_hidden_activity: true }, { token: t.sysadminToken });
   return list.filter((a: any) => String(a.timestamp) >= since);
 }
+
+const waitLoad = (resourceId: string, finishedAfter = '') => waitForLoad(t, resourceId, { finishedAfter, ms: 60_000 });
 
 before(async () => {
   t = await startApp({

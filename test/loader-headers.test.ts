@@ -8,21 +8,13 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { waitForLoad } from './helpers/fixtures.ts';
 
 let t: TestApp;
 let server: http.Server;
 let base: string;
 const served = new Map<string, Buffer | string>();
 const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'loader', name));
-
-async function waitLoad(resourceId: string): Promise<any> {
-  for (let i = 0; i < 1200; i++) {
-    const r = await t.ok('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
-    if (['complete', 'error'].includes(r.status)) return r;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error('the load did not end');
-}
 
 let n = 0;
 async function load(file: string, body: Buffer | string): Promise<{ id: string; status: any }> {
@@ -32,6 +24,8 @@ async function load(file: string, body: Buffer | string): Promise<{ id: string; 
   return { id: res.id, status: await waitLoad(res.id) };
 }
 const logText = (st: any) => st.task_info.logs.map((l: any) => l.message).join('\n');
+
+const waitLoad = (resourceId: string) => waitForLoad(t, resourceId);
 
 before(async () => {
   t = await startApp({

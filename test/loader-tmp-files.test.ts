@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { waitForLoad } from './helpers/fixtures.ts';
 
 let t: TestApp;
 let server: http.Server;
@@ -24,14 +25,7 @@ const leftByKilled = [name(deadPid, 'spool'), name(deadPid, 'download')];
 const ofLiveProcess = name(process.ppid, 'spool');
 const unrelated = 'notes.txt';
 
-async function waitLoad(resourceId: string): Promise<any> {
-  for (let i = 0; i < 1200; i++) {
-    const r = await t.ok('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
-    if (['complete', 'error'].includes(r.status)) return r;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error('the load did not end');
-}
+const waitLoad = (resourceId: string) => waitForLoad(t, resourceId);
 
 before(async () => {
   fs.mkdirSync(tmp, { recursive: true });

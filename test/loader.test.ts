@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import { waitForLoad } from './helpers/fixtures.ts';
 import { LoadTable } from '../src/loader/load.ts';
 import type { PreparedColumn } from '../src/loader/prepare.ts';
 import { quoteIdent } from '../src/db/sql.ts';
@@ -43,16 +44,6 @@ async function multipart(action: string, fields: Record<string, string>, file: {
   return { status: res.statusCode, body: res.json() };
 }
 
-async function waitLoad(resourceId: string, ms = 60000): Promise<any> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const r = await t.call('xloader_status', { resource_id: resourceId }, { token: t.sysadminToken });
-    if (r.status === 200 && ['complete', 'error'].includes(r.body.result.status)) return r.body.result;
-    if (Date.now() > end) throw new Error(`load of ${resourceId} did not end: ${JSON.stringify(r.body)}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
 const search = (id: string, extra: Record<string, unknown> = {}) =>
   t.ok('datastore_search', { resource_id: id, ...extra }, { token: t.sysadminToken });
 const fieldTypes = (r: any) => Object.fromEntries(r.fields.filter((f: any) => f.id !== '_id').map((f: any) => [f.id, f.type]));
@@ -60,6 +51,8 @@ let pkgCount = 0;
 async function dataset(): Promise<string> {
   return (await t.ok('package_create', { name: `loader-ds-${++pkgCount}`, owner_org: 'loader-org' }, { token: editor.token })).id;
 }
+
+const waitLoad = (resourceId: string, ms = 60_000) => waitForLoad(t, resourceId, { ms });
 
 before(async () => {
   t = await startApp({

@@ -2,7 +2,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { runCli } from '../src/cli/program.ts';
+import { runCliIn } from './helpers/cli.ts';
 
 let t: TestApp;
 const sys = () => ({ token: t.sysadminToken });
@@ -16,23 +16,7 @@ after(async () => {
   await t.close();
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    env: {},
-    cwd: t.storagePath,
-    stdin: '',
-    services: t.services,
-  });
-  return { code, out, err };
-}
+const cli = (...argv: string[]) => runCliIn(t, argv);
 
 const found = async () => (await t.ok('package_search', { q: 'tags:cli', rows: 100 })).count;
 

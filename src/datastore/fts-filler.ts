@@ -17,11 +17,6 @@ const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
 const VACUUM_AFTER = 10_000;
 
-export interface FillProgress {
-  table: string;
-  filled: number;
-}
-
 export class FullTextFiller {
   /** Tables with rows to fill, with the time they first were. */
   private readonly dirty = new Map<string, number>();

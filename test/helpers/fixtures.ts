@@ -34,3 +34,19 @@ export async function organizationWithTeam(
   );
   return { organization, users };
 }
+
+/**
+ * Waits until the resource's load has ended (complete or error; with `finishedAfter`, one that
+ * finished after that ISO time) and returns its xloader_status.
+ */
+export async function waitForLoad(t: TestApp, resourceId: string, opts: { ms?: number; finishedAfter?: string } = {}): Promise<any> {
+  const end = Date.now() + (opts.ms ?? 60_000);
+  for (;;) {
+    const r = await t.call('xloader_status', { resource_id: resourceId }, asSysadmin(t));
+    const st = r.body.result;
+    const ended = r.status === 200 && ['complete', 'error'].includes(st.status);
+    if (ended && String(st.task_info?.finished_timestamp ?? '') > (opts.finishedAfter ?? '')) return st;
+    if (Date.now() > end) throw new Error(`the load of ${resourceId} did not end: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
