@@ -181,3 +181,17 @@ test('bounds come from the kind of parameter, in every action: a 1 MB extra key 
   assert.equal(r.status, 409, JSON.stringify(r.body).slice(0, 300));
   assert.deepEqual(r.body.error!.terms, ['Must have at most 1000 items']);
 });
+
+test('an error about a huge value stays short: a list where a string belongs is "Must be a string", and a quoted value is cut', async () => {
+  const big = Array.from({ length: 100_000 }, (_, i) => i);
+  for (const [action, data, field] of [
+    ['tag_create', { name: big }, 'name'],
+    ['package_relationships_list', { id: 'x', rel: big }, 'rel'],
+    ['package_relationships_list', { id: 'x', rel: 'x'.repeat(100_000) }, 'rel'],
+  ] as const) {
+    const r = await t.call(action, data, sys());
+    assert.equal(r.status, 409, action);
+    assert.ok(r.body.error![field], `${action} names ${field}`);
+    assert.ok(JSON.stringify(r.body.error).length < 2_000, `${action}: ${JSON.stringify(r.body.error).length} characters`);
+  }
+});

@@ -16,7 +16,14 @@ class ChainSignal extends Error {
   }
 }
 
-export class Invalid extends ChainSignal {}
+/** Longest message a validator may give: messages quote the value sent, which may be megabytes. */
+const MAX_MESSAGE = 500;
+
+export class Invalid extends ChainSignal {
+  constructor(message: string) {
+    super(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message);
+  }
+}
 export class Stop extends ChainSignal {
   constructor(readonly record?: string) {
     super(record ?? 'stop');

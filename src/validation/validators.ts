@@ -43,7 +43,8 @@ export const unicodeString: Validator = (v) => {
   if (v === null) return null;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  throw new Invalid('Must be a string');
+  // Not a string: the field's other rules would only describe the same value again.
+  throw new Stop('Must be a string');
 };
 
 const TRUE = new Set(['true', 'on', '1', 'yes', 't', 'y']);
