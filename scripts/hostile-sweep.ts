@@ -20,7 +20,7 @@ const { values: args } = parseArgs({
     postgres: { type: 'string' },
     seconds: { type: 'string', default: '240' },
     'max-requests': { type: 'string', default: '40000' },
-    concurrency: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '2' },
     'timeout-ms': { type: 'string', default: '30000' },
     keep: { type: 'boolean', default: false },
   },
