@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { waitForLoad } from './helpers/fixtures.ts';
+import { organizationWithTeam, waitForLoad } from './helpers/fixtures.ts';
 
 let t: TestApp;
 let server: http.Server;
@@ -31,19 +31,9 @@ before(async () => {
     plugins: ['datastore', 'loader', 'activity', 'datatables_view'],
     config: { 'svc.jobs.poll_interval': 50, 'svc.loader.allow_private_urls': true },
   });
-  editor = await t.user('act_loader_editor');
-  other = await t.user('act_loader_other');
-  await t.ok(
-    'organization_create',
-    {
-      name: 'act-loader-org',
-      users: [
-        { name: editor.name, capacity: 'editor' },
-        { name: other.name, capacity: 'editor' },
-      ],
-    },
-    { token: t.sysadminToken },
-  );
+  ({
+    users: { act_loader_editor: editor, act_loader_other: other },
+  } = await organizationWithTeam(t, { name: 'act-loader-org' }, { act_loader_editor: 'editor', act_loader_other: 'editor' }));
   server = http.createServer(async (req, res) => {
     if (req.url === '/held.csv') await held;
     res.writeHead(200, { 'content-type': 'text/csv' });

@@ -1,6 +1,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { organizationWithTeam } from './helpers/fixtures.ts';
 import { viewPlugins } from '../src/plugins/views/index.ts';
 
 type U = { id: string; name: string; token: string };
@@ -15,20 +16,10 @@ before(async () => {
     plugins: ['datastore', 'image_view', 'text_view', 'webpage_view', 'datatables_view', 'video_view', 'audio_view'],
     config: { 'svc.views.default_views': ['image_view', 'text_view', 'datatables_view'] },
   });
-  editor = await t.user('v_editor');
-  member = await t.user('v_member');
+  ({
+    users: { v_editor: editor, v_member: member },
+  } = await organizationWithTeam(t, { name: 'v-org' }, { v_editor: 'editor', v_member: 'member' }));
   outsider = await t.user('v_outsider');
-  await t.ok(
-    'organization_create',
-    {
-      name: 'v-org',
-      users: [
-        { name: editor.name, capacity: 'editor' },
-        { name: member.name, capacity: 'member' },
-      ],
-    },
-    sys(),
-  );
   const pkg = await t.ok(
     'package_create',
     {
