@@ -6,6 +6,7 @@ import type { Connection, Database, PGliteDatabase, Queryable } from './db/datab
 import type { JobService } from './jobs/service.ts';
 import type { UserRow } from './model/users.ts';
 import type { Registry } from './actions/registry.ts';
+import type { SchemingSchemas } from './scheming/types.ts';
 
 export interface Identity {
   /** null for an anonymous caller. */
@@ -45,6 +46,8 @@ export interface Services {
   openEmbeddedWorker: (name: string) => Promise<Database>;
   /** The background job queue (src/jobs). */
   jobs: JobService;
+  /** Custom metadata schemas (svc.scheming.*); absent when none is configured. */
+  scheming?: SchemingSchemas;
 }
 
 /** Work run once a write has committed (files, the data store's own database). */
