@@ -15,6 +15,7 @@ import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
 import { setupSearch } from './search/service.ts';
 import { JobService } from './jobs/service.ts';
+import { loadSchemingSchemas } from './scheming/load.ts';
 
 type EmbeddedOpener = (name: string) => Promise<PGliteDatabase>;
 
@@ -108,6 +109,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     openEmbeddedWorker: ahead?.open ?? openWorker,
   };
   try {
+    services.scheming = await loadSchemingSchemas(config);
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
     setupSearch(services);

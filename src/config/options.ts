@@ -212,6 +212,39 @@ const core: OptionDeclaration[] = [
     validate: positive,
     description: 'Largest group_list/organization_list page with all_fields',
   },
+  {
+    name: 'svc.scheming.dataset_schemas',
+    type: 'list',
+    default: [],
+    description: 'Custom dataset schemas: paths of ckanext-scheming YAML or JSON files (docs/schemas.md)',
+  },
+  { name: 'svc.scheming.group_schemas', type: 'list', default: [], description: 'Custom group schemas (YAML or JSON files)' },
+  {
+    name: 'svc.scheming.organization_schemas',
+    type: 'list',
+    default: [],
+    description: 'Custom organization schemas (YAML or JSON files)',
+  },
+  {
+    name: 'svc.scheming.presets',
+    type: 'list',
+    default: ['ckanext.scheming:presets.json'],
+    description:
+      "Preset files of the schemas: the built-in ckanext.scheming:presets.json, ckanext.fluent:presets.json and ckanext.dcat.schemas:presets.yaml, or paths of one's own",
+  },
+  {
+    name: 'svc.scheming.dataset_fallback',
+    type: 'bool',
+    default: false,
+    description: 'A dataset type without a schema is validated by the default schema instead of refused',
+  },
+  {
+    name: 'svc.search.timeout',
+    type: 'int',
+    default: 10000,
+    validate: positive,
+    description: 'Longest a package_search statement may run, in ms (then a Search Query Error)',
+  },
   { name: 'svc.search.rows_max', type: 'int', default: 1000, validate: positive, description: 'Largest package_search page' },
   { name: 'svc.extra_resource_fields', type: 'list', default: [], description: 'Resource extra fields searchable by resource_search' },
   {
