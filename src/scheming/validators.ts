@@ -1,70 +1,660 @@
 // The validators a scheming schema file may name ("ignore_missing scheming_choices"), by CKAN's,
-// ckanext-scheming's, ckanext-fluent's and ckanext-dcat's names. The loader checks a file's names
-// with isKnownValidator; schema-validation.ts turns a field's string into a chain.
+// ckanext-scheming's, ckanext-fluent's and ckanext-dcat's names, with their messages. Each name is
+// a factory: its arguments (if_empty_same_as(name)) and the field it is for (scheming_choices reads
+// the field's choices) give the Validator of svc's chains (src/validation/validate.ts).
+//
+// Values are stored as typed JSON (lists, objects, numbers), not as the JSON text CKAN keeps in
+// extras: scheming_multiple_choice gives a list, fluent_text an object. Output validators accept
+// both, so values saved as text by an import still read back as CKAN shows them.
+import type { ActionContext } from '../context.ts';
+import { findGroup, groupNameHolder } from '../model/groups.ts';
+import { canonicalFormat, guessFormat } from '../model/resources.ts';
+import { ownerOrgValidator, packageNameValidator, packageVersionValidator, tagNameErrors } from '../validation/package-schema.ts';
+import { Invalid, MISSING, Stop, type FieldContext, type Validator } from '../validation/validate.ts';
+import {
+  booleanValidator,
+  defaultValue,
+  emailValidator,
+  ignoreEmpty,
+  ignoreMissing,
+  intValidator,
+  isoDate,
+  jsonObject,
+  nameValidator,
+  naturalNumber,
+  notEmpty,
+  notMissing,
+  positiveInteger,
+} from '../validation/validators.ts';
+import type { SchemingField } from './types.ts';
 
-/** Every validator name a schema file may use. */
-const KNOWN_VALIDATORS = new Set([
+/** What a factory knows besides its arguments: the field, its schema, the site's default locale. */
+export interface ValidatorScope {
+  field: SchemingField;
+  /** The schema as written (draft_fields_required, form_languages). */
+  schema: Record<string, unknown>;
+  /** svc.locale_default: the language of a plain string in a multilingual field. */
+  defaultLocale: string;
+}
+
+type Factory = (args: unknown[], scope: ValidatorScope) => Validator;
+
+/** A date (isodate, scheming_isodatetime) until convert_to_json_if_date(time) or the end of the chain makes it text. */
+export class DateValue {
+  /** iso: 'YYYY-MM-DDTHH:MM:SS[.ffffff]' (UTC when withZone). */
+  constructor(
+    readonly iso: string,
+    readonly withZone = false,
+  ) {}
+  dateText(): string {
+    return this.iso.slice(0, 10);
+  }
+  dateTimeText(): string {
+    return this.withZone ? `${this.iso}+00:00` : this.iso;
+  }
+}
+
+/** The value a chain stores: a date still a DateValue becomes its date-time text. */
+export function storedValue(v: unknown): unknown {
+  return v instanceof DateValue ? v.dateTimeText() : v;
+}
+
+const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined;
+const isEmpty = (v: unknown) => isBlank(v) || v === '' || (Array.isArray(v) && v.length === 0);
+
+/** The action context, whether the chain runs for a dataset ({ctx, pkg, input}) or a group ({ctx, group, input}). */
+function actionContext(f: FieldContext): ActionContext {
+  return (f.context?.ctx ?? f.context) as ActionContext;
+}
+
+/** The dict as sent (before any conversion), when the caller passed it. */
+function inputOf(f: FieldContext): Record<string, unknown> {
+  return (f.context?.input as Record<string, unknown> | undefined) ?? f.data;
+}
+
+const simple =
+  (v: Validator): Factory =>
+  () =>
+    v;
+
+/** A value that is present but blank passes through (CKAN's validators that return on `not value`). */
+const unlessEmpty =
+  (v: Validator): Validator =>
+  (value, f) =>
+    isEmpty(value) ? value : v(value, f);
+
+/** CKAN's unicode_safe: text stays, anything else becomes text (objects as JSON). */
+const unicodeSafe: Validator = (v) => {
+  if (v === null || typeof v === 'string' || v === MISSING) return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+};
+
+const trimmed: Validator = (v) => (typeof v === 'string' ? v.trim() : v);
+
+/** CKAN's url_validator: http(s) with a plain host name; blank passes. */
+const urlValidator: Validator = (v) => {
+  if (isEmpty(v)) return v;
+  const m = typeof v === 'string' ? /^(https?):\/\/([^/?#]*)/i.exec(v) : null;
+  if (!m || !m[2] || !/^[A-Za-z0-9.-]+$/.test(m[2])) throw new Invalid('Please provide a valid URL');
+  return v;
+};
+
+/** CKAN's int_validator: "" and null are null. */
+const intOrNull: Validator = (v, f) => (v === '' || v === null ? null : intValidator(v, f));
+
+/** CKAN's boolean_validator: missing and null are false; svc refuses what is neither (docs/decisions.md). */
+const booleanOrFalse: Validator = (v, f) => (isBlank(v) || v === '' ? false : booleanValidator(v, f));
+
+const isodate: Validator = (v, f) => {
+  if (v instanceof DateValue) return v;
+  if (isBlank(v) || v === '') return v === '' ? null : v;
+  const iso = isoDate(v, f) as string | null;
+  return iso === null ? null : new DateValue(iso);
+};
+
+const convertToJsonIfDate: Validator = (v) => (v instanceof DateValue ? v.dateText() : v);
+const convertToJsonIfDatetime: Validator = (v) => (v instanceof DateValue ? v.dateTimeText() : v);
+
+const tagStringConvert: Validator = (v) => {
+  if (Array.isArray(v)) {
+    if (!v.every((t) => typeof t === 'string')) throw new Invalid('Must be a list of strings');
+    return v.join(',');
+  }
+  if (typeof v !== 'string') throw new Stop('Must be a string');
+  return v;
+};
+
+const tagCheck =
+  (which: 'length' | 'name'): Validator =>
+  (v) => {
+    if (typeof v !== 'string') return v;
+    const errs = tagNameErrors(v).filter((m) => (which === 'length' ? /minimum|maximum/.test(m) : /can only contain/.test(m)));
+    if (errs.length) throw new Invalid(errs[0]);
+    return v;
+  };
+
+/** CKAN's if_empty_guess_format: a new resource without a format gets the one its URL names. */
+const ifEmptyGuessFormat: Validator = (v, f) => {
+  if (!isEmpty(v) || f.data.id || inputOf(f).id) return v;
+  const url = f.data.url ?? inputOf(f).url;
+  if (typeof url !== 'string' || !url) return v;
+  return guessFormat(url) || v;
+};
+
+const cleanFormat: Validator = (v) => (typeof v === 'string' ? canonicalFormat(v) : v);
+
+const groupNameValidator: Validator = async (v, f) => {
+  if (typeof v !== 'string') return v;
+  const ctx = actionContext(f);
+  const holder = await groupNameHolder(ctx.db, v);
+  const editing = f.context?.group?.id ?? (typeof f.data.id === 'string' ? (await findGroup(ctx.db, f.data.id))?.id : undefined);
+  if (holder && holder.id !== editing) throw new Invalid('Group name already exists in database');
+  return v;
+};
+
+/** A missing or draft state leaves required fields optional (a schema's draft_fields_required: false). */
+function isDraft(f: FieldContext): boolean {
+  const state = f.data.state ?? inputOf(f).state;
+  return state === undefined || state === null || (typeof state === 'string' && state.startsWith('draft'));
+}
+
+function requiredEnforced(scope: ValidatorScope, f: FieldContext): boolean {
+  return scope.schema.draft_fields_required !== false || !isDraft(f);
+}
+
+const draftFieldsNotRequired: Validator = (v, f) => (isDraft(f) ? ignoreMissing(v, f) : notEmpty(v, f));
+
+const schemingRequired: Factory = (_args, scope) => {
+  if (!scope.field.required) return ignoreMissing;
+  if (scope.schema.draft_fields_required === false) return draftFieldsNotRequired;
+  return notEmpty;
+};
+
+function choiceValues(field: SchemingField): string[] | undefined {
+  return Array.isArray(field.choices) ? field.choices.map((c) => String(c.value)) : undefined;
+}
+
+function describe(values: string[]): string {
+  return `[${values.map((x) => `'${x}'`).join(', ')}]`;
+}
+
+/** One of the field's choices (a field that takes them from a helper accepts any value). */
+const schemingChoices: Factory = (_args, { field }) => {
+  const values = choiceValues(field);
+  return (v) => {
+    if (isBlank(v) || v === '' || !values) return v;
+    if (!values.includes(typeof v === 'string' ? v : String(v))) throw new Invalid(`Value must be one of ${describe(values)}`);
+    return typeof v === 'string' ? v : String(v);
+  };
+};
+
+const oneOf: Factory = (args) => {
+  const values = (args.length === 1 && Array.isArray(args[0]) ? args[0] : args).map(String);
+  return (v) => {
+    if (!values.includes(String(v))) throw new Invalid(`Value must be one of ${describe(values)}`);
+    return v;
+  };
+};
+
+const schemingMultipleChoice: Factory = (_args, scope) => {
+  const values = choiceValues(scope.field);
+  return (v, f) => {
+    let list: unknown[];
+    if (isBlank(v)) list = [];
+    else if (typeof v === 'string') list = v === '' ? [] : [v];
+    else if (Array.isArray(v)) list = v;
+    else throw new Stop('expecting list of strings');
+    const wrong = values ? list.filter((x) => !values.includes(String(x))) : [];
+    if (wrong.length) throw new Stop(wrong.map((x) => `unexpected choice "${String(x)}"`).join(', '));
+    const chosen = new Set(list.map(String));
+    const out = values ? values.filter((x) => chosen.has(x)) : [...chosen];
+    if (!out.length && scope.field.required && requiredEnforced(scope, f)) throw new Stop('Select at least one');
+    return out;
+  };
+};
+
+const schemingMultipleText: Factory = (_args, scope) => (v, f) => {
+  let out: string[] = [];
+  if (!isBlank(v)) {
+    const list = typeof v === 'string' ? [v] : v;
+    if (!Array.isArray(list)) throw new Stop('expecting list of strings');
+    const bad = list.filter((x) => x && typeof x !== 'string');
+    if (bad.length) throw new Stop(bad.map((x) => `invalid type for repeating text: ${JSON.stringify(x)}`).join(', '));
+    out = list.filter((x): x is string => typeof x === 'string' && x !== '');
+  }
+  if (!out.length && scope.field.required && requiredEnforced(scope, f)) throw new Stop('Missing value');
+  return out;
+};
+
+/** dcat's scheming_multiple_number: a list of numbers (one number, or a JSON list as text). */
+const schemingMultipleNumber: Factory =
+  (_args, { field }) =>
+  (v) => {
+    if (isEmpty(v)) {
+      if (field.required) throw new Stop('Missing value');
+      throw new Stop();
+    }
+    let list: unknown = v;
+    if (typeof v === 'string' && v.trim().startsWith('[')) {
+      try {
+        list = JSON.parse(v);
+      } catch {
+        throw new Stop('Could not parse value');
+      }
+    }
+    if (!Array.isArray(list)) list = [list];
+    const out: number[] = [];
+    for (const x of list as unknown[]) {
+      if (x === '' || x === null || x === 0) continue;
+      const n = typeof x === 'number' ? x : typeof x === 'string' && x.trim() !== '' ? Number(x) : Number.NaN;
+      if (!Number.isFinite(n)) throw new Invalid(`invalid type for repeating number: ${JSON.stringify(x)}`);
+      out.push(n);
+    }
+    if (!out.length && field.required) throw new Stop('Missing value');
+    return out;
+  };
+
+/** The date (and time) a form sends as <field>_date, <field>_time (and <field>_tz), taken out of the dict. */
+function formDateInputs(f: FieldContext): { date?: string; time?: string; tz?: string } | undefined {
+  const names = { date: `${f.key}_date`, time: `${f.key}_time`, tz: `${f.key}_tz` };
+  if (!(names.date in f.data) && !(names.time in f.data)) return undefined;
+  const out: Record<string, string | undefined> = {};
+  for (const [part, name] of Object.entries(names)) {
+    const v = f.data[name];
+    delete f.data[name];
+    if (typeof v === 'string' && v.trim()) out[part] = v.trim();
+  }
+  return out;
+}
+
+function parseDateTime(text: string, f: FieldContext, allowZone: boolean): DateValue {
+  if (!allowZone && /(Z|[+-]\d{2}:?\d{2})$/i.test(text) && /T|\s\d/.test(text)) throw new Invalid('Date format incorrect');
+  let iso: string | null;
+  try {
+    iso = isoDate(text, f) as string | null;
+  } catch {
+    throw new Invalid('Date format incorrect');
+  }
+  if (!iso) throw new Invalid('Date format incorrect');
+  return new DateValue(iso, allowZone);
+}
+
+const schemingIsoDatetime =
+  (withZone: boolean): Factory =>
+  (_args, { field }) =>
+  (v, f) => {
+    if (v instanceof DateValue) return v;
+    if (!isEmpty(v)) {
+      if (typeof v !== 'string') throw new Invalid('Date format incorrect');
+      return parseDateTime(v, f, withZone);
+    }
+    const form = formDateInputs(f);
+    if (!form || (!form.date && !form.time)) {
+      if (field.required) throw new Stop('Missing value');
+      throw new Stop();
+    }
+    if (!form.date) throw new Stop('Date is required when a time is provided');
+    if (form.time && !/^\d{1,2}:\d{2}(:\d{2})?$/.test(form.time)) throw new Stop('Time format incorrect');
+    const text = form.time ? `${form.date}T${form.time.padStart(5, '0')}` : form.date;
+    if (withZone && form.tz) {
+      // A named zone: the offset it had at that time.
+      let offset: string;
+      try {
+        offset = zoneOffset(form.tz, text);
+      } catch {
+        throw new Stop('Invalid timezone');
+      }
+      return parseDateTime(`${text}${offset}`, f, true);
+    }
+    return parseDateTime(text, f, false);
+  };
+
+/** The UTC offset (+HH:MM) of an IANA zone at a local time. */
+function zoneOffset(zone: string, local: string): string {
+  const asUtc = new Date(`${local.length === 10 ? `${local}T00:00` : local}Z`);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).formatToParts(asUtc);
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
+  const shown = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'));
+  const minutes = Math.round((shown - asUtc.getTime()) / 60000);
+  const sign = minutes < 0 ? '-' : '+';
+  const abs = Math.abs(minutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** scheming_valid_json_object: a JSON object, or its text. */
+const validJsonObject: Validator = (v) => {
+  if (isEmpty(v) || (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length)) throw new Stop();
+  if (typeof v === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch (e) {
+      throw new Invalid(`Invalid JSON string: ${(e as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Invalid(`Unsupported value for JSON field: ${v}`);
+    return parsed;
+  }
+  if (typeof v === 'object' && !Array.isArray(v)) return v;
+  throw new Invalid(`Unsupported type for JSON field: ${Array.isArray(v) ? 'list' : typeof v}`);
+};
+
+const loadJson: Validator = (v) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+};
+
+const listOutput: Validator = (v) => {
+  if (Array.isArray(v)) return v;
+  if (v === null || v === undefined) return [];
+  if (typeof v !== 'string') return [v];
+  try {
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) ? parsed : [v];
+  } catch {
+    return [v];
+  }
+};
+
+const XSD_YEAR = /^-?([1-9][0-9]{3,}|0[0-9]{3})(Z|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$/;
+const XSD_YEAR_MONTH = /^-?([1-9][0-9]{3,}|0[0-9]{3})-(0[1-9]|1[0-2])(Z|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$/;
+const XSD_DATE = /^-?([1-9][0-9]{3,}|0[0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(Z|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$/;
+
+/** ckanext-dcat's dcat_date: a year, year-month, date or date-time, kept as sent. */
+const dcatDate: Validator = (v, f) => {
+  if (isEmpty(v)) return null;
+  if (v instanceof DateValue) return v;
+  if (typeof v !== 'string') throw new Invalid('Dates must be provided as strings or datetime objects');
+  if (XSD_YEAR.test(v) || XSD_YEAR_MONTH.test(v) || XSD_DATE.test(v)) return v;
+  try {
+    isoDate(v, f);
+    return v;
+  } catch {
+    throw new Invalid('Date format incorrect. Supported formats are YYYY, YYYY-MM, YYYY-MM-DD and YYYY-MM-DDTHH:MM:SS');
+  }
+};
+
+// --- ckanext-fluent --------------------------------------------------------------------------
+
+const LANGUAGE = /^[a-z]{2,8}(-[0-9a-zA-Z]{1,8})*$/;
+
+function formLanguages(scope: ValidatorScope): string[] {
+  const own = scope.field.form_languages ?? scope.schema.form_languages;
+  return Array.isArray(own) ? own.map(String) : [scope.defaultLocale];
+}
+
+/** The per-language form inputs (<field>-en, <field>-fr), taken out of the dict; undefined when there are none. */
+function languageInputs(f: FieldContext): Record<string, unknown> | undefined {
+  const prefix = `${f.key}-`;
+  const names = Object.keys(f.data).filter((k) => k.startsWith(prefix));
+  if (!names.length) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    out[name.slice(prefix.length)] = f.data[name];
+    delete f.data[name];
+  }
+  return out;
+}
+
+/** Shared by fluent_text and fluent_tags: the object of languages, checked. */
+function fluentObject(scope: ValidatorScope, f: FieldContext, v: unknown, item: (lang: string, x: unknown, errs: string[]) => unknown) {
+  const form = languageInputs(f);
+  let value: unknown = form ?? v;
+  if (isBlank(value)) value = {};
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      throw new Stop('Failed to decode JSON string');
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Stop('expecting JSON object');
+  const errs: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [lang, x] of Object.entries(value as Record<string, unknown>)) {
+    if (!LANGUAGE.test(lang)) {
+      errs.push(`invalid language code: "${lang}"`);
+      continue;
+    }
+    const converted = item(lang, x, errs);
+    if (converted !== undefined) out[lang] = converted;
+  }
+  if (scope.field.required && requiredEnforced(scope, f)) {
+    for (const lang of formLanguages(scope)) {
+      const got = out[lang];
+      if (!got || (Array.isArray(got) && !got.length)) errs.push(`Required language "${lang}" missing`);
+    }
+  }
+  if (errs.length) throw new Stop(errs.join(', '));
+  return out;
+}
+
+const fluentText: Factory = (_args, scope) => (v, f) =>
+  fluentObject(scope, f, v, (lang, x, errs) => {
+    if (x === '' || x === null) return '';
+    if (typeof x !== 'string') {
+      errs.push(`invalid type for "${lang}" value`);
+      return undefined;
+    }
+    return x;
+  });
+
+const fluentTags: Factory = (_args, scope) => (v, f) =>
+  fluentObject(scope, f, v, (lang, x, errs) => {
+    const list = typeof x === 'string' ? x.split(',').filter((t) => t.trim()) : x;
+    if (!Array.isArray(list)) {
+      errs.push(`invalid type for "${lang}" value`);
+      return undefined;
+    }
+    const tags: string[] = [];
+    list.forEach((t, i) => {
+      if (typeof t !== 'string') errs.push(`invalid type for "${lang}" value item ${i}`);
+      else {
+        errs.push(...tagNameErrors(t.trim()));
+        tags.push(t.trim());
+      }
+    });
+    return tags;
+  });
+
+const fluentTextOutput: Factory = (_args, scope) => (v) => {
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v;
+  if (typeof v !== 'string') return v;
+  try {
+    const parsed = JSON.parse(v);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // a plain string: the default locale's text
+  }
+  return { [scope.defaultLocale]: v };
+};
+
+const fluentTagsOutput: Validator = (v) => (typeof v === 'string' ? loadJson(v, undefined as never) : v);
+
+/** On <core>_translated: the object, and the core field (title) in the default locale. */
+const fluentCoreTranslatedOutput: Factory = (args, scope) => {
+  const toObject = fluentTextOutput(args, scope);
+  return async (v, f) => {
+    const value = (await toObject(v, f)) as Record<string, string>;
+    const core = f.key.replace(/_translated$/, '');
+    if (core !== f.key && core in f.data && value && typeof value === 'object') {
+      const text = value[scope.defaultLocale] ?? Object.values(value).find((x) => typeof x === 'string' && x);
+      if (text !== undefined) f.data[core] = text;
+    }
+    return value;
+  };
+};
+
+// --- the registry ----------------------------------------------------------------------------
+
+const emailIfGiven: Validator = (v, f) => (isEmpty(v) ? v : emailValidator(v, f));
+const notEmptyOrStop = notEmpty;
+
+const FACTORIES: Record<string, Factory> = {
   // CKAN (lib/navl, logic/validators, logic/converters)
-  'ignore_missing',
-  'ignore_empty',
-  'ignore',
-  'not_empty',
-  'not_missing',
-  'empty',
-  'default',
-  'unicode_safe',
-  'unicode_only',
-  'unicode',
-  'strip_value',
-  'remove_whitespace',
-  'int_validator',
-  'natural_number_validator',
-  'is_positive_integer',
-  'convert_int',
-  'boolean_validator',
-  'isodate',
-  'email_validator',
-  'url_validator',
-  'name_validator',
-  'package_name_validator',
-  'package_version_validator',
-  'group_name_validator',
-  'owner_org_validator',
-  'tag_string_convert',
-  'tag_name_validator',
-  'tag_length_validator',
-  'if_empty_same_as',
-  'if_empty_guess_format',
-  'clean_format',
-  'json_object',
-  'list_of_strings',
-  'OneOf',
-  'convert_to_json_if_date',
-  'convert_to_json_if_datetime',
+  ignore_missing: simple(ignoreMissing),
+  ignore_empty: simple(ignoreEmpty),
+  ignore: simple(() => {
+    throw new Stop();
+  }),
+  not_empty: simple(notEmptyOrStop),
+  not_missing: simple(notMissing),
+  empty: simple((v, f) => {
+    if (!isEmpty(v)) throw new Stop(`The input field ${f.key} was not expected.`);
+    throw new Stop();
+  }),
+  default: (args) => defaultValue(args[0]),
+  unicode_safe: simple(unicodeSafe),
+  unicode: simple(unicodeSafe),
+  unicode_only: simple((v) => {
+    if (typeof v !== 'string' && !isBlank(v)) throw new Invalid('Must be a Unicode string value');
+    return v;
+  }),
+  strip_value: simple(trimmed),
+  remove_whitespace: simple(trimmed),
+  int_validator: simple(intOrNull),
+  convert_int: simple((v, f) => {
+    try {
+      return intValidator(v, f);
+    } catch {
+      throw new Invalid('Please enter an integer value');
+    }
+  }),
+  natural_number_validator: simple(unlessEmpty(naturalNumber)),
+  is_positive_integer: simple(unlessEmpty(positiveInteger)),
+  boolean_validator: simple(booleanOrFalse),
+  isodate: simple(isodate),
+  email_validator: simple(emailIfGiven),
+  url_validator: simple(urlValidator),
+  name_validator: simple(nameValidator),
+  package_name_validator: simple(packageNameValidator),
+  package_version_validator: simple(packageVersionValidator),
+  group_name_validator: simple(groupNameValidator),
+  owner_org_validator: simple(ownerOrgValidator),
+  tag_string_convert: simple(tagStringConvert),
+  tag_name_validator: simple(tagCheck('name')),
+  tag_length_validator: simple(tagCheck('length')),
+  if_empty_same_as: (args) => {
+    const other = String(args[0] ?? '');
+    return (v, f) => (isEmpty(v) ? (f.data[other] ?? inputOf(f)[other] ?? v) : v);
+  },
+  if_empty_guess_format: simple(ifEmptyGuessFormat),
+  clean_format: simple(cleanFormat),
+  json_object: simple(unlessEmpty(jsonObject)),
+  list_of_strings: simple((v) => {
+    if (!Array.isArray(v)) throw new Invalid('Not a list');
+    if (!v.every((x) => typeof x === 'string')) throw new Invalid('Not a string');
+    return v;
+  }),
+  OneOf: oneOf,
+  convert_to_json_if_date: simple(convertToJsonIfDate),
+  convert_to_json_if_datetime: simple(convertToJsonIfDatetime),
   // ckanext-scheming
-  'scheming_required',
-  'scheming_draft_fields_not_required',
-  'scheming_choices',
-  'scheming_multiple_choice',
-  'scheming_multiple_choice_output',
-  'scheming_multiple_text',
-  'repeating_text_output',
-  'scheming_isodatetime',
-  'scheming_isodatetime_tz',
-  'scheming_valid_json_object',
-  'scheming_load_json',
+  scheming_required: schemingRequired,
+  scheming_draft_fields_not_required: simple(draftFieldsNotRequired),
+  scheming_choices: schemingChoices,
+  scheming_multiple_choice: schemingMultipleChoice,
+  scheming_multiple_choice_output: simple(listOutput),
+  scheming_multiple_text: schemingMultipleText,
+  repeating_text_output: simple(listOutput),
+  scheming_isodatetime: schemingIsoDatetime(false),
+  scheming_isodatetime_tz: schemingIsoDatetime(true),
+  scheming_valid_json_object: simple(validJsonObject),
+  scheming_load_json: simple(loadJson),
   // ckanext-dcat
-  'dcat_date',
-  'scheming_multiple_number',
+  dcat_date: simple(dcatDate),
+  scheming_multiple_number: schemingMultipleNumber,
   // ckanext-fluent
-  'fluent_text',
-  'fluent_text_output',
-  'fluent_tags',
-  'fluent_tags_output',
-  'fluent_core_translated_output',
-]);
+  fluent_text: fluentText,
+  fluent_text_output: fluentTextOutput,
+  fluent_tags: fluentTags,
+  fluent_tags_output: simple(fluentTagsOutput),
+  fluent_core_translated_output: fluentCoreTranslatedOutput,
+};
 
 /** Whether a schema file may name this validator. */
 export function isKnownValidator(name: string): boolean {
-  return KNOWN_VALIDATORS.has(name);
+  return Object.hasOwn(FACTORIES, name);
+}
+
+export interface ValidatorSpec {
+  name: string;
+  args: unknown[];
+}
+
+/** One argument as Python's literal_eval reads it: quoted text, a number, True/False/None; else the bare text. */
+function literal(text: string): unknown {
+  const t = text.trim();
+  const quoted = /^'(.*)'$|^"(.*)"$/s.exec(t);
+  if (quoted) return quoted[1] ?? quoted[2];
+  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+  if (t === 'True') return true;
+  if (t === 'False') return false;
+  if (t === 'None') return null;
+  return t;
+}
+
+/** Splits "a, 'b,c', 3" at the commas outside quotes and brackets. */
+function splitArgs(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let cur = '';
+  for (const ch of text) {
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if (ch === "'" || ch === '"') quote = ch;
+    else if (ch === '(' || ch === '[') depth++;
+    else if (ch === ')' || ch === ']') depth--;
+    else if (ch === ',' && depth === 0) {
+      out.push(cur);
+      cur = '';
+      continue;
+    }
+    cur += ch;
+  }
+  if (cur.trim() || out.length) out.push(cur);
+  return out.filter((x, i, all) => x.trim() || i < all.length - 1);
+}
+
+function parseArg(text: string): unknown {
+  const t = text.trim();
+  if (/^\[.*\]$/s.test(t)) return splitArgs(t.slice(1, -1)).map(parseArg);
+  return literal(t);
+}
+
+/**
+ * A field's validators string as names and arguments, as ckanext-scheming reads it:
+ * whitespace-separated, "name(arg, ...)" with Python-literal arguments.
+ */
+export function parseValidatorSpec(spec: string): ValidatorSpec[] {
+  return spec
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((token) => {
+      const open = token.indexOf('(');
+      if (open > 0 && token.endsWith(')')) return { name: token.slice(0, open), args: splitArgs(token.slice(open + 1, -1)).map(parseArg) };
+      return { name: token, args: [] };
+    });
+}
+
+/** The chain of a validators string (names were checked at start: an unknown one here is a bug). */
+export function validatorsFromString(spec: string, scope: ValidatorScope): Validator[] {
+  return parseValidatorSpec(spec).map(({ name, args }) => {
+    const factory = FACTORIES[name];
+    if (!factory) throw new Error(`unknown validator ${name} (field ${scope.field.field_name})`);
+    return factory(args, scope);
+  });
 }

@@ -20,6 +20,8 @@ export interface PackageValidationContext {
   existingResourceIds?: Set<string>;
   /** A file is uploaded with this resource (its url is then not required). */
   upload?: unknown;
+  /** The dict as sent (a custom schema's validators may read other fields of it). */
+  input?: Record<string, unknown>;
 }
 
 const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined || v === '';
@@ -39,7 +41,7 @@ export const packageNameValidator: Validator = async (v, f) => {
   return v;
 };
 
-const versionValidator: Validator = (v) => {
+export const packageVersionValidator: Validator = (v) => {
   if (typeof v === 'string' && v.length > PACKAGE_VERSION_MAX)
     throw new Invalid(`Version must be a maximum of ${PACKAGE_VERSION_MAX} characters long`);
   return v;
@@ -79,7 +81,7 @@ const packageIdFree: Validator = async (v, f) => {
 };
 
 /** CKAN's owner_org_validator: resolves a name to the organization id. */
-const ownerOrgValidator: Validator = async (v, f) => {
+export const ownerOrgValidator: Validator = async (v, f) => {
   const { ctx, pkg } = vctx(f);
   const unowned = ctx.config.bool('svc.auth.create_unowned_dataset');
   if (v === MISSING || v === null || v === undefined) {
@@ -241,7 +243,7 @@ const packageFields = {
   license_id: p.string('the license (see license_list)'),
   notes: p.string('a description (Markdown)'),
   url: p.string('the URL of the source'),
-  version: p.string('the version (at most 100 characters)').use(versionValidator),
+  version: p.string('the version (at most 100 characters)').use(packageVersionValidator),
   state: p
     .custom<'active' | 'draft' | 'deleted'>(
       'the state (create: sysadmins only; default active)',
