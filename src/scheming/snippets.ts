@@ -1,0 +1,50 @@
+// The form and display widget names a schema's form_snippet / display_snippet may give (the template
+// names of ckanext-scheming, ckanext-fluent and ckanext-dcat). A name not listed falls back to the
+// default widget, with one warning at start; null means "no widget" (the field is not shown).
+
+export const KNOWN_FORM_SNIPPETS: ReadonlySet<string> = new Set([
+  'text.html',
+  'textarea.html',
+  'large_text.html',
+  'markdown.html',
+  'number.html',
+  'select.html',
+  'radio.html',
+  'multiple_checkbox.html',
+  'multiple_select.html',
+  'multiple_text.html',
+  'date.html',
+  'datetime.html',
+  'datetime_tz.html',
+  'json.html',
+  'slug.html',
+  'license.html',
+  'organization.html',
+  'upload.html',
+  'organization_upload.html',
+  'repeating_subfields.html',
+  'fluent_text.html',
+  'fluent_markdown.html',
+  'fluent_tags.html',
+]);
+
+export const KNOWN_DISPLAY_SNIPPETS: ReadonlySet<string> = new Set([
+  'text.html',
+  'markdown.html',
+  'select.html',
+  'multiple_choice.html',
+  'multiple_text.html',
+  'date.html',
+  'datetime.html',
+  'datetime_tz.html',
+  'json.html',
+  'email.html',
+  'link.html',
+  'file_size.html',
+  'repeating_subfields.html',
+  'fluent_text.html',
+  'fluent_markdown.html',
+  'fluent_tags.html',
+  'fluent_link.html',
+  'dcat_date.html',
+]);
