@@ -109,7 +109,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     openEmbeddedWorker: ahead?.open ?? openWorker,
   };
   try {
-    services.scheming = await loadSchemingSchemas(config);
+    services.scheming = await loadSchemingSchemas(config, logger);
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
     setupSearch(services);
