@@ -1,11 +1,13 @@
 // GET /datastore/dump/{resource_id}: the rows of a data store table as CSV, TSV, JSON or XML,
 // streamed chunk by chunk (constant memory) in CKAN's dump formats (CSV and TSV with a header row, JSON
-// {fields, records}, XML <data><row>).
+// {fields, records}, XML <data><row>), and as Parquet (typed columns) or GeoJSON (tables with coordinates).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../actions/context.ts';
 import { readContext } from '../../actions/read-context.ts';
 import type { DatastoreBackend, DumpChunk } from '../../datastore/backend.ts';
+import { geoPlan, NoCoordinatesError, writeGeoJson, type GeoPlan } from '../../datastore/dump-geojson.ts';
+import { writeParquet } from '../../datastore/dump-parquet.ts';
 import { csvCell } from '../../datastore/types.ts';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { requestIdentity } from '../../http/request-identity.ts';
@@ -17,6 +19,8 @@ const FORMATS: Record<string, { type: string; ext: string }> = {
   tsv: { type: 'text/tab-separated-values; charset=utf-8', ext: 'tsv' },
   json: { type: 'application/json; charset=utf-8', ext: 'json' },
   xml: { type: 'text/xml; charset=utf-8', ext: 'xml' },
+  parquet: { type: 'application/vnd.apache.parquet', ext: 'parquet' },
+  geojson: { type: 'application/geo+json; charset=utf-8', ext: 'geojson' },
 };
 
 function queryObject(request: FastifyRequest): Record<string, unknown> {
@@ -52,6 +56,7 @@ export const dumpExtension = {
       const { format: _f, bom: _b, ...params } = query;
       let iterator: AsyncGenerator<DumpChunk>;
       let first: IteratorResult<DumpChunk>;
+      let geo: GeoPlan | undefined;
       try {
         const identity = await requestIdentity(services, request);
         const ctx = readContext(services, identity, {
@@ -68,7 +73,15 @@ export const dumpExtension = {
           include_total: false,
         });
         first = await iterator.next();
+        if (format === 'geojson') {
+          const fields = first.done ? [] : first.value.fields;
+          geo = await geoPlan(backend, search.resource_id, fields).catch(async (e) => {
+            await iterator.return(undefined);
+            throw e;
+          });
+        }
       } catch (e) {
+        if (e instanceof NoCoordinatesError) return reply.code(409).type('text/plain; charset=utf-8').send(`format: ${e.message}`);
         if (e instanceof ValidationError) return badRequest(reply, e.errors);
         if (e instanceof NotFoundError || e instanceof AuthorizationError) return notFound(reply);
         throw e;
@@ -76,7 +89,7 @@ export const dumpExtension = {
       const safeName = id.replace(/[^\w.-]/g, '_');
       reply.header('Content-Disposition', `attachment; filename="${safeName}.${FORMATS[format].ext}"`);
       reply.type(FORMATS[format].type);
-      return reply.send(Readable.from(writeDump(format, bom, first, iterator)));
+      return reply.send(Readable.from(writeDump(format, bom, first, iterator, geo)));
     });
   },
 };
@@ -86,6 +99,7 @@ async function* writeDump(
   bom: boolean,
   first: IteratorResult<DumpChunk>,
   rest: AsyncGenerator<DumpChunk>,
+  geo?: GeoPlan,
 ): AsyncGenerator<string | Buffer> {
   async function* chunks(): AsyncGenerator<DumpChunk> {
     if (!first.done) yield first.value;
@@ -95,8 +109,16 @@ async function* writeDump(
       yield n.value;
     }
   }
+  if (format === 'parquet') {
+    yield* writeParquet(chunks());
+    return;
+  }
   // An empty result still has a header: the fields come with the first (possibly empty) chunk.
   if (bom) yield '\uFEFF';
+  if (format === 'geojson') {
+    yield* writeGeoJson(geo!, chunks());
+    return;
+  }
   if (format === 'csv' || format === 'tsv') {
     const d = format === 'csv' ? ',' : '\t';
     let header = false;

@@ -10,7 +10,7 @@ export const PAGE_SIZE = 50;
 /** A full-text search's total is the planner's estimate above this many rows (counting every match is slow). */
 export const ESTIMATE_TOTAL_ABOVE = 100_000;
 const FILTER_PREFIX = 'filter.';
-const DUMP_FORMATS = ['csv', 'tsv', 'json', 'xml'] as const;
+const DUMP_FORMATS = ['csv', 'tsv', 'json', 'xml', 'parquet', 'geojson'] as const;
 const NUMBER_TYPE = /^(int|int2|int4|int8|integer|smallint|bigint|float|float4|float8|real|double precision|numeric|decimal|money)$/;
 /** Longest text shown in a cell when the view says nothing. */
 const DEFAULT_ELLIPSIS = 100;
