@@ -51,6 +51,8 @@ import {
   type PackageValidationContext,
 } from '../validation/package-schema.ts';
 import type { UploadedFile } from './context.ts';
+import { datasetSchemaFor, expandFormComposite, packageSchemaOf } from '../scheming/schema-validation.ts';
+import type { DatasetSchema } from '../scheming/types.ts';
 
 /** File work of an action, done once its transaction has committed (a failed write never touches files). */
 export class FileOps {
@@ -103,10 +105,16 @@ function flattenTagErrors(errs: unknown): string[] {
 }
 
 /** Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. */
-export async function validatePackage(ctx: ActionContext, input: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
+export async function validatePackage(ctx: ActionContext, sent: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
+  // A dataset type with a custom schema (svc.scheming.dataset_schemas) is checked by it.
+  const custom = datasetSchemaFor(ctx, pkg ? pkg.type : sent.type);
+  const input = custom ? schemingInput(sent, custom) : sent;
+  const schema = custom
+    ? packageSchemaOf(custom, { create: !pkg }, ctx.config.str('svc.locale_default') || 'en')
+    : packageSchema({ create: !pkg });
   const existing = pkg ? await resourcesOf(ctx.db, [pkg.id]) : [];
-  const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)) };
-  const { data, errors } = await validate(packageSchema({ create: !pkg }), input, vctx);
+  const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)), input };
+  const { data, errors } = await validate(schema, input, vctx);
 
   // tags: free tags from tag_string too; their errors are flat strings
   if (errors.tags) errors.tags = flattenTagErrors(errors.tags);
@@ -196,14 +204,24 @@ export async function validatePackage(ctx: ActionContext, input: Record<string, 
 
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
-  const custom: Record<string, unknown> = {};
+  const customFields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) {
     if (!PACKAGE_SCHEMA_KEYS.has(k) && !COMPUTED_PACKAGE_KEYS.has(k)) {
-      custom[k] = v;
+      customFields[k] = v;
       delete data[k];
     }
   }
-  return { data, custom };
+  return { data, custom: customFields };
+}
+
+/** A form's repeating subfields (field-0-subfield keys) as lists, in the dataset and its resources. */
+function schemingInput(input: Record<string, unknown>, schema: DatasetSchema): Record<string, unknown> {
+  const out = expandFormComposite(input, schema.dataset_fields ?? []);
+  if (Array.isArray(out.resources) && schema.resource_fields?.length)
+    out.resources = out.resources.map((r) =>
+      r && typeof r === 'object' && !Array.isArray(r) ? expandFormComposite(r as Record<string, unknown>, schema.resource_fields) : r,
+    );
+  return out;
 }
 
 // --- resources ------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import { extrasOfSql, organizationsOfPackagesSql, packageGroupsSql, packagesById
 import { relationshipsOfSql, type RelationshipRow } from './relationships.ts';
 import { resourcesOfSql, type ResourceRow } from './resources.ts';
 import { tagsOfSql, type PackageTagRow } from './tags.ts';
+import { outputPackageDicts } from '../scheming/output.ts';
+import type { SchemingSchemas } from '../scheming/types.ts';
 
 /** The datasets a caller may see, as an SQL condition over alias (its parameters appended to params). */
 type CallerDatasetCondition = (ctx: ActionContext, params: unknown[], alias: string) => Promise<string>;
@@ -94,7 +96,7 @@ function organizationDict(g: GroupRef | undefined): Record<string, unknown> | nu
   };
 }
 
-type DictContext = { db: Queryable; config: Config; identity: { sysadmin: boolean } };
+type DictContext = { db: Queryable; config: Config; identity: { sysadmin: boolean }; services?: { scheming?: SchemingSchemas } };
 
 type DictParts = {
   extras: { package_id: string; key: string; value: string | null }[];
@@ -130,7 +132,9 @@ export async function buildPackageDicts(
   const r = await ctx.db.query<{ parts: DictParts }>(DICT_PARTS, [rows.map((p) => p.id)]);
   const parts = r.rows[0].parts;
   parts.rels = await readableRelationships(ctx, rows, parts.rels);
-  return assembleDicts(ctx, rows, parts, opts);
+  const dicts = assembleDicts(ctx, rows, parts, opts);
+  await outputPackageDicts(ctx, dicts);
+  return dicts;
 }
 
 /**
@@ -148,7 +152,9 @@ export async function packageDictsOfIds(
   const byId = new Map(rows.map((r) => [r.id, r]));
   const found = ids.map((id) => byId.get(id)).filter((r): r is PackageRow => !!r);
   parts.rels = await readableRelationships(ctx, found, parts.rels);
-  return assembleDicts(ctx, found, parts, opts);
+  const dicts = assembleDicts(ctx, found, parts, opts);
+  await outputPackageDicts(ctx, dicts);
+  return dicts;
 }
 
 /**

@@ -500,17 +500,16 @@ const fluentCoreTranslatedOutput: Factory = (args, scope) => {
 // --- the registry ----------------------------------------------------------------------------
 
 const emailIfGiven: Validator = (v, f) => (isEmpty(v) ? v : emailValidator(v, f));
-const notEmptyOrStop = notEmpty;
 
 const FACTORIES: Record<string, Factory> = {
   // CKAN (lib/navl, logic/validators, logic/converters)
-  ignore_missing: simple(ignoreMissing),
-  ignore_empty: simple(ignoreEmpty),
+  ignore_missing: () => ignoreMissing,
+  ignore_empty: () => ignoreEmpty,
   ignore: simple(() => {
     throw new Stop();
   }),
-  not_empty: simple(notEmptyOrStop),
-  not_missing: simple(notMissing),
+  not_empty: () => notEmpty,
+  not_missing: () => notMissing,
   empty: simple((v, f) => {
     if (!isEmpty(v)) throw new Stop(`The input field ${f.key} was not expected.`);
     throw new Stop();
@@ -532,17 +531,17 @@ const FACTORIES: Record<string, Factory> = {
       throw new Invalid('Please enter an integer value');
     }
   }),
-  natural_number_validator: simple(unlessEmpty(naturalNumber)),
-  is_positive_integer: simple(unlessEmpty(positiveInteger)),
+  natural_number_validator: () => unlessEmpty(naturalNumber),
+  is_positive_integer: () => unlessEmpty(positiveInteger),
   boolean_validator: simple(booleanOrFalse),
   isodate: simple(isodate),
   email_validator: simple(emailIfGiven),
   url_validator: simple(urlValidator),
-  name_validator: simple(nameValidator),
-  package_name_validator: simple(packageNameValidator),
-  package_version_validator: simple(packageVersionValidator),
+  name_validator: () => nameValidator,
+  package_name_validator: () => packageNameValidator,
+  package_version_validator: () => packageVersionValidator,
   group_name_validator: simple(groupNameValidator),
-  owner_org_validator: simple(ownerOrgValidator),
+  owner_org_validator: () => ownerOrgValidator,
   tag_string_convert: simple(tagStringConvert),
   tag_name_validator: simple(tagCheck('name')),
   tag_length_validator: simple(tagCheck('length')),
@@ -552,7 +551,7 @@ const FACTORIES: Record<string, Factory> = {
   },
   if_empty_guess_format: simple(ifEmptyGuessFormat),
   clean_format: simple(cleanFormat),
-  json_object: simple(unlessEmpty(jsonObject)),
+  json_object: () => unlessEmpty(jsonObject),
   list_of_strings: simple((v) => {
     if (!Array.isArray(v)) throw new Invalid('Not a list');
     if (!v.every((x) => typeof x === 'string')) throw new Invalid('Not a string');
