@@ -59,7 +59,12 @@ export function pageWindow(page: number, pages: number): (number | null)[] {
   return out;
 }
 
-export function createRenderer(assets: AssetTable): Renderer {
+export interface RendererOptions {
+  /** The address prefix of a dataset's pages (/dataset, or /<type> for a custom dataset type). */
+  datasetRoot?: (pkg: { type?: unknown } | undefined) => string;
+}
+
+export function createRenderer(assets: AssetTable, opts: RendererOptions = {}): Renderer {
   const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(templatesDir, { noCache: false }), {
     autoescape: true,
     trimBlocks: true,
@@ -85,5 +90,6 @@ export function createRenderer(assets: AssetTable): Renderer {
   env.addGlobal('asset', (file: string) => assets.url(file));
   env.addGlobal('qs', queryString);
   env.addGlobal('page_window', pageWindow);
+  env.addGlobal('dataset_root', opts.datasetRoot ?? (() => '/dataset'));
   return (template, vars) => env.render(template, vars);
 }

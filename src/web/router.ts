@@ -42,6 +42,8 @@ export interface WebContext {
   t: Translate;
   /** Route parameters. */
   params: Record<string, string>;
+  /** The dataset type whose pages these are ('dataset', or a custom schema's type at /<type>). */
+  datasetType: string;
   /** The query string; repeated keys are lists. */
   query: Record<string, string | string[]>;
   /** A form post's fields (CSRF already checked) and uploaded files. */
@@ -135,6 +137,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
       user: identity.user,
       t,
       params: (request.params ?? {}) as Record<string, string>,
+      datasetType: 'dataset',
       query,
       form: {},
       files: {},

@@ -13,12 +13,19 @@ import { catalogPages } from './pages/catalog.ts';
 import { peoplePages } from './pages/people.ts';
 import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
+import { datasetPages } from './pages/catalog-dataset.ts';
+import { datasetFormPages } from './pages/manage-datasets.ts';
+import { resourceFormPages } from './pages/manage-resources.ts';
+import { routedTypes, typeRoot, typedRouter } from './scheming/dataset-types.ts';
 
+/** The areas with pages of datasets: registered again under /<type> for each custom dataset type. */
+const DATASET_AREAS = [datasetPages, datasetFormPages, resourceFormPages, resourcePages];
 const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages, passwordResetPages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);
-  const router = createWebRouter(app, deps, createRenderer(assets));
+  const types = routedTypes(deps.services);
+  const router = createWebRouter(app, deps, createRenderer(assets, { datasetRoot: (pkg) => typeRoot(deps.services, pkg?.type) }));
   app.get('/custom.css', async (_request, reply) =>
     reply
       .type('text/css; charset=utf-8')
@@ -26,6 +33,8 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       .send(deps.services.config.str('svc.site_custom_css')),
   );
   for (const area of AREAS) area(router);
+  // Each custom dataset type's own pages: search, forms, dataset and resource pages under /<type>.
+  for (const type of types) for (const area of DATASET_AREAS) area(typedRouter(router, type));
   const notFound = router.handler(async () => {
     throw new NotFoundError('page');
   });

@@ -4,7 +4,10 @@ import { NotFoundError, ValidationError } from '../../errors.ts';
 import { markdownExcerpt } from '../markdown.ts';
 import type { WebContext, WebRouter } from '../router.ts';
 import { activityPage, amFollowing, hasAction, safeLink, showOr404, siteUrl } from './catalog-common.ts';
-import { runSearch } from './catalog-search.ts';
+import { quoteTerm, runSearch } from './catalog-search.ts';
+import { displayRows } from '../scheming/display.ts';
+import { choiceFacets } from '../scheming/facets.ts';
+import { rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
 
 type Dict = Record<string, any>;
 
@@ -22,8 +25,8 @@ function contentUrl(url: unknown, site: string): string | undefined {
 }
 
 /** The schema.org Dataset description of a dataset (https://schema.org/Dataset), for search engines. */
-export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }): Dict {
-  const page = `${site.url}/dataset/${encodeURIComponent(pkg.name)}`;
+export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }, root = '/dataset'): Dict {
+  const page = `${site.url}${root}/${encodeURIComponent(pkg.name)}`;
   const org = pkg.organization as Dict | null;
   const orgLd = org
     ? { '@type': 'Organization', name: org.title || org.name, url: `${site.url}/organization/${encodeURIComponent(org.name)}` }
@@ -79,7 +82,14 @@ function infoRows(pkg: Dict): { key: string; label?: string; value: string; href
 
 export function datasetPages(web: WebRouter): void {
   web.get('/dataset', async (ctx) => {
-    const { view, status } = await runSearch(ctx, { path: '/dataset' });
+    const type = ctx.datasetType;
+    const schema = schemaOf(ctx, type);
+    // With custom schemas, each type's search page shows its own datasets (as CKAN's /<type> pages do).
+    const { view, status } = await runSearch(ctx, {
+      path: rootOf(ctx, type),
+      ...(ctx.services.scheming ? { fq: `dataset_type:${quoteTerm(type)}` } : {}),
+      ...(schema ? { extraFacets: choiceFacets(schema.dataset_fields, uiLanguage(ctx)) } : {}),
+    });
     return ctx.render('catalog/search.njk', { search: view, may_create: ctx.user ? await ctx.may('package_create', {}) : false }, status);
   });
 
@@ -92,18 +102,22 @@ export function datasetPages(web: WebRouter): void {
       ctx.user ? ctx.may('package_delete', { id: pkg.id }) : false,
     ]);
     const site = { url: siteUrl(ctx), title: ctx.services.config.str('svc.site_title') || ctx.t('site.default_title') };
+    const schema = schemaOf(ctx, pkg.type);
+    const root = rootOf(ctx, pkg.type);
     return ctx.render('catalog/dataset.njk', {
       pkg,
       resources: (pkg.resources ?? []).map((r: Dict) => ({ ...r, link: safeLink(r.url) })),
-      info: infoRows(pkg),
+      // A custom schema's fields replace the usual rows (source, author, maintainer, version are fields of it too).
+      info: schema ? [] : infoRows(pkg),
+      custom: schema ? displayRows(schema.dataset_fields, pkg, { lang: uiLanguage(ctx) }) : [],
       license_link: safeLink(pkg.license_url),
       followers,
       following,
       may_edit: mayEdit,
       may_delete: mayDelete,
       has_activity: hasAction(ctx, 'package_activity_list'),
-      jsonld: datasetJsonLd(pkg, site),
-      canonical: `${site.url}/dataset/${encodeURIComponent(pkg.name)}`,
+      jsonld: datasetJsonLd(pkg, site, root),
+      canonical: `${site.url}${root}/${encodeURIComponent(pkg.name)}`,
     });
   });
 
@@ -123,7 +137,7 @@ export function datasetPages(web: WebRouter): void {
 
   web.post('/dataset/groups/:name', async (ctx) => {
     const pkg = await readDataset(ctx);
-    const back = `/dataset/groups/${encodeURIComponent(pkg.name)}`;
+    const back = `${rootOf(ctx, pkg.type)}/groups/${encodeURIComponent(pkg.name)}`;
     const added = typeof ctx.form.group_added === 'string' ? ctx.form.group_added : '';
     const removed = typeof ctx.form.group_removed === 'string' ? ctx.form.group_removed : '';
     if (!added && !removed) return ctx.redirect(back);
@@ -140,7 +154,12 @@ export function datasetPages(web: WebRouter): void {
 
   web.get('/dataset/activity/:name', async (ctx) => {
     const pkg = await readDataset(ctx);
-    const stream = await activityPage(ctx, 'package_activity_list', pkg.id, `/dataset/activity/${encodeURIComponent(pkg.name)}`);
+    const stream = await activityPage(
+      ctx,
+      'package_activity_list',
+      pkg.id,
+      `${rootOf(ctx, pkg.type)}/activity/${encodeURIComponent(pkg.name)}`,
+    );
     return ctx.render('catalog/dataset-activity.njk', { pkg, stream, has_activity: true });
   });
 

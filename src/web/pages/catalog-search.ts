@@ -55,7 +55,18 @@ export interface SearchOptions {
   fq?: string;
   /** Facets the page leaves out (the organization's own page has no organization facet). */
   omitFacets?: FacetField[];
+  /** More facets after the usual ones (a custom schema's choice fields): their titles and the labels of their values. */
+  extraFacets?: ExtraFacet[];
 }
+
+export interface ExtraFacet {
+  field: string;
+  title: string;
+  labels: Record<string, string>;
+}
+
+/** package_search answers at most this many facet fields. */
+const MAX_FACET_FIELDS = 20;
 
 interface FacetItem {
   name: string;
@@ -87,11 +98,14 @@ export interface SearchView {
 /** Runs the search the page's query string asks for; a malformed query is an error on the page (status 400). */
 export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{ view: SearchView; status: number }> {
   const { t, query } = ctx;
-  const fields = FACET_FIELDS.filter((f) => !opts.omitFacets?.includes(f));
+  const usual: string[] = FACET_FIELDS.filter((f) => !opts.omitFacets?.includes(f));
+  const extra = new Map((opts.extraFacets ?? []).filter((f) => !usual.includes(f.field)).map((f) => [f.field, f]));
+  const fields = [...usual, ...extra.keys()].slice(0, MAX_FACET_FIELDS);
+  const titleOf = (field: string) => extra.get(field)?.title ?? t(`catalog.search.facet.${field}`);
   const q = queryValue(query, 'q').trim();
   const sort = queryValue(query, 'sort').trim();
   const page = pageNumber(query);
-  const selected = Object.fromEntries(fields.map((f) => [f, queryList(query, f)])) as Record<FacetField, string[]>;
+  const selected: Record<string, string[]> = Object.fromEntries(fields.map((f) => [f, queryList(query, f)]));
   const expanded = fields.filter((f) => queryValue(query, `_${f}_limit`) === '0');
   const params: Record<string, unknown> = { q, sort, ...selected };
   for (const f of expanded) params[`_${f}_limit`] = '0';
@@ -125,10 +139,11 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
     const items: FacetItem[] = (result.search_facets[field]?.items ?? [])
       .map((item: { name: string; display_name: string; count: number }) => {
         const isSelected = selected[field].includes(item.name);
-        labels.set(`${field}\u0000${item.name}`, item.display_name);
+        const label = extra.get(field)?.labels[item.name] ?? item.display_name;
+        labels.set(`${field}\u0000${item.name}`, label);
         return {
           name: item.name,
-          label: item.display_name,
+          label,
           count: item.count,
           selected: isSelected,
           href: link({ [field]: isSelected ? selected[field].filter((v) => v !== item.name) : [...selected[field], item.name] }),
@@ -138,7 +153,7 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
     const open = expanded.includes(field);
     return {
       field,
-      title: t(`catalog.search.facet.${field}`),
+      title: titleOf(field),
       items: open ? items : items.slice(0, FACET_SHOWN),
       more_href: !open && items.length > FACET_SHOWN ? link({ [`_${field}_limit`]: '0' }) : null,
       less_href: open && items.length > FACET_SHOWN ? link({ [`_${field}_limit`]: null }) : null,
@@ -148,8 +163,8 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
     selected[field].map((value) => ({
       field,
       value,
-      title: t(`catalog.search.facet.${field}`),
-      label: labels.get(`${field}\u0000${value}`) ?? value,
+      title: titleOf(field),
+      label: labels.get(`${field}\u0000${value}`) ?? extra.get(field)?.labels[value] ?? value,
       href: link({ [field]: selected[field].filter((v) => v !== value) }),
     })),
   );

@@ -2,6 +2,7 @@
 // metadata form saves a draft, then the resource form adds data and "Finish" makes it active.
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, type FieldMessages } from './manage-forms.ts';
+import { rootOf, schemaEditForm, schemaEditPost, schemaNewForm, schemaNewPost, schemaOf } from './manage-scheming.ts';
 
 const TEXT_FIELDS = [
   'title',
@@ -78,7 +79,7 @@ function formValues(source: Record<string, any>, fromDataset: boolean) {
 }
 
 /** The choices of the form: licences and the organizations the user may create datasets in. */
-async function formChoices(ctx: WebContext, current?: { id: string; name: string; title?: string }) {
+export async function formChoices(ctx: WebContext, current?: { id: string; name: string; title?: string }) {
   const [licenses, orgs] = await Promise.all([
     ctx.call<{ id: string; title: string }[]>('license_list'),
     ctx.user ? ctx.call<{ id: string; name: string; title: string }[]>('organization_list_for_user', { permission: 'create_dataset' }) : [],
@@ -140,15 +141,21 @@ function withDataset(page: (ctx: WebContext, pkg: Record<string, any>) => Promis
   };
 }
 
+// Each page takes the type's generated form when the type (the page's, or the dataset's when editing)
+// has a custom schema, else the classic form.
 export function datasetFormPages(web: WebRouter): void {
   web.get('/dataset/new', async (ctx) => {
     if (!(await ctx.may('package_create'))) return forbidden(ctx);
+    const schema = schemaOf(ctx, ctx.datasetType);
+    if (schema) return schemaNewForm(ctx, schema, await formChoices(ctx));
     const form = formValues({ owner_org: field(ctx.query, 'owner_org') || field(ctx.query, 'group') }, false);
     return renderForm(ctx, { mode: 'new', form }, await formChoices(ctx));
   });
 
   web.post('/dataset/new', async (ctx) => {
     if (!(await ctx.may('package_create'))) return forbidden(ctx);
+    const schema = schemaOf(ctx, ctx.datasetType);
+    if (schema) return schemaNewPost(ctx, schema, await formChoices(ctx));
     const data = { ...datasetData(ctx.form), state: 'draft' };
     const result = await attempt(() => ctx.call('package_create', data));
     if (!result.ok)
@@ -158,14 +165,18 @@ export function datasetFormPages(web: WebRouter): void {
 
   web.get(
     '/dataset/edit/:name',
-    withDataset(async (ctx, pkg) =>
-      renderForm(ctx, { mode: 'edit', pkg, form: formValues(pkg, true) }, await formChoices(ctx, pkg.organization)),
-    ),
+    withDataset(async (ctx, pkg) => {
+      const schema = schemaOf(ctx, pkg.type);
+      if (schema) return schemaEditForm(ctx, schema, pkg, await formChoices(ctx, pkg.organization));
+      return renderForm(ctx, { mode: 'edit', pkg, form: formValues(pkg, true) }, await formChoices(ctx, pkg.organization));
+    }),
   );
 
   web.post(
     '/dataset/edit/:name',
     withDataset(async (ctx, pkg) => {
+      const schema = schemaOf(ctx, pkg.type);
+      if (schema) return schemaEditPost(ctx, schema, pkg, await formChoices(ctx, pkg.organization));
       // package_patch keeps what the form does not show (resources, groups, custom fields of plugins);
       // tags of vocabularies stay, the free ones come from tag_string.
       const vocabularyTags = ((pkg.tags ?? []) as { vocabulary_id?: string }[]).filter((t) => t.vocabulary_id);
@@ -179,8 +190,9 @@ export function datasetFormPages(web: WebRouter): void {
           400,
         );
       const saved = result.value;
-      if (saved.state === 'draft') return ctx.redirect(`/dataset/${enc(saved.name)}/resource/new`);
-      return ctx.redirect(`/dataset/${enc(saved.name)}`, { kind: 'success', text: ctx.t('manage.dataset.saved') });
+      const root = rootOf(ctx, saved.type);
+      if (saved.state === 'draft') return ctx.redirect(`${root}/${enc(saved.name)}/resource/new`);
+      return ctx.redirect(`${root}/${enc(saved.name)}`, { kind: 'success', text: ctx.t('manage.dataset.saved') });
     }),
   );
 
@@ -190,8 +202,8 @@ export function datasetFormPages(web: WebRouter): void {
     return ctx.render('manage/confirm.njk', {
       heading: ctx.t('manage.dataset.delete_title'),
       question: ctx.t('manage.dataset.delete_question', { name: pkg.title || pkg.name }),
-      action: `/dataset/delete/${enc(pkg.name)}`,
-      cancel: `/dataset/${enc(pkg.name)}`,
+      action: `${rootOf(ctx, pkg.type)}/delete/${enc(pkg.name)}`,
+      cancel: `${rootOf(ctx, pkg.type)}/${enc(pkg.name)}`,
       submit: ctx.t('manage.delete'),
     });
   });
@@ -199,6 +211,6 @@ export function datasetFormPages(web: WebRouter): void {
   web.post('/dataset/delete/:name', async (ctx) => {
     const pkg = await ctx.call('package_show', { id: ctx.params.name });
     await ctx.call('package_delete', { id: pkg.id });
-    return ctx.redirect('/dataset', { kind: 'success', text: ctx.t('manage.dataset.deleted', { name: pkg.title || pkg.name }) });
+    return ctx.redirect(rootOf(ctx, pkg.type), { kind: 'success', text: ctx.t('manage.dataset.deleted', { name: pkg.title || pkg.name }) });
   });
 }

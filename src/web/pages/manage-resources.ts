@@ -3,6 +3,7 @@
 // second stage of creating a dataset ("Finish" makes the draft active).
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, uploadedFile, type FieldMessages } from './manage-forms.ts';
+import { rootOf } from './manage-scheming.ts';
 
 const SHOWN = ['upload', 'url', 'name', 'description', 'format'];
 
@@ -101,7 +102,7 @@ export function resourceFormPages(web: WebRouter): void {
       if (!result.ok) return renderForm(ctx, { pkg, form: formValues(ctx.form, false), errors: result.errors }, 400);
       created = result.value;
     }
-    const base = `/dataset/${enc(pkg.name)}`;
+    const base = `${rootOf(ctx, pkg.type)}/${enc(pkg.name)}`;
     if (finishing) await ctx.call('package_patch', { id: pkg.id, state: 'active' });
     if (save === 'again' && !finishing)
       return ctx.redirect(`${base}/resource/new`, { kind: 'success', text: ctx.t('manage.resource.added_another') });
@@ -132,7 +133,7 @@ export function resourceFormPages(web: WebRouter): void {
     const result = await attempt(() => ctx.call('resource_patch', data));
     if (!result.ok) return renderForm(ctx, { pkg, resource, form: formValues(ctx.form, false), errors: result.errors }, 400);
     const saved = result.value;
-    const page = `/dataset/${enc(pkg.name)}/resource/${enc(saved.id)}`;
+    const page = `${rootOf(ctx, pkg.type)}/${enc(pkg.name)}/resource/${enc(saved.id)}`;
     return ctx.redirect(page, { kind: 'success', text: ctx.t('manage.resource.saved') });
   });
 
@@ -144,8 +145,8 @@ export function resourceFormPages(web: WebRouter): void {
     return ctx.render('manage/confirm.njk', {
       heading: ctx.t('manage.resource.delete_title'),
       question: ctx.t('manage.resource.delete_question', { name: resource.name || resource.id }),
-      action: `/dataset/${enc(pkg.name)}/resource/${enc(resource.id)}/delete`,
-      cancel: `/dataset/${enc(pkg.name)}/resource/${enc(resource.id)}`,
+      action: `${rootOf(ctx, pkg.type)}/${enc(pkg.name)}/resource/${enc(resource.id)}/delete`,
+      cancel: `${rootOf(ctx, pkg.type)}/${enc(pkg.name)}/resource/${enc(resource.id)}`,
       submit: ctx.t('manage.delete'),
     });
   });
@@ -155,7 +156,7 @@ export function resourceFormPages(web: WebRouter): void {
     const resource = resourceOf(pkg, ctx.params.id);
     if (!resource) return notFound(ctx);
     await ctx.call('resource_delete', { id: resource.id });
-    return ctx.redirect(`/dataset/${enc(pkg.name)}`, {
+    return ctx.redirect(`${rootOf(ctx, pkg.type)}/${enc(pkg.name)}`, {
       kind: 'success',
       text: ctx.t('manage.resource.deleted', { name: resource.name || resource.id }),
     });
