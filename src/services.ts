@@ -28,7 +28,11 @@ export function embeddedOpener(config: Config): EmbeddedOpener {
   };
 }
 
-/** Opens an embedded data dir under svc.storage_path in a worker thread (its queries leave the server's thread free). */
+/**
+ * Opens an embedded data dir under svc.storage_path in a worker thread: its queries leave the
+ * server's thread free, and a statement past its time bound is stopped (the thread is ended and
+ * the data dir opened again).
+ */
 export function embeddedWorkerOpener(config: Config): (name: string) => Promise<Database> {
   return async (name) => {
     const dir = path.join(config.str('svc.storage_path'), name);
@@ -37,8 +41,14 @@ export function embeddedWorkerOpener(config: Config): (name: string) => Promise<
   };
 }
 
-/** Opens the catalog database: PostgreSQL at svc.database_url, else PGlite under svc.storage_path. */
-export async function openCatalogDatabase(config: Config, openEmbedded = embeddedOpener(config)): Promise<Database> {
+/**
+ * Opens the catalog database: PostgreSQL at svc.database_url, else PGlite under svc.storage_path,
+ * in a worker thread (package_search's statements are bounded by svc.search.timeout).
+ */
+export async function openCatalogDatabase(
+  config: Config,
+  openEmbedded: (name: string) => Promise<Database> = embeddedWorkerOpener(config),
+): Promise<Database> {
   const url = config.str('svc.database_url');
   if (url) return PostgresDatabase.open(url, { max: config.int('svc.database_pool_size') });
   return openEmbedded('catalog');
@@ -50,9 +60,9 @@ export interface ServiceOptions {
   db?: Database;
   /** Skip migrations (the database is known to be current). */
   migrate?: boolean;
-  /** How embedded databases are opened (tests load a prepared template instead of creating one). */
+  /** How embedded databases are opened in the server's thread (tests load a prepared template instead of creating one). */
   openEmbedded?: EmbeddedOpener;
-  /** How embedded databases that run in a worker thread are opened (the data store). */
+  /** How embedded databases that run in a worker thread are opened (the catalog unless opts.db is given, the data store). */
   openEmbeddedWorker?: (name: string) => Promise<Database>;
   /** Start the in-process job worker when svc.jobs.in_process_worker is on (default true; one-shot CLI commands pass false). */
   worker?: boolean;
@@ -91,7 +101,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const ahead = embeddedDataStore(config) ? openedAhead(openWorker, 'datastore') : undefined;
   let db: Database;
   try {
-    db = opts.db ?? (await openCatalogDatabase(config, openEmbedded));
+    db = opts.db ?? (await openCatalogDatabase(config, openWorker));
   } catch (e) {
     await ahead?.discard();
     throw e;

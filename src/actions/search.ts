@@ -5,7 +5,7 @@ import { defineAction, type ActionDefinition } from './registry.ts';
 import { p } from '../validation/params.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import type { ActionContext } from './context.ts';
-import { sideBySide } from '../db/database.ts';
+import { sideBySide, withStatementTimeout } from '../db/database.ts';
 import { anyone } from '../auth/rules.ts';
 import { userPermissionLabels, visiblePackagesCondition } from '../auth/authz.ts';
 import { NotFoundError, SearchQueryError, ValidationError } from '../errors.ts';
@@ -36,6 +36,12 @@ const boundedList =
 
 /** Parameters package_search accepts without effect (engine tuning of Solr). */
 const ENGINE_PARAMS = ['qf', 'wt', 'bf', 'boost', 'tie', 'defType', 'mm', 'q.op', 'df', 'hl', 'spellcheck'] as const;
+
+/** A statement stopped at svc.search.timeout is the query's Search Query Error (never a 500); others pass on. */
+const searchTimedOut = (timeoutMs: number) => (e: unknown) => {
+  if ((e as { code?: string })?.code !== '57014') throw e;
+  throw new SearchQueryError(`the search took longer than svc.search.timeout (${timeoutMs} ms): use fewer terms, wildcards or phrases`);
+};
 
 /** "metadata_modified desc, name asc" -> sort keys; a missing or bad direction is CKAN's Search Query Error. */
 export function parseSort(sort: string): SortKey[] {
@@ -184,7 +190,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
       const rows = Math.min(prm.rows, ctx.config.int('svc.search.rows_max'));
       const sortText = prm.sort.trim() === 'rank' ? DEFAULT_SORT : prm.sort;
       const labels = sysadmin ? [] : await userPermissionLabels(ctx);
-      const found = await searchEngine(ctx.services).query(ctx.db, {
+      const query = {
         q: prm.q,
         fq: [prm.fq, ...(prm.fq_list ?? [])].filter((x): x is string => !!x && !!x.trim()),
         sort: parseSort(sortText),
@@ -202,7 +208,10 @@ export const searchActions: ActionDefinition<any, any>[] = [
           includeDrafts: prm.include_drafts,
           includeDeleted: prm.include_deleted,
         },
-      });
+      };
+      // Bounded in time on both databases (the embedded catalog runs in a worker thread that can be stopped).
+      const timeoutMs = ctx.config.int('svc.search.timeout');
+      const found = await searchEngine(ctx.services).query(withStatementTimeout(ctx.db, timeoutMs), query).catch(searchTimedOut(timeoutMs));
       // the page's dicts and the facets' display names side by side (each needs only the search)
       const [dicts, titlesOf] = await sideBySide(ctx.db, [
         () => packageDictsOfIds(ctx, found.ids),

@@ -80,6 +80,8 @@ export interface Database extends Queryable {
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /** The same database with its statements stopped after ms (see withStatementTimeout); default: boundedDatabase. */
+  withStatementTimeout?(ms: number): Database;
 }
 
 /** The database itself, not a transaction's connection: it can open transactions of its own. */
@@ -97,6 +99,37 @@ export async function sideBySide<T extends unknown[]>(db: Queryable, fns: { [K i
   const out: unknown[] = [];
   for (const f of fns) out.push(await f());
   return out as T;
+}
+
+/**
+ * A view of the database whose statements end with PostgreSQL's statement timeout error (57014)
+ * after ms: each query() in a transaction of its own, each transaction() with SET LOCAL
+ * statement_timeout. withConnection() and exec() are not bounded; closing the view closes nothing.
+ */
+export function boundedDatabase(db: Database, ms: number): Database {
+  const bounded = (opts: TransactionOptions): TransactionOptions => ({
+    ...opts,
+    statementTimeoutMs: opts.statementTimeoutMs ? Math.min(opts.statementTimeoutMs, ms) : ms,
+  });
+  return {
+    kind: db.kind,
+    query: (text, params) => db.transaction((tx) => tx.query(text, params), { statementTimeoutMs: ms }),
+    transaction: (fn, opts = {}) => db.transaction(fn, bounded(opts)),
+    withConnection: (fn) => db.withConnection(fn),
+    exec: (sql) => db.exec(sql),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Reads bounded in time: the database with its statements stopped after ms (ms <= 0: not
+ * bounded). A transaction's connection is returned as it is: its statements belong to its
+ * transaction, whose bound is its own. The main-thread PGlite (PGliteDatabase) cannot stop a
+ * statement and is returned as it is; the server runs the embedded catalog in a worker thread.
+ */
+export function withStatementTimeout(db: Queryable, ms: number): Queryable {
+  if (!isDatabase(db) || !(ms > 0)) return db;
+  return db.withStatementTimeout ? db.withStatementTimeout(ms) : boundedDatabase(db, ms);
 }
 
 /** The statements opening a transaction, in one round trip. */
@@ -245,6 +278,11 @@ export class PGliteDatabase implements Database {
 
   async close(): Promise<void> {
     await this.lock.run(() => this.raw.close());
+  }
+
+  /** PGlite in this thread has no way to stop a statement: the database as it is (tests use this class). */
+  withStatementTimeout(): Database {
+    return this;
   }
 }
 

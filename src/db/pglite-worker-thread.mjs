@@ -51,6 +51,8 @@ async function main() {
       }
     }
   };
+  // PGlite's WebAssembly memory (grown by a statement that held much at once; it never shrinks).
+  const heapBytes = () => /** @type {any} */ (db).mod?.HEAPU8?.byteLength ?? 0;
   /** @type {import('./pglite-worker.ts').WorkerRequest[]} */
   const queue = [];
   let busy = false;
@@ -64,10 +66,10 @@ async function main() {
       try {
         const result = await run(req);
         if (req.op !== 'close' && mayChangeTimeout(req.sql)) await readTimeout();
-        reply = { id: req.id, result, timeoutMs };
+        reply = { id: req.id, result, timeoutMs, heapBytes: heapBytes() };
       } catch (e) {
         if (mayChangeTimeout(req.sql)) await readTimeout();
-        reply = { id: req.id, error: errorFields(e), timeoutMs };
+        reply = { id: req.id, error: errorFields(e), timeoutMs, heapBytes: heapBytes() };
       }
       port.postMessage(reply);
     }

@@ -1,6 +1,6 @@
-// PGlite in a worker thread (node:worker_threads), for the embedded data store: its queries run
-// off the server's thread, so a slow one blocks no other request, and a statement_timeout set in
-// the session holds as on PostgreSQL. PGlite cannot cancel a running statement: when the time is
+// PGlite in a worker thread (node:worker_threads), for the embedded catalog and data store: their
+// queries run off the server's thread, so a slow one blocks no other request (and no answer that
+// needs no database), and a statement_timeout set in the session holds as on PostgreSQL. PGlite cannot cancel a running statement: when the time is
 // up, the thread is terminated and the data dir opened again in a new one. Committed data is in
 // the data dir's files at COMMIT (synchronous_commit is on; the files outlive the thread); what
 // the killed statement's transaction did is undone by recovery when the data dir opens.
@@ -32,6 +32,8 @@ export interface WorkerReply {
   error?: Record<string, unknown>;
   /** The session's statement_timeout after the request (0: none). */
   timeoutMs: number;
+  /** The thread's WebAssembly memory after the request, in bytes (it never shrinks while the thread lives). */
+  heapBytes?: number;
 }
 
 interface Pending {
@@ -65,6 +67,16 @@ export class PGliteWorkerDatabase implements Database {
   private closed = false;
   /** Whether the current thread opened the data dir (one that could not is not started again and again). */
   private opened = false;
+  /**
+   * A thread whose WebAssembly memory passed this many bytes (a statement that aggregated a big
+   * table) is closed and started again once its work is done: its memory never shrinks otherwise.
+   * 0: no limit.
+   */
+  maxMemoryBytes = 0;
+  /** The memory of the current thread after its last answer, in bytes. */
+  heapBytes = 0;
+  /** How many times a thread was replaced to give its memory back. */
+  recycled = 0;
 
   private constructor(
     private readonly dataDir: string,
@@ -96,7 +108,7 @@ export class PGliteWorkerDatabase implements Database {
         }
       };
       worker.on('message', first);
-      worker.once('exit', (code) => reject(new Error(`the data store database thread stopped (exit code ${code})`)));
+      worker.once('exit', (code) => reject(new Error(`the embedded database thread stopped (exit code ${code})`)));
     });
     this.ready.catch(() => undefined);
     worker.on('message', (m: WorkerReply) => this.answer(m));
@@ -105,7 +117,7 @@ export class PGliteWorkerDatabase implements Database {
     worker.on('error', (e) => {
       failure = e;
     });
-    worker.on('exit', () => this.lost(worker, failure ?? new Error('the data store database thread stopped')));
+    worker.on('exit', () => this.lost(worker, failure ?? new Error('the embedded database thread stopped')));
   }
 
   private answer(m: WorkerReply): void {
@@ -115,6 +127,7 @@ export class PGliteWorkerDatabase implements Database {
     this.pending.delete(m.id);
     clearTimeout(p.timer);
     this.timeoutMs = m.timeoutMs;
+    if (m.heapBytes) this.heapBytes = m.heapBytes;
     if (m.error) p.reject(dbError(m.error));
     else p.resolve(m);
   }
@@ -156,7 +169,8 @@ export class PGliteWorkerDatabase implements Database {
     this.ready.catch(() => undefined);
   }
 
-  private async send(req: Omit<WorkerRequest, 'id'>, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
+  /** Sends one request; limitMs bounds it (besides the session's statement_timeout). */
+  private async send(req: Omit<WorkerRequest, 'id'>, transfer: ArrayBuffer[] = [], limitMs = 0): Promise<WorkerReply> {
     // A thread being replaced has none yet: wait for the new one. One that could not open the data
     // dir is tried again, once per request.
     try {
@@ -170,17 +184,18 @@ export class PGliteWorkerDatabase implements Database {
     const id = this.nextId++;
     return new Promise<WorkerReply>((resolve, reject) => {
       const p: Pending = { resolve, reject };
-      if (this.timeoutMs > 0 && req.op !== 'close') {
-        p.timer = setTimeout(() => this.kill(id), this.timeoutMs);
+      const limit = this.timeoutMs > 0 && limitMs > 0 ? Math.min(this.timeoutMs, limitMs) : this.timeoutMs || limitMs;
+      if (limit > 0 && req.op !== 'close') {
+        p.timer = setTimeout(() => this.kill(id), limit);
       }
       this.pending.set(id, p);
       this.worker.postMessage({ ...req, id }, transfer);
     });
   }
 
-  private async run<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
+  private async run<R>(text: string | NamedSql, params?: unknown[], limitMs = 0): Promise<QueryResult<R>> {
     const sql = typeof text === 'string' ? text : text.text;
-    const r = (await this.send({ op: 'query', sql, params })).result!;
+    const r = (await this.send({ op: 'query', sql, params }, [], limitMs)).result!;
     return { rows: r.rows as R[], rowCount: r.affectedRows, fields: r.fields };
   }
 
@@ -225,20 +240,69 @@ export class PGliteWorkerDatabase implements Database {
     };
   }
 
+  /** Runs fn holding the session; a thread grown past maxMemoryBytes is replaced before the next use. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      try {
+        return await fn();
+      } finally {
+        if (this.maxMemoryBytes > 0 && this.heapBytes > this.maxMemoryBytes && !this.closed) await this.recycle();
+      }
+    });
+  }
+
+  /** Closes the thread (a clean shut-down: nothing to recover) and opens the data dir in a new one. */
+  private async recycle(): Promise<void> {
+    const old = this.worker;
+    this.heapBytes = 0;
+    this.recycled++;
+    try {
+      await this.send({ op: 'close', sql: '' });
+    } catch {
+      /* replaced anyway */
+    }
+    this.generation++;
+    this.worker = null as unknown as Worker;
+    await old?.terminate();
+    if (this.closed) return;
+    this.start();
+    await this.ready.catch(() => undefined);
+  }
+
   async query<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
-    return this.lock.run(() => this.run<R>(text, params));
+    return this.exclusive(() => this.run<R>(text, params));
   }
 
   async withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
-    return this.lock.run(() => fn(this.connection()));
+    return this.exclusive(() => fn(this.connection()));
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-    return this.lock.run(() => runTransaction(this.connection(), opts, fn));
+    return this.exclusive(() => runTransaction(this.connection(), opts, fn));
   }
 
   async exec(sql: string): Promise<void> {
-    await this.lock.run(() => this.send({ op: 'exec', sql }));
+    await this.exclusive(() => this.send({ op: 'exec', sql }));
+  }
+
+  /**
+   * The same database, with every statement of query() and of transaction() stopped after ms (the
+   * thread is ended and the data dir opened again: see kill()).
+   */
+  withStatementTimeout(ms: number): Database {
+    const bounded = (opts: TransactionOptions) => ({
+      ...opts,
+      statementTimeoutMs: opts.statementTimeoutMs ? Math.min(opts.statementTimeoutMs, ms) : ms,
+    });
+    return {
+      kind: this.kind,
+      query: <R>(text: string | NamedSql, params?: unknown[]) => this.exclusive(() => this.run<R>(text, params, ms)),
+      transaction: (fn, opts = {}) => this.transaction(fn, bounded(opts)),
+      withConnection: (fn) => this.withConnection(fn),
+      exec: (sql) => this.exec(sql),
+      // The view does not own the database: closing it closes nothing.
+      close: async () => undefined,
+    };
   }
 
   async close(): Promise<void> {

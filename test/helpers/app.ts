@@ -130,6 +130,11 @@ export interface StartOptions {
   plugins?: string[];
   /** The app's logger (default: silent, or the level in SVC_TEST_LOG). */
   logger?: pino.Logger;
+  /**
+   * PGlite pass: the catalog and data store as the server opens them (data dirs under the storage
+   * path, each in its worker thread) instead of the in-memory catalog loaded from the test template.
+   */
+  embeddedDataDirs?: boolean;
 }
 
 export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
@@ -142,7 +147,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     ...(opts.plugins ? { 'svc.plugins': opts.plugins } : {}),
     ...opts.config,
   };
-  let db: Database;
+  let db: Database | undefined;
   if (onPostgres) {
     const catalog = await freshPostgresDatabase();
     const datastore = await freshPostgresDatabase('_ds');
@@ -167,7 +172,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     }
     // --- end datastore
     db = PostgresDatabase.open(catalog.url, { max: 5 });
-  } else {
+  } else if (!opts.embeddedDataDirs) {
     db = await freshPGlite();
   }
   const config = loadConfig({ env: {}, overrides, cwd: storagePath });
@@ -175,7 +180,12 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     db,
     logger: opts.logger ?? pino({ level: process.env.SVC_TEST_LOG ?? 'silent' }),
     openEmbedded: () => freshPGlite(),
-    openEmbeddedWorker: (name) => PGliteWorkerDatabase.open({ dataDir: path.join(storagePath, name), template: templatePath }),
+    ...(opts.embeddedDataDirs
+      ? {}
+      : {
+          openEmbeddedWorker: (name: string) =>
+            PGliteWorkerDatabase.open({ dataDir: path.join(storagePath, name), template: templatePath }),
+        }),
   });
   const app = await buildApp(services);
   await app.ready();
