@@ -352,6 +352,10 @@ const ROWS: Row[] = [
   },
   { action: 'group_tree', params: () => ({ type: 'organization' }), allow: everyone },
   { action: 'group_tree_section', params: (f) => ({ id: f.org.id, type: 'organization' }), allow: everyone },
+  // --- custom schemas (none configured here: the lists are empty; show is tested in scheming-actions.test.ts) ---
+  { action: 'scheming_dataset_schema_list', params: () => ({}), allow: everyone },
+  { action: 'scheming_group_schema_list', params: () => ({}), allow: everyone },
+  { action: 'scheming_organization_schema_list', params: () => ({}), allow: everyone },
 ];
 
 async function addRelationship(f: Fixture): Promise<void> {

@@ -24,6 +24,7 @@ import { hierarchyActions } from './hierarchy.ts';
 import { jobActions } from './job.ts';
 import { taskStatusActions } from './task-status.ts';
 import { trashActions } from './trash.ts';
+import { schemingActions } from './scheming.ts';
 export const coreActions: ActionDefinition<any, any>[] = [
   ...siteActions,
   ...configActions,
@@ -46,3 +47,4 @@ export const coreActions: ActionDefinition<any, any>[] = [
 ];
 coreActions.push(...vocabularyActions, ...followActions, ...resourceViewActions, ...termTranslationActions);
 coreActions.push(...trashActions);
+coreActions.push(...schemingActions);

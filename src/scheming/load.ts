@@ -200,8 +200,11 @@ class SchemaExpander {
       out = { ...structuredClone(preset!.values), ...field };
     } else out = { ...field };
 
-    if ('choices' in out && out.choices !== null && !isChoiceList(out.choices))
-      this.fail(file, [...at, 'choices'], `${label}: choices must be a list of mappings, each with a value`);
+    if ('choices' in out && out.choices !== null) {
+      if (!Array.isArray(out.choices)) this.fail(file, [...at, 'choices'], `${label}: choices must be a list`);
+      const bad = (out.choices as unknown[]).findIndex((c) => !isChoiceList([c]));
+      if (bad >= 0) this.fail(file, [...at, 'choices', bad], `${label}: choice ${bad + 1} must be a mapping with a value`);
+    }
     if (out.choices_helper !== undefined && out.choices_helper !== null) {
       const helper = typeof out.choices_helper === 'string' ? CHOICES_HELPERS.get(out.choices_helper) : undefined;
       if (!helper)

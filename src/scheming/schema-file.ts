@@ -72,17 +72,17 @@ export function readSchemaFile(option: string, file: string): SchemaFile {
   let data: unknown;
   let doc: Document.Parsed | undefined;
   if (/\.json$/i.test(file)) {
+    const located = parseYaml(text, lineCounter);
     try {
       data = JSON.parse(text);
     } catch (e) {
+      // Node gives the position in some messages only; the YAML parser (JSON is YAML) finds most others.
       const message = (e as Error).message;
       const pos = /position (\d+)/.exec(message);
-      const where = pos ? lineAt(text, Number(pos[1])) : undefined;
-      throw new ConfigError(
-        `${option}: ${file}${where ? ` line ${where.line}, column ${where.col}` : ''}: not valid JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`,
-      );
+      const where = pos ? lineAt(text, Number(pos[1])) : located.errors[0]?.linePos?.[0];
+      const reason = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, (\.\.\.)?".*$/s, '');
+      throw new ConfigError(`${option}: ${file}${where ? ` line ${where.line}, column ${where.col}` : ''}: not valid JSON: ${reason}`);
     }
-    const located = parseYaml(text, lineCounter);
     if (!located.errors.length) doc = located;
   } else {
     doc = parseYaml(text, lineCounter);
