@@ -6,7 +6,8 @@ import { afterCommit } from './registry.ts';
 import { canEditPackage, hasGroupPermission } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { removeResourceFile, storeResourceFile, mungeFilename } from '../files/storage.ts';
+import { mungeFilename } from '../files/storage.ts';
+import { openFileStore, type AfterCommitWork, type FileStore } from '../files/store.ts';
 import {
   addPackageToGroup,
   findGroup,
@@ -54,19 +55,29 @@ import type { UploadedFile } from './context.ts';
 import { datasetSchemaFor, expandFormComposite, packageSchemaOf } from '../scheming/schema-validation.ts';
 import type { DatasetSchema } from '../scheming/types.ts';
 
-/** File work of an action, done once its transaction has committed (a failed write never touches files). */
+/**
+ * File work of an action: uploads are staged in the file store before the commit (a store that is
+ * down fails the action), put in place and removed once its transaction has committed (a failed
+ * write never touches stored files).
+ */
 export class FileOps {
-  private readonly ops: (() => void)[] = [];
+  private readonly ops: ((store: FileStore) => Promise<AfterCommitWork>)[] = [];
   store(resourceId: string, file: UploadedFile) {
-    this.ops.push(() => storeResourceFile(this.ctx.config, resourceId, file));
+    this.ops.push((store) => store.stage(resourceId, file));
   }
   remove(resourceId: string) {
-    this.ops.push(() => removeResourceFile(this.ctx.config, resourceId));
+    this.ops.push(async (store) => () => store.remove(resourceId));
   }
   constructor(private readonly ctx: ActionContext) {}
-  run() {
+  async run() {
     const ops = this.ops.splice(0);
-    return afterCommit(this.ctx, () => ops.forEach((op) => op()));
+    if (!ops.length) return;
+    const store = await openFileStore(this.ctx.config);
+    const work: AfterCommitWork[] = [];
+    for (const op of ops) work.push(await op(store));
+    return afterCommit(this.ctx, async () => {
+      for (const w of work) await w();
+    });
   }
 }
 

@@ -256,7 +256,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
       await notifyPackageChange(ctx, pkg.id, 'purged');
       await purgePackage(ctx.db, pkg.id);
       await deleteUnusedTags(ctx.db, tagIds);
-      await afterCommit(ctx, () => resources.forEach((r) => removeResourceFile(ctx.config, r.id)));
+      await afterCommit(ctx, async () => void (await Promise.all(resources.map((r) => removeResourceFile(ctx.config, r.id)))));
       return null;
     },
   }),

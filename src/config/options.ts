@@ -293,3 +293,80 @@ const core: OptionDeclaration[] = [
   },
 ];
 core.forEach(declareOption);
+
+// --- scale-out: object storage, operations endpoints, shutdown (docs/deployment.md) ---
+const scaleOut: OptionDeclaration[] = [
+  {
+    name: 'svc.storage.backend',
+    type: 'string',
+    default: 'local',
+    validate: (v: string) => (['local', 's3'].includes(v) ? undefined : 'must be one of local, s3'),
+    description: 'Where uploaded resource files are kept: local (under svc.storage_path/resources) or s3 (an S3-compatible object store)',
+  },
+  {
+    name: 'svc.storage.s3.endpoint',
+    type: 'string',
+    default: '',
+    validate: httpUrl,
+    description: 'URL of the S3-compatible service (MinIO, Ceph, Garage, ...); empty: AWS S3 of svc.storage.s3.region',
+  },
+  { name: 'svc.storage.s3.region', type: 'string', default: 'us-east-1', description: 'Region of the bucket' },
+  { name: 'svc.storage.s3.bucket', type: 'string', default: '', description: 'Bucket holding the files (required with the s3 backend)' },
+  {
+    name: 'svc.storage.s3.access_key_id',
+    type: 'string',
+    default: '',
+    description: "Access key id; empty: the SDK's usual credential sources (environment, instance role)",
+  },
+  { name: 'svc.storage.s3.secret_access_key', type: 'string', default: '', secret: true, description: 'Secret access key' },
+  {
+    name: 'svc.storage.s3.force_path_style',
+    type: 'bool',
+    default: false,
+    description: 'Address the bucket in the path (http://host/bucket/key), as most self-hosted services need',
+  },
+  {
+    name: 'svc.storage.s3.prefix',
+    type: 'string',
+    default: '',
+    validate: (v: string) =>
+      v === '' || /^[A-Za-z0-9!_.*'()/-]+\/$/.test(v) ? undefined : "must be empty or end with / (letters, digits, !_.*'()-/)",
+    description: 'Key prefix of every object svc writes (e.g. "svc/"), when the bucket is shared',
+  },
+  {
+    name: 'svc.storage.s3.presigned_downloads',
+    type: 'bool',
+    default: false,
+    description: 'Downloads answer 302 to a presigned URL of the object store instead of passing the bytes through svc',
+  },
+  {
+    name: 'svc.storage.s3.presigned_expiry',
+    type: 'int',
+    default: 300,
+    validate: (v: number) => (v > 0 && v <= 604800 ? undefined : 'must be between 1 and 604800 seconds'),
+    description: 'Seconds a presigned download URL stays valid',
+  },
+  {
+    name: 'svc.storage.s3.part_size',
+    type: 'int',
+    default: 8,
+    validate: (v: number) => (v >= 5 && v <= 512 ? undefined : 'must be between 5 and 512 (MB)'),
+    description: 'Part size in MB of multipart uploads (memory per upload: about 4 parts)',
+  },
+  { name: 'svc.metrics.enabled', type: 'bool', default: true, description: 'Serve Prometheus metrics at /metrics' },
+  {
+    name: 'svc.metrics.token',
+    type: 'string',
+    default: '',
+    secret: true,
+    description: 'When set, /metrics answers only requests with "Authorization: Bearer <token>"',
+  },
+  {
+    name: 'svc.shutdown_timeout',
+    type: 'int',
+    default: 30,
+    validate: nonNegative,
+    description: 'Seconds a stopping server (SIGTERM) lets requests in flight finish before closing their connections',
+  },
+];
+scaleOut.forEach(declareOption);

@@ -1,4 +1,4 @@
-// Uploaded resource files on disk: <svc.storage_path>/resources/<id[0:3]>/<id[3:6]>/<id[6:]>.
+// Uploaded resource files on disk (the local backend of store.ts): <svc.storage_path>/resources/<id[0:3]>/<id[3:6]>/<id[6:]>.
 // A file is written under a temporary name in the same folder and renamed into place, so an
 // interrupted upload never leaves a half file where a download would find it.
 import fs from 'node:fs';
@@ -27,7 +27,7 @@ const checksumsComing = new Map<string, Promise<void>>();
  * is written beside them when it is ready (it is computed on a thread while the upload arrives and
  * may trail it).
  */
-export function storeResourceFile(config: Config, resourceId: string, file: UploadedFile): void {
+export function storeResourceFileOnDisk(config: Config, resourceId: string, file: UploadedFile): void {
   const target = resourceFilePath(config, resourceId);
   fs.mkdirSync(path.dirname(target), { recursive: true });
   const tmp = `${target}.part-${randomUUID()}`;
@@ -70,11 +70,8 @@ export async function storedFileSha256(file: string): Promise<string | null> {
   }
 }
 
-export function removeResourceFile(config: Config, resourceId: string): void {
-  const file = resourceFilePath(config, resourceId);
-  fs.rmSync(file, { force: true });
-  fs.rmSync(checksumPath(file), { force: true });
-}
+/** Removes the resource's file from the configured store (local disk or the object store): run after commit. */
+export { removeStoredFile as removeResourceFile } from './store.ts';
 
 /** CKAN's munge_filename: a safe base name for the download URL. */
 export function mungeFilename(name: string): string {

@@ -12,6 +12,7 @@ import { callAction } from '../actions/registry.ts';
 import { BadRequestError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
+import { closeFileStore, openFileStore } from '../files/store.ts';
 import { sameReading } from '../json/array-text.ts';
 import { webRoutes } from '../web/routes.ts';
 import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
@@ -112,6 +113,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // Upload temp files a previous process left behind when it stopped mid-request.
   const swept = sweepUploadTmp(services.config);
   if (swept) services.logger.info({ files: swept }, 'removed stale upload temp files');
+  await (await openFileStore(services.config)).check();
   const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
   const app = Fastify({ ...serverOptions(services), logger: false, bodyLimit });
   // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.
@@ -146,6 +148,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     );
   });
 
+  app.addHook('onClose', async () => closeFileStore(services.config));
   app.addHook('onRequest', declaredSizeCheck(services));
   app.addHook('onRequest', bodyIdleCheck(services));
   app.setErrorHandler((error, request, reply) => sendErrorEnvelope(reply, request, services, error));

@@ -1,13 +1,13 @@
 // Downloads of uploaded resource files: GET /dataset/{id}/resource/{resource_id}/download[/{filename}].
 // Same bytes as uploaded, the resource's content type, the dataset's privacy (403/404), and
-// single byte ranges (206, 416).
-import fs from 'node:fs';
+// single byte ranges (206, 416), from the file store (local disk, or the object store: streamed
+// through, or a 302 to a presigned URL; 503 while the store is down).
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity, Services } from '../context.ts';
 import { readContext } from '../actions/read-context.ts';
 import { canReadPackage } from '../auth/authz.ts';
 import { ActionError } from '../errors.ts';
-import { resourceFilePath } from '../files/storage.ts';
+import { openFileStore, StorageUnavailableError } from '../files/store.ts';
 import { resourceUrl } from '../model/package-dict.ts';
 import { findPackage } from '../model/packages.ts';
 import { findResource, guessMimetype } from '../model/resources.ts';
@@ -59,29 +59,36 @@ async function download(services: Services, request: FastifyRequest, reply: Fast
     if (!url) return fail(reply, 404, 'No download is available');
     return reply.redirect(url, 302);
   }
-  const file = resourceFilePath(services.config, res.id);
-  let size: number;
-  try {
-    size = fs.statSync(file).size;
-  } catch {
-    return fail(reply, 404, 'Resource data not found');
-  }
   const type = res.mimetype || guessMimetype(res.url) || 'application/octet-stream';
-  reply.header('Accept-Ranges', 'bytes');
-  reply.header('Content-Type', type);
-  const range = parseRange(request.headers.range, size);
-  if (range === 'unsatisfiable') {
-    reply.header('Content-Range', `bytes */${size}`);
-    return fail(reply.header('Content-Type', 'text/plain; charset=utf-8'), 416, 'Requested range not satisfiable');
+  try {
+    const store = await openFileStore(services.config);
+    const presigned = await store.downloadUrl(res.id, { contentType: type });
+    if (presigned) return reply.redirect(presigned, 302);
+    const stored = await store.stat(res.id);
+    if (!stored) return fail(reply, 404, 'Resource data not found');
+    const size = stored.size;
+    reply.header('Accept-Ranges', 'bytes');
+    reply.header('Content-Type', type);
+    const range = parseRange(request.headers.range, size);
+    if (range === 'unsatisfiable') {
+      reply.header('Content-Range', `bytes */${size}`);
+      return fail(reply.header('Content-Type', 'text/plain; charset=utf-8'), 416, 'Requested range not satisfiable');
+    }
+    if (range) {
+      const bytes = await store.read(res.id, range);
+      reply.code(206);
+      reply.header('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+      reply.header('Content-Length', String(range.end - range.start + 1));
+      return reply.send(bytes);
+    }
+    const bytes = await store.read(res.id);
+    reply.header('Content-Length', String(size));
+    return reply.send(bytes);
+  } catch (e) {
+    if (!(e instanceof StorageUnavailableError)) throw e;
+    reply.removeHeader('Accept-Ranges');
+    return fail(reply.header('Retry-After', '30'), 503, e.message);
   }
-  if (range) {
-    reply.code(206);
-    reply.header('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
-    reply.header('Content-Length', String(range.end - range.start + 1));
-    return reply.send(fs.createReadStream(file, { start: range.start, end: range.end }));
-  }
-  reply.header('Content-Length', String(size));
-  return reply.send(fs.createReadStream(file));
 }
 
 /** The download routes of one app instance (registered by buildApp). */

@@ -8,7 +8,8 @@ import { pipeline } from 'node:stream/promises';
 import type { Services } from '../../actions/context.ts';
 import { callAction } from '../../actions/registry.ts';
 import { SYSADMIN_INTERNAL } from '../../auth/identity.ts';
-import { resourceFilePath, storedFileSha256, uploadTmpDir } from '../../files/storage.ts';
+import { uploadTmpDir } from '../../files/storage.ts';
+import { openFileStore } from '../../files/store.ts';
 import { findResource } from '../../model/resources.ts';
 import { findUser, type UserRow } from '../../model/users.ts';
 import { notifyPackageChange, touchPackage } from '../../model/packages.ts';
@@ -52,15 +53,6 @@ async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(fs.createReadStream(file), hash);
   return hash.digest('hex');
-}
-
-async function waitForFile(file: string, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return true;
 }
 
 export function datastoreBackend(services: Services): BulkLoadBackend {
@@ -111,10 +103,12 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
     let hashing: Promise<string>;
     let total: number | undefined;
     if (res.url_type === 'upload') {
-      file = resourceFilePath(config, resourceId);
-      if (!(await waitForFile(file, 10000))) throw new LoadError('the uploaded file of the resource is missing');
-      total = fs.statSync(file).size;
-      hashing = storedFileSha256(file).then((stored) => stored ?? sha256File(file));
+      const stored = await (await openFileStore(config)).localFile(resourceId, download, 10000);
+      if (!stored) throw new LoadError('the uploaded file of the resource is missing');
+      const local = stored.path;
+      file = local;
+      total = stored.size;
+      hashing = stored.sha256 ? Promise.resolve(stored.sha256) : sha256File(local);
       hashing.catch(() => undefined); // awaited below; a load that fails first must not leave it unhandled
       log(`uploaded file, ${total} bytes (${elapsed()})`);
     } else {

@@ -1,9 +1,8 @@
 // The resource page (/dataset/<name>/resource/<id>): metadata, downloads, the views of the resource
 // (image, text, web page, video, audio, and the data explorer for data store tables), the data
 // dictionary, and for editors the loader's status with a button to load the file again.
-import fs from 'node:fs/promises';
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
-import { resourceFilePath } from '../../files/storage.ts';
+import { readSmallFile } from '../../files/store.ts';
 import type { WebContext, WebRouter } from '../router.ts';
 import { dictionaryOf, dumpLinks, loadExplorer, type Explorer } from './resource-explorer.ts';
 
@@ -126,11 +125,10 @@ function viewsOf(ctx: WebContext, pkg: Dict, res: Dict, listed: Dict[]): ViewEnt
 /** An uploaded text file small enough to show in the page, as text; undefined when it is not. */
 async function smallUploadedText(ctx: WebContext, res: Dict): Promise<string | undefined> {
   if (res.url_type !== 'upload') return undefined;
-  const file = resourceFilePath(ctx.services.config, res.id);
   try {
-    const stat = await fs.stat(file);
-    if (stat.size > TEXT_PREVIEW_BYTES) return undefined;
-    const text = (await fs.readFile(file)).toString('utf8');
+    const bytes = await readSmallFile(ctx.services.config, res.id, TEXT_PREVIEW_BYTES);
+    if (!bytes) return undefined;
+    const text = bytes.toString('utf8');
     if ((res.format ?? '').toLowerCase() === 'json') {
       try {
         return JSON.stringify(JSON.parse(text), null, 2);
