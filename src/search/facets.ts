@@ -20,8 +20,9 @@ function valuesOf(field: string, b: SqlBuilder): { from: string; columns: string
     case 'extra': {
       const k = b.param(f.key);
       return {
+        // a list's values each once (a dataset counts once per value, as Solr's facets)
         from: `unnest(CASE WHEN jsonb_typeof(s.extras -> ${k}::text) = 'array'
-          THEN ARRAY(SELECT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`,
+          THEN ARRAY(SELECT DISTINCT jsonb_array_elements_text(s.extras -> ${k}::text)) ELSE ARRAY[s.extras ->> ${k}::text] END) v`,
         columns: ['extras'],
       };
     }

@@ -1,6 +1,7 @@
 // The fields of the package_search index (reference §5) and how each is stored in the
 // package_search_index table. Every column name here is a constant of this module: queries name
 // fields, never columns.
+import { NO_SCHEMA_FIELDS, type CustomFieldType, type SearchSchemaFields } from './schema-fields.ts';
 
 export type FieldKind =
   /** words in the weighted tsvector (weight: the one weight of its part of the text; null: all of it) */
@@ -16,8 +17,11 @@ export type FieldKind =
   | { type: 'bool'; column: string }
   /** the tags of one vocabulary (vocab_<name>, as CKAN indexes them), read from the catalog's tags */
   | { type: 'vocab'; vocabulary: string }
-  /** a key of the extras (package extras and custom dataset fields) */
-  | { type: 'extra'; key: string }
+  /**
+   * a key of the extras (package extras and custom dataset fields); typed: a schema's date or
+   * number field, whose values are compared as such (package_search_field_values, migration 017)
+   */
+  | { type: 'extra'; key: string; typed?: CustomFieldType }
   /** always true (site_id: one site per index) */
   | { type: 'constant'; value: string };
 
@@ -59,14 +63,25 @@ const FIELDS: Record<string, FieldKind> = {
 // No prototype: a field named __proto__ or constructor is an unknown field, not one of Object's.
 Object.setPrototypeOf(FIELDS, null);
 
+/** A custom field: an extra key, typed as the schemas type it. */
+function customField(name: string, schema: SearchSchemaFields): FieldKind {
+  const typed = schema.typed.get(name);
+  return typed ? { type: 'extra', key: name, typed } : { type: 'extra', key: name };
+}
+
 /** Resolves a field of a query: a known field, `extras_{key}`, or any other name as an extra key. */
-export function resolveField(name: string | null): FieldKind {
+export function resolveField(name: string | null, schema: SearchSchemaFields = NO_SCHEMA_FIELDS): FieldKind {
   if (name === null) return FIELDS.text;
   const known = FIELDS[name];
   if (known) return known;
   if (name.startsWith('vocab_') && name.length > 6) return { type: 'vocab', vocabulary: name.slice(6) };
   if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
-  return { type: 'extra', key: name };
+  return customField(name, schema);
+}
+
+/** A field of the schemas whose values are counted per value (migration 017), or null. */
+export function countedCustomField(name: string, schema: SearchSchemaFields): string | null {
+  return schema.counted.has(name) && !FIELDS[name] ? name : null;
 }
 
 /** The SQL expression of a column kind, over alias s. */
@@ -74,9 +89,13 @@ export function columnSql(column: string): string {
   return column.startsWith('(') ? column : `s.${column}`;
 }
 
-/** Fields package_search may sort by (unknown ones are a Search Query Error). */
-export function sortableField(name: string): FieldKind | undefined {
+/**
+ * Fields package_search may sort by (unknown ones are a Search Query Error): known ones,
+ * `extras_{key}`, and the custom fields a schema declares (Solr indexes those, CKAN sorts by them).
+ */
+export function sortableField(name: string, schema: SearchSchemaFields = NO_SCHEMA_FIELDS): FieldKind | undefined {
   if (name.startsWith('extras_') && name.length > 7) return { type: 'extra', key: name.slice(7) };
+  if (!FIELDS[name] && schema.declared.has(name)) return customField(name, schema);
   const f = FIELDS[name];
   if (!f || f.type === 'fulltext' || f.type === 'strings' || f.type === 'constant' || f.type === 'text') return undefined;
   return f;

@@ -9,11 +9,12 @@
 import { isDatabase, isPool, sideBySide, type Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
 import { packagePermissionLabels } from '../auth/authz.ts';
-import { columnSql, resolveField, sortableField, type FieldKind } from './fields.ts';
+import { columnSql, countedCustomField, resolveField, sortableField, type FieldKind } from './fields.ts';
+import type { SearchSchemaFields } from './schema-fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordParts, type TextFacts } from './sql-builder.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
-import { countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
+import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
 
 export interface PostgresEngineOptions {
@@ -28,6 +29,8 @@ export interface PostgresEngineOptions {
    * facets counted from then on (value-counts.ts, countWord); 0: never.
    */
   countedWordMin: () => number;
+  /** What the configured dataset schemas say of custom fields (schema-fields.ts). */
+  schemaFields: () => SearchSchemaFields;
 }
 
 const INDEX_COLUMNS = [
@@ -61,13 +64,17 @@ const INDEX_COLUMNS = [
   'doc',
 ];
 
-// One statement builds the index rows of many datasets from the catalog tables ($1 ids, $2 labels by id).
+// One statement builds the index rows of many datasets from the catalog tables ($1 ids, $2 labels by
+// id), and their typed values (dates and numbers of the extras, migration 017). The extras hold
+// the custom fields, the package extras and the keys derived from the custom fields' lists of
+// objects and multilingual objects (package_search_derived_keys).
 const INDEX_SQL = `
-INSERT INTO package_search_index (${INDEX_COLUMNS.join(', ')})
+WITH gone AS (DELETE FROM package_search_field_values WHERE package_id = ANY($1::text[])),
+rows AS (INSERT INTO package_search_index (${INDEX_COLUMNS.join(', ')})
 SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, p.type, p.owner_org, o.name, p.license_id, p.version,
   p.url, p.author, p.maintainer, p.creator_user_id, coalesce(t.names, '{}'), coalesce(g.names, '{}'), coalesce(r.formats, '{}'),
   coalesce(r.urls, '{}'), coalesce(r.types, '{}'), r.names, r.descriptions,
-  coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
+  package_search_derived_keys(coalesce(p.custom_fields, '{}'::jsonb)) || coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
   ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> p.id)),
   coalesce(r.n, 0), coalesce(cardinality(t.names), 0), p.metadata_created, p.metadata_modified,
   setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.title, '')")}), 'A')
@@ -75,7 +82,7 @@ SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, 
   || setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.notes, '')")}), 'C')
   || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.author, p.maintainer, p.url, p.version,
     ${withWordParts("concat_ws(' ', r.names, r.descriptions, e.text)")})), 'D')
-  || setweight(jsonb_to_tsvector('${TS_CONFIG}', coalesce(p.custom_fields, '{}'::jsonb), '["string"]'), 'D')
+  || setweight(jsonb_to_tsvector('${TS_CONFIG}', coalesce(p.custom_fields, '{}'::jsonb), '["string", "numeric"]'), 'D')
 FROM packages p
 LEFT JOIN groups o ON o.id = p.owner_org
 LEFT JOIN LATERAL (
@@ -97,7 +104,10 @@ LEFT JOIN LATERAL (
 WHERE p.id = ANY($1::text[])
 ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
   .map((c) => `${c} = EXCLUDED.${c}`)
-  .join(', ')}`;
+  .join(', ')}
+RETURNING package_id, extras)
+INSERT INTO package_search_field_values (package_id, field, num, ts)
+SELECT r.package_id, t.field, t.num, t.ts FROM rows r, package_search_typed_values(r.extras) t`;
 
 interface IndexState {
   generation: string;
@@ -137,6 +147,13 @@ function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nulla
     case 'string':
       return { sql: `${columnSql(f.column)} COLLATE "C"`, nullable: !['name', 'package_id', 'state', 'type', 'title'].includes(f.column) };
     case 'extra':
+      // a typed field by its least value (a list's), found by the index of its values
+      if (f.typed)
+        return {
+          sql: `(SELECT min(v.${f.typed === 'date' ? 'ts' : 'num'}) FROM package_search_field_values v
+            WHERE v.package_id = s.package_id AND v.field = ${builder.param(f.key)}::text)`,
+          nullable: true,
+        };
       return { sql: `(s.extras ->> ${builder.param(f.key)}::text) COLLATE "C"`, nullable: true };
     case 'int':
     case 'date':
@@ -169,6 +186,8 @@ class ResultCache {
 
 export class PostgresSearchEngine implements SearchEngine {
   private readonly cache = new ResultCache();
+  /** Custom fields known to be counted (package_search_counted_fields: the list only grows). */
+  private readonly countedFields = new Set<string>();
   constructor(private readonly opts: PostgresEngineOptions) {}
 
   /**
@@ -211,7 +230,8 @@ export class PostgresSearchEngine implements SearchEngine {
     const wordClass = word && this.countedClass(query) === 'public' ? 'public' : null;
     const state = await this.readState(db, [qNode, ...fqNodes], wordClass ? { word: word!, cls: wordClass } : null);
     const params: unknown[] = [];
-    const builder = new SqlBuilder(params, state.text);
+    const schema = this.opts.schemaFields();
+    const builder = new SqlBuilder(params, state.text, schema);
     const visible = { sql: this.visibility(query, builder), countedClass: this.countedClass(query) };
     const conditions = [builder.where(qNode)];
     // filters do not score: their terms are left out of the rank
@@ -237,7 +257,7 @@ export class PostgresSearchEngine implements SearchEngine {
             '||',
           )})`
       : null;
-    const order = this.orderBy(query.sort, rankSql, builder);
+    const order = this.orderBy(query.sort, rankSql, builder, schema);
     const rank = order.rank;
 
     // A cached result is valid while no index change has committed since it was computed.
@@ -255,7 +275,11 @@ export class PostgresSearchEngine implements SearchEngine {
     ]);
     const cached = this.cache.get(key, state.generation);
     if (cached) return cached;
-    const result = await this.compute(db, where, params, whereParams, order, rank, query, countedClass, wordCount);
+    const custom =
+      countedClass === 'public' || countedClass === 'active'
+        ? await this.countedCustomFields(db, query.facetFields, schema)
+        : new Set<string>();
+    const result = await this.compute(db, where, params, whereParams, order, rank, query, countedClass, wordCount, custom);
     this.cache.set(key, state.generation, result);
     return result;
   }
@@ -272,9 +296,11 @@ export class PostgresSearchEngine implements SearchEngine {
     countedClass: CountedClass | null,
     /** The query is a single word: how many datasets the caller may find have it (null: count them). */
     wordCount: number | null,
+    /** Custom facet fields counted per value (for the classes 'public' and 'active'). */
+    customCounted: ReadonlySet<string>,
   ): Promise<PackageQueryResult> {
     const fields = [...new Set(query.facetFields)];
-    const counts = countedClass ? fields.filter((f) => countedColumn(f) !== null) : [];
+    const counts = countedClass ? fields.filter((f) => countedColumn(f) !== null || customCounted.has(f)) : [];
     const scanned = fields.filter((f) => !counts.includes(f));
     // On a pool the statements run side by side: each scanned facet has its own (more cores, less
     // time); on one connection one scan gives the count and every scanned facet (less work).
@@ -314,6 +340,25 @@ export class PostgresSearchEngine implements SearchEngine {
       else facets[f] = (more[0] as CountsResult).facets[f];
     }
     return { count: counted.count, ids, facets };
+  }
+
+  /**
+   * The facet fields of a query that the schemas declare counted and that are counted: those
+   * listed already, and the others listed now when this call may open a transaction of its own
+   * (countFields; else they are scanned).
+   */
+  private async countedCustomFields(db: Queryable, facetFields: string[], schema: SearchSchemaFields): Promise<Set<string>> {
+    const wanted = [...new Set(facetFields.filter((f) => countedCustomField(f, schema) !== null))];
+    const missing = wanted.filter((f) => !this.countedFields.has(f));
+    if (missing.length) {
+      const listed = await db.query<{ field: string }>('SELECT field FROM package_search_counted_fields WHERE field = ANY($1::text[])', [
+        missing,
+      ]);
+      for (const r of listed.rows) this.countedFields.add(r.field);
+      const unlisted = missing.filter((f) => !this.countedFields.has(f));
+      if (unlisted.length && isDatabase(db) && (await countFields(db, unlisted))) for (const f of unlisted) this.countedFields.add(f);
+    }
+    return new Set(wanted.filter((f) => this.countedFields.has(f)));
   }
 
   /**
@@ -405,7 +450,7 @@ export class PostgresSearchEngine implements SearchEngine {
     return parts.length ? parts.join(' AND ') : 'TRUE';
   }
 
-  private orderBy(sort: SortKey[], rankSql: (() => string) | null, builder: SqlBuilder): Order {
+  private orderBy(sort: SortKey[], rankSql: (() => string) | null, builder: SqlBuilder, schema: SearchSchemaFields): Order {
     const keys: string[] = [];
     const cheap: string[] = [];
     let byViews = false;
@@ -421,7 +466,7 @@ export class PostgresSearchEngine implements SearchEngine {
         byViews = true;
         continue;
       }
-      const f = sortableField(k.field);
+      const f = sortableField(k.field, schema);
       if (!f) throw new SearchQueryError(`Can not sort on field "${k.field}"`);
       const e = sortExpression(f, builder);
       const sql = `${e.sql} ${k.desc ? 'DESC' : 'ASC'}${e.nullable ? ' NULLS LAST' : ''}`;

@@ -5,6 +5,7 @@ import type { Queryable } from '../db/database.ts';
 import { onPackageChange } from '../model/packages.ts';
 import type { SearchEngine } from './engine.ts';
 import { PostgresSearchEngine } from './postgres-engine.ts';
+import { searchSchemaFields } from './schema-fields.ts';
 
 const engines = new WeakMap<object, SearchEngine>();
 
@@ -17,6 +18,8 @@ export function setupSearch(services: Services): SearchEngine {
     removeDeleted: () => config.bool('svc.search.remove_deleted_packages'),
     rankWindow: () => config.int('svc.search.rank_window'),
     countedWordMin: () => config.int('svc.search.counted_word_min'),
+    // read at each query: services.scheming is set at start (tests may set it after)
+    schemaFields: () => searchSchemaFields(services.scheming),
   });
   engines.set(services, engine);
   onPackageChange(services, async (db, packageId, change, afterCommit) => {

@@ -4,6 +4,7 @@ import { SearchQueryError } from '../errors.ts';
 import { COUNTED_COLUMNS, columnSql, resolveField, type FieldKind } from './fields.ts';
 import type { QueryNode } from './query-parser.ts';
 import { parseSolrDate } from './solr-dates.ts';
+import { NO_SCHEMA_FIELDS, type CustomFieldType, type SearchSchemaFields } from './schema-fields.ts';
 
 /** Text search configuration of the index (stemming as Solr's English text fields). */
 export const TS_CONFIG = 'english';
@@ -153,6 +154,8 @@ export class SqlBuilder {
   constructor(
     readonly params: unknown[],
     private readonly facts: TextFacts = NO_FACTS,
+    /** What the configured schemas say of custom fields (typed dates and numbers). */
+    readonly schema: SearchSchemaFields = NO_SCHEMA_FIELDS,
   ) {}
 
   static textKey = textKey;
@@ -231,7 +234,7 @@ export class SqlBuilder {
    * ranked) for any other term.
    */
   private keyed(node: Extract<QueryNode, { kind: 'term' }>, negated: boolean): Keyed | null {
-    const f = resolveField(node.field);
+    const f = resolveField(node.field, this.schema);
     if (f.type !== 'fulltext' || (node.wildcard && /^[*]+$/.test(node.value))) return null;
     const tq = textQueryOf(node);
     if (!tq || (tq.kind !== 'prefix' && this.facts.stopWordsOnly.has(textKey(tq)))) return null;
@@ -261,7 +264,7 @@ export class SqlBuilder {
       const keys = `${keyed.index}(s.doc) @@ ${keyed.keys}`;
       return keyed.positions === null ? keys : `(${keys} AND ${keyed.positions})`;
     }
-    const f = resolveField(node.field);
+    const f = resolveField(node.field, this.schema);
     const name = node.field ?? 'text';
     const onlyStar = node.wildcard && /^[*]+$/.test(node.value);
     switch (f.type) {
@@ -313,6 +316,8 @@ export class SqlBuilder {
         return `${columnSql(f.column)} = ${v === 'true' ? 'TRUE' : 'FALSE'}`;
       }
       case 'extra': {
+        if (f.typed && !onlyStar && !node.wildcard)
+          return this.typedValues(f.key, f.typed, `= ${this.typedValue(f.typed, node.value, name)}`);
         const k = this.param(f.key);
         if (onlyStar) return `s.extras ? ${k}`;
         if (node.wildcard) return `(s.extras ->> ${k}::text) LIKE ${this.param(likePattern(node.value))}`;
@@ -332,13 +337,31 @@ export class SqlBuilder {
     }
   }
 
+  /** A value of a typed custom field as SQL (bound), or a Search Query Error naming the field. */
+  private typedValue(type: CustomFieldType, v: string, field: string): string {
+    if (type === 'date') return `${this.param(parseSolrDate(v, field))}::timestamp`;
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$/.test(v)) throw new SearchQueryError(`Invalid number "${v}" for field "${field}"`);
+    return `${this.param(v)}::numeric`;
+  }
+
+  /**
+   * A test on the typed values of a custom field (package_search_field_values, migration 017:
+   * one row per date or number of the field, a list's items each), by its index on (field, value).
+   */
+  private typedValues(key: string, type: CustomFieldType, ...tests: string[]): string {
+    const col = type === 'date' ? 'v.ts' : 'v.num';
+    const conditions = tests.length ? tests.map((t) => `${col} ${t}`) : [`${col} IS NOT NULL`];
+    return `EXISTS (SELECT 1 FROM package_search_field_values v WHERE v.package_id = s.package_id AND v.field = ${this.param(key)}::text
+      AND ${conditions.join(' AND ')})`;
+  }
+
   private integer(v: string, field: string): number {
     if (!/^[+-]?\d+$/.test(v)) throw new SearchQueryError(`Invalid number "${v}" for field "${field}"`);
     return Number(v);
   }
 
   private range(node: Extract<QueryNode, { kind: 'range' }>): string {
-    const f = resolveField(node.field);
+    const f = resolveField(node.field, this.schema);
     const name = node.field ?? 'text';
     let expr: string;
     let conv: (v: string) => string;
@@ -356,6 +379,12 @@ export class SqlBuilder {
         conv = (v) => this.param(v);
         break;
       case 'extra':
+        if (f.typed) {
+          const tests: string[] = [];
+          if (node.lo !== null) tests.push(`${node.loIncl ? '>=' : '>'} ${this.typedValue(f.typed, node.lo, name)}`);
+          if (node.hi !== null) tests.push(`${node.hiIncl ? '<=' : '<'} ${this.typedValue(f.typed, node.hi, name)}`);
+          return this.typedValues(f.key, f.typed, ...tests);
+        }
         expr = `(s.extras ->> ${this.param(f.key)}::text) COLLATE "C"`;
         conv = (v) => this.param(v);
         break;

@@ -23,20 +23,28 @@ export interface CountsResult {
   facets: Record<string, { name: string; count: number }[]>;
 }
 
-/** The number of datasets of the class and the facets of the given (counted) fields, in one statement. */
+/**
+ * The number of datasets of the class and the facets of the given (counted) fields, in one
+ * statement: facet columns from package_search_value_counts, custom fields (those without a
+ * counted column, listed in package_search_counted_fields: classes 'public' and 'active' only)
+ * from package_search_field_counts.
+ */
 export async function readCounts(
   db: Queryable,
   cls: CountedClass,
   facetFields: string[],
   query: { facetLimit: number; facetMincount: number },
 ): Promise<CountsResult> {
-  const columns = ['', ...facetFields.map((f) => countedColumn(f)!)];
+  const columns = ['', ...facetFields.map((f) => countedColumn(f) ?? f)];
+  const custom = [false, ...facetFields.map((f) => countedColumn(f) === null)];
   const r = await db.query<{ i: number; name: string; n: string }>(
-    `SELECT f.i::int AS i, c.value AS name, c.n FROM unnest($2::text[]) WITH ORDINALITY AS f (field, i)
-     CROSS JOIN LATERAL (SELECT value, n FROM package_search_value_counts
-       WHERE class = $1 AND field = f.field AND n >= CASE WHEN f.field = '' THEN 0 ELSE $3::bigint END
+    `SELECT f.i::int AS i, c.value AS name, c.n FROM unnest($2::text[], $5::boolean[]) WITH ORDINALITY AS f (field, custom, i)
+     CROSS JOIN LATERAL (SELECT value, n FROM (
+         SELECT value, n FROM package_search_value_counts WHERE NOT f.custom AND class = $1 AND field = f.field
+         UNION ALL SELECT value, n FROM package_search_field_counts WHERE f.custom AND class = $1 AND field = f.field) x
+       WHERE n >= CASE WHEN f.field = '' THEN 0 ELSE $3::bigint END
        ORDER BY n DESC, value LIMIT CASE WHEN f.field = '' OR $4::bigint < 0 THEN NULL ELSE $4::bigint END) c`,
-    [cls, columns, Math.max(1, query.facetMincount), query.facetLimit],
+    [cls, columns, Math.max(1, query.facetMincount), query.facetLimit, custom],
   );
   const out: CountsResult = { count: 0, facets: Object.fromEntries(facetFields.map((f) => [f, []])) };
   for (const row of r.rows) {
@@ -67,6 +75,40 @@ export async function countWord(db: Database, word: string, lockTimeoutMs = 1000
            WHERE r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
            GROUP BY 2, 3`,
           [word, lexemeQuery(word)],
+        );
+      },
+      { settings: { lock_timeout: String(lockTimeoutMs) } },
+    );
+    return true;
+  } catch (e) {
+    if ((e as { code?: string }).code === '55P03') return false; // lock_not_available
+    throw e;
+  }
+}
+
+/**
+ * Starts counting the values of custom facet fields (migration 017), as countWord does for a
+ * word: under a SHARE lock on the index they are listed and counted from one scan. False when the
+ * lock was not had within lockTimeoutMs (the query scans, a later one tries again).
+ */
+export async function countFields(db: Database, fields: string[], lockTimeoutMs = 1000): Promise<boolean> {
+  try {
+    await db.transaction(
+      async (tx) => {
+        await tx.query('LOCK TABLE package_search_index IN SHARE MODE');
+        const listed = await tx.query<{ field: string }>(
+          'INSERT INTO package_search_counted_fields (field) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING field',
+          [fields],
+        );
+        const added = listed.rows.map((r) => r.field);
+        if (!added.length) return;
+        await tx.query('DELETE FROM package_search_field_counts WHERE field = ANY($1::text[])', [added]);
+        await tx.query(
+          `INSERT INTO package_search_field_counts (class, field, value, n)
+           SELECT t.class, t.field, t.value, count(*) FROM package_search_index r,
+             package_search_custom_triples(r.state, r.private, r.extras) t
+           WHERE t.field = ANY($1::text[]) GROUP BY 1, 2, 3`,
+          [added],
         );
       },
       { settings: { lock_timeout: String(lockTimeoutMs) } },
