@@ -3,7 +3,18 @@
 // second stage of creating a dataset ("Finish" makes the draft active).
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, uploadedFile, type FieldMessages } from './manage-forms.ts';
-import { rootOf } from './manage-scheming.ts';
+import {
+  blankState,
+  dataFromState,
+  groupAction,
+  type ResourceExtras,
+  resourceExtras,
+  resourceWidgets,
+  rootOf,
+  stateFromDataset,
+  stateFromPost,
+} from './manage-scheming.ts';
+import type { FormState } from '../scheming/form-state.ts';
 
 const SHOWN = ['upload', 'url', 'name', 'description', 'format'];
 
@@ -34,6 +45,13 @@ function formValues(source: Record<string, any>, fromResource: boolean) {
   return out;
 }
 
+/** The state of a type's extra resource fields: from the post, else the resource, else a blank form. */
+function extraState(ctx: WebContext, extras: ResourceExtras | undefined, resource?: Record<string, any>): FormState | undefined {
+  if (!extras) return undefined;
+  if (ctx.request.method === 'POST') return stateFromPost(extras.fields, ctx.form, groupAction(ctx.form));
+  return resource ? stateFromDataset(extras.fields, resource, extras.opts) : blankState(extras.fields, extras.opts);
+}
+
 async function renderForm(
   ctx: WebContext,
   vars: { pkg: Record<string, any>; resource?: Record<string, any>; form: Record<string, string>; errors?: FieldMessages },
@@ -41,13 +59,19 @@ async function renderForm(
 ) {
   const errors = vars.errors;
   const canDelete = vars.resource ? await ctx.may('resource_delete', { id: vars.resource.id }) : false;
+  // A custom schema's resource fields beyond the classic ones, after them.
+  const extras = resourceExtras(ctx, vars.pkg);
+  const state = extraState(ctx, extras, vars.resource);
+  const custom = extras && state ? resourceWidgets(ctx, extras, state, errors) : [];
+  const shown = [...SHOWN, ...(extras?.fields.map((f) => f.field_name) ?? [])];
   return ctx.render(
     'manage/resource-form.njk',
     {
       ...vars,
+      custom_fields: custom,
       mode: vars.resource ? 'edit' : 'new',
       stage: !vars.resource && vars.pkg.state === 'draft',
-      summary: errors ? otherMessages(errors, SHOWN) : [],
+      summary: errors ? otherMessages(errors, shown) : [],
       can_delete: canDelete,
     },
     status,
@@ -55,9 +79,11 @@ async function renderForm(
 }
 
 /** The resource dict a form describes; an upload takes the place of the link. */
-function resourceData(ctx: WebContext, existing?: Record<string, any>): Record<string, unknown> {
+function resourceData(ctx: WebContext, pkg: Record<string, any>, existing?: Record<string, any>): Record<string, unknown> {
   const file = uploadedFile(ctx, 'upload');
+  const extras = resourceExtras(ctx, pkg);
   const data: Record<string, unknown> = {
+    ...(extras ? dataFromState(extras.fields, stateFromPost(extras.fields, ctx.form), extras.opts) : {}),
     name: field(ctx.form, 'name').trim(),
     description: field(ctx.form, 'description'),
   };
@@ -88,6 +114,8 @@ export function resourceFormPages(web: WebRouter): void {
   web.post('/dataset/:name/resource/new', async (ctx) => {
     const { pkg, denied } = await datasetFor(ctx, 'resource_create', (p) => ({ package_id: p.id }));
     if (denied) return denied;
+    // "Add another" / "Remove" of a custom schema's repeating resource fields: the form again, values kept.
+    if (resourceExtras(ctx, pkg) && groupAction(ctx.form)) return renderForm(ctx, { pkg, form: formValues(ctx.form, false) });
     const save = field(ctx.form, 'save');
     const finishing = pkg.state === 'draft' && save === 'go-metadata';
     uploadedFile(ctx, 'upload'); // an empty file input is no upload
@@ -97,7 +125,7 @@ export function resourceFormPages(web: WebRouter): void {
       if (!pkg.resources.length)
         return renderForm(ctx, { pkg, form: formValues(ctx.form, false), errors: { message: [ctx.t('manage.resource.required')] } }, 400);
     } else {
-      const data = { ...resourceData(ctx), package_id: pkg.id };
+      const data = { ...resourceData(ctx, pkg), package_id: pkg.id };
       const result = await attempt(() => ctx.call('resource_create', data));
       if (!result.ok) return renderForm(ctx, { pkg, form: formValues(ctx.form, false), errors: result.errors }, 400);
       created = result.value;
@@ -129,7 +157,8 @@ export function resourceFormPages(web: WebRouter): void {
     if (denied) return denied;
     const resource = resourceOf(pkg, ctx.params.id);
     if (!resource) return notFound(ctx);
-    const data = { ...resourceData(ctx, resource), id: resource.id };
+    if (resourceExtras(ctx, pkg) && groupAction(ctx.form)) return renderForm(ctx, { pkg, resource, form: formValues(ctx.form, false) });
+    const data = { ...resourceData(ctx, pkg, resource), id: resource.id };
     const result = await attempt(() => ctx.call('resource_patch', data));
     if (!result.ok) return renderForm(ctx, { pkg, resource, form: formValues(ctx.form, false), errors: result.errors }, 400);
     const saved = result.value;

@@ -2,7 +2,7 @@
 // (labels, help, placeholders, required marks, a widget per form_snippet), pages of the form as
 // fieldsets of one form, repeating subfields added and removed by submit buttons that show the
 // form again with its values (no JavaScript needed), and the action's errors beside each field.
-import type { DatasetSchema } from '../../scheming/types.ts';
+import type { DatasetSchema, SchemingField } from '../../scheming/types.ts';
 import { ValidationError } from '../../errors.ts';
 import type { WebContext } from '../router.ts';
 import {
@@ -14,7 +14,7 @@ import {
   stateFromDataset,
   stateFromPost,
 } from '../scheming/form-state.ts';
-import { type FormContext, formPages, shownErrorKeys } from '../scheming/form-view.ts';
+import { type FormContext, formPages, shownErrorKeys, type WidgetView } from '../scheming/form-view.ts';
 import { datasetSchema, typeRoot } from '../scheming/dataset-types.ts';
 import { enc, fieldMessages, field, otherMessages } from './manage-forms.ts';
 
@@ -139,3 +139,27 @@ export async function schemaEditPost(ctx: WebContext, schema: DatasetSchema, pkg
   if (saved.state === 'draft' && hasResourceStep(schema)) return ctx.redirect(`${root}/${enc(saved.name)}/resource/new`);
   return ctx.redirect(`${root}/${enc(saved.name)}`, { kind: 'success', text: ctx.t('manage.dataset.saved') });
 }
+
+/** Resource fields the classic resource form has itself (upload or link, name, description, format). */
+const CLASSIC_RESOURCE_FIELDS = new Set(['url', 'name', 'description', 'format']);
+
+/** A type's resource fields beyond the classic ones, shown in the resource form after them. */
+export interface ResourceExtras {
+  fields: SchemingField[];
+  opts: FormOptions;
+  schema: DatasetSchema;
+}
+
+export function resourceExtras(ctx: WebContext, pkg: Dict): ResourceExtras | undefined {
+  const schema = schemaOf(ctx, pkg.type);
+  const fields = schema?.resource_fields.filter((f) => !CLASSIC_RESOURCE_FIELDS.has(f.field_name)) ?? [];
+  return schema && fields.length ? { fields, opts: formOptions(ctx, schema), schema } : undefined;
+}
+
+/** The widgets of the extra resource fields, for the resource form template. */
+export function resourceWidgets(ctx: WebContext, extras: ResourceExtras, state: FormState, errors: ErrorDict = {}): WidgetView[] {
+  const formCtx: FormContext = { ...extras.opts, lang: uiLanguage(ctx), t: ctx.t, organizations: [], licenses: [] };
+  return formPages(extras.fields, state, formCtx, errors).flatMap((p) => p.fields);
+}
+
+export { blankState, dataFromState, groupAction, stateFromDataset, stateFromPost };
