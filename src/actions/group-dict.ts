@@ -9,6 +9,7 @@ import { packageDicts } from '../model/package-dict.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { userDict } from './user-dict.ts';
 import { groupDatasetCounts, groupDatasetIds, type PrivateDatasetReaders } from '../model/group-datasets.ts';
+import { outputGroupDict } from '../scheming/output.ts';
 
 // --- shared helpers ---------------------------------------------------------------------------
 
@@ -58,6 +59,8 @@ export async function groupPackageIds(ctx: ActionContext, group: GroupRow, limit
 /** The fields every group dict starts with (list_for_user / list_authz items, unvalidated). */
 function baseDict(ctx: ActionContext, g: GroupRow): Record<string, unknown> {
   return {
+    // a group or organization schema's own fields, as top-level keys
+    ...(g.custom_fields ?? {}),
     id: g.id,
     name: g.name,
     title: g.title,
@@ -123,6 +126,7 @@ export async function groupDict(ctx: ActionContext, g: GroupRow, o: ShowOptions)
   if (o.includeMemberCount) out.member_count = await countUserMembers(ctx.db, g.id);
   if (o.includeFollowers) out.num_followers = await followerCount(ctx, g);
   else if (!o.followersOnlyWhenAsked) out.num_followers = 0;
+  await outputGroupDict(ctx, out, g.is_organization);
   return sortKeys(out);
 }
 

@@ -11,6 +11,7 @@ import {
   findGroup,
   groupNameHolder,
   insertGroup,
+  lockedGroup,
   purgeGroup,
   saveGroupExtras,
   updateGroup,
@@ -24,6 +25,7 @@ import { afterCommit } from './registry.ts';
 import { Invalid, type Validator } from '../validation/validate.ts';
 import { groupMemberDatasets } from '../model/group-datasets.ts';
 import { groupDict, groupOr404, kindOf, titleKind, validationMessage, type ShowOptions } from './group-dict.ts';
+import { groupSchemaFor, validateGroupFields } from '../scheming/schema-validation.ts';
 
 // --- validation -------------------------------------------------------------------------------
 
@@ -90,7 +92,35 @@ export const updateParams = {
   name: p.name('a new name').use(groupNameAvailable),
   ...groupFields,
 };
-export const updateSchema = compileParams(updateParams);
+/** Other keys are kept: a group or organization schema may name them (its custom fields). */
+export const updateSchema = compileParams(updateParams, 'keep');
+
+/** Keys of a group dict that are svc's own (never custom fields). */
+const CORE_GROUP_KEYS = new Set([...Object.keys(createParams), ...Object.keys(updateParams)]);
+
+/** The fields svc stores in its own columns, as a group schema may convert them. */
+const SCHEMA_CORE_COLUMNS = ['name', 'title', 'description', 'image_url'] as const;
+
+/**
+ * A group dict checked by the schema of its type (svc.scheming.group_schemas /
+ * organization_schemas): the core columns as its validators leave them, and its custom fields.
+ * Undefined when no schema applies.
+ */
+async function schemaFields(
+  ctx: ActionContext,
+  type: string,
+  isOrg: boolean,
+  input: Record<string, unknown>,
+  group?: GroupRow,
+): Promise<{ core: Record<string, unknown>; custom: Record<string, unknown> } | undefined> {
+  const gs = groupSchemaFor(ctx, type, isOrg);
+  if (!gs) return undefined;
+  return validateGroupFields(ctx, gs, input, { create: !group, group, core: CORE_GROUP_KEYS });
+}
+
+function applyCore(p: Record<string, unknown>, core: Record<string, unknown>): void {
+  for (const k of SCHEMA_CORE_COLUMNS) if (k in core) p[k] = core[k];
+}
 export type UpdateParams = ParamValues<typeof updateParams>;
 // --- writing members from a group dict --------------------------------------------------------
 
@@ -181,6 +211,8 @@ async function showAfterWrite(ctx: ActionContext, id: string): Promise<Record<st
 export async function createGroup(ctx: ActionContext, p: ParamValues<typeof createParams>, isOrg: boolean) {
   const type = p.type ?? kindOf(isOrg);
   if (!isOrg && type === 'organization') throw new ValidationError({ type: ['Trying to create an organization as a group'] });
+  const checked = await schemaFields(ctx, type, isOrg, p as Record<string, unknown>);
+  if (checked) applyCore(p as Record<string, unknown>, checked.core);
   const group = await insertGroup(ctx.db, {
     id: p.id,
     name: p.name,
@@ -191,6 +223,7 @@ export async function createGroup(ctx: ActionContext, p: ParamValues<typeof crea
     is_organization: isOrg,
     approval_status: p.approval_status,
     state: ctx.identity.sysadmin || ctx.ignoreAuth ? p.state : undefined,
+    custom_fields: checked && Object.keys(checked.custom).length ? checked.custom : null,
   });
   await saveGroupExtras(ctx.db, group.id, p.extras ?? []);
   if (p.users) await saveUsers(ctx, group, p.users);
@@ -204,9 +237,32 @@ export async function createGroup(ctx: ActionContext, p: ParamValues<typeof crea
 
 /** group_update (partial=false: omitted users/groups are removed, title etc. cleared) and group_patch (partial=true). */
 export async function updateGroupFromDict(ctx: ActionContext, p: UpdateParams, isOrg: boolean, partial: boolean) {
-  const group = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
-  if (p.type !== undefined && p.type !== group.type) throw validationMessage('Type cannot be updated');
+  const found = await groupOr404(ctx, p.id, isOrg, `${titleKind(isOrg)} was not found.`);
+  if (p.type !== undefined && p.type !== found.type) throw validationMessage('Type cannot be updated');
+  // Read again under its lock: a patch keeps the custom fields it read.
+  const group = (await lockedGroup(ctx.db, found.id)) ?? found;
   const changes: Record<string, unknown> = {};
+  const sent = p as Record<string, unknown>;
+  const checked = await schemaFields(
+    ctx,
+    group.type,
+    isOrg,
+    partial
+      ? {
+          name: group.name,
+          title: group.title,
+          description: group.description,
+          image_url: group.image_url,
+          ...(group.custom_fields ?? {}),
+          ...sent,
+        }
+      : { name: group.name, ...sent },
+    group,
+  );
+  if (checked) {
+    applyCore(sent, checked.core);
+    changes.custom_fields = Object.keys(checked.custom).length ? checked.custom : null;
+  }
   if (p.name !== undefined) changes.name = p.name;
   for (const k of ['title', 'description', 'image_url'] as const) {
     if (p[k] !== undefined) changes[k] = p[k];

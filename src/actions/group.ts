@@ -58,6 +58,8 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       authBeforeValidation: true,
       description: `Create a new ${k}. You become its admin. Needs a login${isOrg ? ' and svc.auth.user_create_organizations (default true)' : ' and svc.auth.user_create_groups (default true)'}.`,
       params: createParams,
+      // other keys: the custom fields of a group or organization schema
+      extras: 'keep',
       returns: groupReturns(k),
       handler: (ctx, p) => createGroup(ctx, p, isOrg),
     }),
@@ -89,6 +91,7 @@ export function groupActions(isOrg: boolean): ActionDefinition<any, any>[] {
       auth: updateAuth(isOrg, `${k}_update`),
       description: `Replace a ${k} (admins of the ${k}). This is a full replace: users and groups not sent are removed (admins too, you included), title, description and image_url not sent are cleared; extras are replaced only when a non-empty list is sent${isOrg ? '' : '; datasets only when packages is sent'}. The type cannot change. Use ${k}_patch to change some fields only.`,
       params: updateParams,
+      extras: 'keep',
       returns: groupReturns(k),
       handler: (ctx, p) => updateGroupFromDict(ctx, p, isOrg, false),
     }),

@@ -15,6 +15,8 @@ export interface GroupRow {
   is_organization: boolean;
   approval_status: string;
   state: string;
+  /** A group or organization schema's own fields (svc.scheming.*_schemas), as typed JSON. */
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export interface GroupExtraRow {
@@ -49,12 +51,13 @@ export interface NewGroup {
   is_organization: boolean;
   approval_status?: string | null;
   state?: string | null;
+  custom_fields?: Record<string, unknown> | null;
 }
 
 export async function insertGroup(db: Queryable, g: NewGroup): Promise<GroupRow> {
   const r = await db.query<GroupRow>(
-    `INSERT INTO groups (id, name, title, type, description, image_url, is_organization, approval_status, state)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    `INSERT INTO groups (id, name, title, type, description, image_url, is_organization, approval_status, state, custom_fields)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
       g.id ?? randomUUID(),
       g.name,
@@ -65,12 +68,13 @@ export async function insertGroup(db: Queryable, g: NewGroup): Promise<GroupRow>
       g.is_organization,
       g.approval_status ?? 'approved',
       g.state ?? 'active',
+      g.custom_fields ? JSON.stringify(g.custom_fields) : null,
     ],
   );
   return r.rows[0];
 }
 
-const UPDATABLE = ['name', 'title', 'description', 'image_url', 'approval_status', 'state'] as const;
+const UPDATABLE = ['name', 'title', 'description', 'image_url', 'approval_status', 'state', 'custom_fields'] as const;
 export type GroupChanges = Partial<Pick<GroupRow, (typeof UPDATABLE)[number]>>;
 
 export async function updateGroup(db: Queryable, id: string, changes: GroupChanges): Promise<GroupRow> {
@@ -78,8 +82,17 @@ export async function updateGroup(db: Queryable, id: string, changes: GroupChang
   if (!keys.length) return (await groupById(db, id))!;
   // Column names come from the fixed list above, never from input.
   const sets = keys.map((k, i) => `${k} = $${i + 2}`).join(', ');
-  const r = await db.query<GroupRow>(`UPDATE groups SET ${sets} WHERE id = $1 RETURNING *`, [id, ...keys.map((k) => (changes as any)[k])]);
+  const values = keys.map((k) => {
+    const v = (changes as Record<string, unknown>)[k];
+    return v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
+  });
+  const r = await db.query<GroupRow>(`UPDATE groups SET ${sets} WHERE id = $1 RETURNING *`, [id, ...values]);
   return r.rows[0];
+}
+
+/** The group read again under a row lock held to the end of the transaction (a patch merges what it read). */
+export async function lockedGroup(db: Queryable, id: string): Promise<GroupRow | undefined> {
+  return (await db.query<GroupRow>('SELECT * FROM groups WHERE id = $1 FOR NO KEY UPDATE', [id])).rows[0];
 }
 
 export async function extrasOfGroups(db: Queryable, groupIds: string[]): Promise<GroupExtraRow[]> {

@@ -7,7 +7,7 @@ import type { ActionContext } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 import { compileParams } from '../validation/params.ts';
 import { packageSchema, resourceParams } from '../validation/package-schema.ts';
-import { Invalid, type FieldContext, type FieldSpec, type ListOf, type Schema, type Validator } from '../validation/validate.ts';
+import { Invalid, validate, type FieldContext, type FieldSpec, type ListOf, type Schema, type Validator } from '../validation/validate.ts';
 import { ignoreMissing, notEmpty } from '../validation/validators.ts';
 import type { DatasetSchema, GroupSchema, SchemingField, SchemingSchemas } from './types.ts';
 import { storedValue, validatorsFromString, type ValidatorScope } from './validators.ts';
@@ -147,11 +147,6 @@ export function groupFieldsSchemaOf(gs: GroupSchema, locale: string, create: boo
   return cached(gs, `group:${locale}:${create}`, () => withFields({}, gs.fields ?? [], gs.raw, locale, create));
 }
 
-/** Names of the fields a group schema adds to svc's own (stored as the group's custom fields). */
-export function customGroupFieldNames(gs: GroupSchema, core: Set<string>): string[] {
-  return (gs.fields ?? []).map((f) => f.field_name).filter((n) => !core.has(n));
-}
-
 /**
  * A form's repeating subfields (citation-0-originator, citation-1-originator) as the list of dicts
  * the field's validators expect (ckanext-scheming's expand_form_composite); a dict that already
@@ -176,4 +171,30 @@ export function expandFormComposite(input: Record<string, unknown>, fields: Sche
     out[name] = [...items.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, item]) => item);
   }
   return out;
+}
+
+/**
+ * A group or organization dict checked by its schema's fields (after svc's own rules): the core
+ * fields as the schema's validators leave them, and the schema's other fields (custom, stored as
+ * the group's custom fields). Throws the error dict when a field is wrong.
+ */
+export async function validateGroupFields(
+  ctx: ActionContext,
+  gs: GroupSchema,
+  input: Record<string, unknown>,
+  opts: { create: boolean; group?: { id: string }; core: Set<string> },
+): Promise<{ core: Record<string, unknown>; custom: Record<string, unknown> }> {
+  const locale = ctx.config.str('svc.locale_default') || 'en';
+  const schema = groupFieldsSchemaOf(gs, locale, opts.create);
+  const sent = expandFormComposite(input, gs.fields ?? []);
+  const { data, errors } = await validate(schema, sent, { ctx, group: opts.group, input: sent });
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const core: Record<string, unknown> = {};
+  const custom: Record<string, unknown> = {};
+  for (const name of Object.keys(schema)) {
+    if (name === '$extras' || !(name in data)) continue;
+    if (opts.core.has(name)) core[name] = data[name];
+    else custom[name] = data[name];
+  }
+  return { core, custom };
 }

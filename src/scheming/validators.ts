@@ -27,6 +27,7 @@ import {
   positiveInteger,
 } from '../validation/validators.ts';
 import type { SchemingField } from './types.ts';
+import { parseValidatorSpec } from './validator-spec.ts';
 
 /** What a factory knows besides its arguments: the field, its schema, the site's default locale. */
 export interface ValidatorScope {
@@ -586,67 +587,6 @@ const FACTORIES: Record<string, Factory> = {
 /** Whether a schema file may name this validator. */
 export function isKnownValidator(name: string): boolean {
   return Object.hasOwn(FACTORIES, name);
-}
-
-export interface ValidatorSpec {
-  name: string;
-  args: unknown[];
-}
-
-/** One argument as Python's literal_eval reads it: quoted text, a number, True/False/None; else the bare text. */
-function literal(text: string): unknown {
-  const t = text.trim();
-  const quoted = /^'(.*)'$|^"(.*)"$/s.exec(t);
-  if (quoted) return quoted[1] ?? quoted[2];
-  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
-  if (t === 'True') return true;
-  if (t === 'False') return false;
-  if (t === 'None') return null;
-  return t;
-}
-
-/** Splits "a, 'b,c', 3" at the commas outside quotes and brackets. */
-function splitArgs(text: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quote = '';
-  let cur = '';
-  for (const ch of text) {
-    if (quote) {
-      if (ch === quote) quote = '';
-    } else if (ch === "'" || ch === '"') quote = ch;
-    else if (ch === '(' || ch === '[') depth++;
-    else if (ch === ')' || ch === ']') depth--;
-    else if (ch === ',' && depth === 0) {
-      out.push(cur);
-      cur = '';
-      continue;
-    }
-    cur += ch;
-  }
-  if (cur.trim() || out.length) out.push(cur);
-  return out.filter((x, i, all) => x.trim() || i < all.length - 1);
-}
-
-function parseArg(text: string): unknown {
-  const t = text.trim();
-  if (/^\[.*\]$/s.test(t)) return splitArgs(t.slice(1, -1)).map(parseArg);
-  return literal(t);
-}
-
-/**
- * A field's validators string as names and arguments, as ckanext-scheming reads it:
- * whitespace-separated, "name(arg, ...)" with Python-literal arguments.
- */
-export function parseValidatorSpec(spec: string): ValidatorSpec[] {
-  return spec
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((token) => {
-      const open = token.indexOf('(');
-      if (open > 0 && token.endsWith(')')) return { name: token.slice(0, open), args: splitArgs(token.slice(open + 1, -1)).map(parseArg) };
-      return { name: token, args: [] };
-    });
 }
 
 /** The chain of a validators string (names were checked at start: an unknown one here is a bug). */
