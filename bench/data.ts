@@ -134,3 +134,81 @@ export function jsonBatches(
 }
 
 export const resultsDir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
+
+// --- the custom metadata schema of `npm run bench -- search custom` ------------------------------
+
+/** Themes of the bench schema's multiple-choice field (a controlled list, as DCAT-AP's data themes). */
+export const BENCH_THEMES = [
+  'agriculture',
+  'economy',
+  'education',
+  'energy',
+  'environment',
+  'government',
+  'health',
+  'international',
+  'justice',
+  'regions',
+  'science',
+  'society',
+  'technology',
+  'transport',
+];
+
+/**
+ * A dataset schema (ckanext-scheming's JSON form) with a choice field (theme, several values), a
+ * date (temporal_start), a number (population) and repeating subfields (contact: name, email).
+ */
+export function benchSchema(): object {
+  return {
+    scheming_version: 2,
+    dataset_type: 'dataset',
+    about: 'svc search bench: custom fields',
+    dataset_fields: [
+      { field_name: 'title', label: 'Title', preset: 'title', required: true },
+      { field_name: 'name', label: 'URL', preset: 'dataset_slug' },
+      { field_name: 'notes', label: 'Description', form_snippet: 'markdown.html' },
+      { field_name: 'tag_string', label: 'Tags', preset: 'tag_string_autocomplete' },
+      { field_name: 'owner_org', label: 'Organization', preset: 'dataset_organization' },
+      { field_name: 'license_id', label: 'License', form_snippet: 'license.html' },
+      {
+        field_name: 'theme',
+        label: 'Themes',
+        preset: 'multiple_checkbox',
+        choices: BENCH_THEMES.map((value) => ({ value, label: value[0].toUpperCase() + value.slice(1) })),
+      },
+      { field_name: 'temporal_start', label: 'Start of the period covered', preset: 'date' },
+      { field_name: 'population', label: 'Population covered', validators: 'ignore_missing int_validator' },
+      {
+        field_name: 'contact',
+        label: 'Contact points',
+        repeating_subfields: [
+          { field_name: 'name', label: 'Name' },
+          { field_name: 'email', label: 'Email', validators: 'ignore_missing email_validator' },
+        ],
+      },
+    ],
+    resource_fields: [
+      { field_name: 'url', label: 'URL', preset: 'resource_url_upload' },
+      { field_name: 'name', label: 'Name' },
+      { field_name: 'format', label: 'Format', preset: 'resource_format_autocomplete' },
+    ],
+  };
+}
+
+/** Custom field values of the i-th bench dataset (pick: a seeded choice among the given values). */
+export function benchCustomFields(i: number, rnd: () => number): Record<string, unknown> {
+  const themes = [
+    ...new Set(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => BENCH_THEMES[Math.floor(rnd() * BENCH_THEMES.length)])),
+  ];
+  const day = Math.floor(rnd() * 9000); // 2000-01-01 + up to ~24 years
+  return {
+    theme: themes,
+    temporal_start: new Date(Date.UTC(2000, 0, 1) + day * 86_400_000).toISOString().slice(0, 10),
+    population: 100 + Math.floor(rnd() * 1_000_000),
+    contact: Array.from({ length: 1 + (i % 2) }, (_, k) => ({
+      name: `Contact ${(i * 7 + k) % 500}`,
+      email: `contact${(i * 7 + k) % 500}@example.org`,
+    })),
+  };
+}

@@ -23,6 +23,12 @@
 // SVC_BENCH_QUERIES=<regexp> (only the queries of the mix whose label matches), SVC_BENCH_SHOW=1 (print
 // each statement with its direct p50), SVC_BENCH_APART_MS=<ms> (also time SVC_BENCH_APART_RUNS, default
 // 6, cold calls of each query with that pause before each: apart_p50, apart_max).
+//
+// `npm run bench -- search custom`: the same with a custom metadata schema (bench/data.ts,
+// benchSchema: a multiple-choice theme, a date, a number, repeating contact subfields) written
+// to the storage directory; the datasets carry values of those fields (created without the
+// schema, the server then restarted with it), and the mix adds the custom-field queries.
+// Results: bench/results/search-postgres-<n>-custom.json.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,7 +40,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
-import { resultsDir } from './data.ts';
+import { benchCustomFields, benchSchema, resultsDir } from './data.ts';
 import { ADMIN_URL, log, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
@@ -144,7 +150,7 @@ export async function startServer(config: Record<string, unknown>): Promise<{ ch
 }
 
 // --- the catalog ---------------------------------------------------------------------------------
-export async function createThroughApi(port: number, token: string, sources: Source[]): Promise<number> {
+export async function createThroughApi(port: number, token: string, sources: Source[], custom = false): Promise<number> {
   const orgs = [...new Map(sources.filter((s) => s.organization).map((s) => [s.organization.name, s.organization])).values()];
   for (const o of orgs)
     await api(port, token, 'organization_create', { name: `org-${o.name}`.slice(0, 100).toLowerCase(), title: o.title || o.name });
@@ -165,10 +171,12 @@ export async function createThroughApi(port: number, token: string, sources: Sou
       license_id: pick(LICENSES),
       tags: [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => pick(tagPool)))].map((name) => ({ name })),
       groups: rnd() < 0.3 ? [{ name: `group-${Math.floor(rnd() * 40)}` }] : [],
-      extras: [{ key: 'theme', value: pick(WORDS) }],
+      // (the custom schema has a field of that name: no extra then)
+      extras: custom ? [] : [{ key: 'theme', value: pick(WORDS) }],
       resources: s.resources
         .slice(0, 1 + Math.floor(rnd() * 4))
         .map((r) => ({ url: `http://example.org/${r.id}`, name: r.name || pick(WORDS), format: pick(FORMATS), description: pick(WORDS) })),
+      ...(custom ? benchCustomFields(i, rnd) : {}),
     };
   });
   const started = Date.now();
@@ -182,7 +190,7 @@ export async function createThroughApi(port: number, token: string, sources: Sou
 }
 
 /** Grows the catalog to TOTAL datasets by SQL copies of the created ones (varied). */
-export async function cloneInSql(client: pg.Client, n: number): Promise<void> {
+export async function cloneInSql(client: pg.Client, n: number, custom = false): Promise<void> {
   if (n <= 0) return;
   await client.query(`CREATE TEMP TABLE tpl AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, * FROM packages`);
   await client.query(`CREATE TEMP TABLE orgs AS SELECT row_number() OVER (ORDER BY id) - 1 AS k, id FROM groups WHERE is_organization`);
@@ -198,6 +206,11 @@ export async function cloneInSql(client: pg.Client, n: number): Promise<void> {
   ).rows[0];
   const [T, O, G, TG, F, W] = [counts.t, counts.o, counts.g, counts.tg, counts.f, counts.w].map(Number);
   const BATCH = 20_000;
+  // custom schema: each copy its own date and number (the themes and contacts are the template's)
+  const customFields = custom
+    ? `t.custom_fields || jsonb_build_object('temporal_start', to_char(date '2000-01-01' + ((m.g * 7919) % 9000)::int, 'YYYY-MM-DD'),
+        'population', 100 + (m.g * 104729) % 1000000)`
+    : 't.custom_fields';
   for (let from = 1; from <= n; from += BATCH) {
     const to = Math.min(n, from + BATCH - 1);
     await client.query('BEGIN');
@@ -210,7 +223,7 @@ export async function cloneInSql(client: pg.Client, n: number): Promise<void> {
         t.license_id, t.author, t.maintainer, CASE WHEN m.g % 100 = 0 THEN 'draft' ELSE 'active' END, t.type,
         (SELECT id FROM orgs WHERE k = (m.g * 7919) % ${O}), m.g % 20 = 0, t.creator_user_id,
         now() - ((m.g * 104729) % (5 * 365 * 86400)) * interval '1 second',
-        now() - ((m.g * 7919) % (5 * 365 * 86400)) * interval '1 second', t.custom_fields
+        now() - ((m.g * 7919) % (5 * 365 * 86400)) * interval '1 second', ${customFields}
       FROM m JOIN tpl t ON t.id = m.tpl_id`);
     await client.query(`INSERT INTO package_tags (package_id, tag_id)
       SELECT DISTINCT m.id, tp.id FROM m CROSS JOIN LATERAL generate_series(0, 1 + m.g % 4) j
@@ -234,6 +247,25 @@ export async function cloneInSql(client: pg.Client, n: number): Promise<void> {
 interface Q {
   label: string;
   params: Record<string, unknown>;
+}
+
+/** The queries of the custom schema's fields (email: the most frequent contact). */
+function customMix(org: string, email: string): Q[] {
+  return [
+    { label: 'custom fq: theme:environment', params: { q: '*:*', fq: 'theme:environment' } },
+    { label: 'choice facet: theme, *:*', params: { q: '*:*', 'facet.field': JSON.stringify(['theme']) } },
+    {
+      label: 'choice facet with fq organization',
+      params: { q: '*:*', fq: `organization:${org}`, 'facet.field': JSON.stringify(['theme', 'res_format']) },
+    },
+    {
+      label: 'date range: temporal_start:[2020-01-01T00:00:00Z TO NOW]',
+      params: { q: '*:*', fq: 'temporal_start:[2020-01-01T00:00:00Z TO NOW]' },
+    },
+    { label: 'number range: population:[1000 TO 5000]', params: { q: '*:*', fq: 'population:[1000 TO 5000]' } },
+    { label: 'subfield list: contact_email', params: { q: '*:*', fq: `contact_email:"${email}"` } },
+    { label: 'q=data AND theme:health, theme facet', params: { q: 'data AND theme:health', 'facet.field': JSON.stringify(['theme']) } },
+  ];
 }
 
 function queryMix(org: string, tag: string): Q[] {
@@ -327,14 +359,19 @@ export async function unindexedCount(client: pg.Client): Promise<number> {
   return Number(r.rows[0].n);
 }
 
-export async function run(): Promise<void> {
+export async function run(args: string[] = []): Promise<void> {
+  const custom = args.includes('custom');
   const { dbName, dbUrl } = await benchDatabase('search');
   const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-search-'));
-  const config = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': [], 'svc.log_level': 'warn' };
-  const server = await startServer(config);
+  const plain = { 'svc.database_url': dbUrl, 'svc.storage_path': storage, 'svc.plugins': [], 'svc.log_level': 'warn' };
+  const schemaFile = path.join(storage, 'bench-schema.json');
+  if (custom) fs.writeFileSync(schemaFile, JSON.stringify(benchSchema(), null, 2));
+  const config = custom ? { ...plain, 'svc.scheming.dataset_schemas': [schemaFile] } : plain;
+  // the custom catalog is created without the schema (its values as custom fields), then served with it
+  let server = await startServer(REUSE ? config : plain);
   const client = new pg.Client({ connectionString: dbUrl });
   await client.connect();
-  const results: Record<string, unknown> = { datasets: TOTAL, created: CREATE, runs: RUNS };
+  const results: Record<string, unknown> = { datasets: TOTAL, created: CREATE, runs: RUNS, ...(custom ? { schema: benchSchema() } : {}) };
   try {
     if (REUSE) {
       TOTAL = Number((await client.query('SELECT count(*) AS n FROM packages')).rows[0].n);
@@ -343,11 +380,15 @@ export async function run(): Promise<void> {
     } else {
       const sources = readCatalog();
       log(`${sources.length} source datasets; creating ${CREATE} through package_create`);
-      const createRate = await createThroughApi(server.port, server.token, sources);
+      const createRate = await createThroughApi(server.port, server.token, sources, custom);
       results.package_create_per_s = Math.round(createRate);
       log(`package_create: ${createRate.toFixed(0)} datasets/s`);
       log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
-      await cloneInSql(client, TOTAL - CREATE);
+      await cloneInSql(client, TOTAL - CREATE, custom);
+      if (custom) {
+        await stopChild(server.child);
+        server = await startServer(config);
+      }
     }
     const unindexed = await unindexedCount(client);
     if (!REUSE || process.env.SVC_BENCH_REBUILD === '1' || unindexed > 0) await rebuild(client, dbUrl, storage, results);
@@ -359,6 +400,13 @@ export async function run(): Promise<void> {
       await client.query(`SELECT organization AS o, v FROM package_search_index, unnest(tags) v
       WHERE res_format @> '{CSV}' AND state = 'active' AND NOT private GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1`)
     ).rows[0];
+    // the most frequent contact email (custom schema)
+    const email = custom
+      ? (
+          await client.query(`SELECT v FROM package_search_index, jsonb_array_elements_text(extras -> 'contact_email') v
+          WHERE state = 'active' AND NOT private GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`)
+        ).rows[0]?.v
+      : null;
     const services = await createServices(loadConfig({ env: {}, overrides: config, cwd: storage }), {
       logger: pino({ level: 'warn' }),
       migrate: false,
@@ -366,7 +414,8 @@ export async function run(): Promise<void> {
     const rows: Record<string, unknown>[] = [];
     try {
       const only = process.env.SVC_BENCH_QUERIES ? new RegExp(process.env.SVC_BENCH_QUERIES) : null;
-      for (const q of queryMix(org, tag).filter((x) => !only || only.test(x.label))) {
+      const mix = custom ? [...queryMix(org, tag), ...customMix(org, email)] : queryMix(org, tag);
+      for (const q of mix.filter((x) => !only || only.test(x.label))) {
         const qs = new URLSearchParams(Object.entries(q.params).map(([k, v]) => [k, String(v)]));
         const url = `/api/3/action/package_search?${qs}`;
         // the first call of a query (a frequent word's first faceted query starts counting its facets)
@@ -434,7 +483,10 @@ export async function run(): Promise<void> {
       `package_create: ${results.package_create_per_s ?? 'not run (reused catalog)'} datasets/s; search-index rebuild: ${results.rebuild_per_s ?? 'not run'} datasets/s (${TOTAL} datasets)`,
     );
     fs.mkdirSync(resultsDir, { recursive: true });
-    fs.writeFileSync(path.join(resultsDir, `search-postgres-${TOTAL}.json`), JSON.stringify(results, null, 2) + '\n');
+    fs.writeFileSync(
+      path.join(resultsDir, `search-postgres-${TOTAL}${custom ? '-custom' : ''}.json`),
+      JSON.stringify(results, null, 2) + '\n',
+    );
   } finally {
     await client.end();
     await stopChild(server.child);

@@ -52,17 +52,24 @@ BEGIN
   RETURN make_timestamp(y, mo, d, h, mi, s) - off;
 END $$;
 
--- The typed values of an index row's extras (each value, or each item of a list of values).
+-- The typed values of an index row's extras (each value, or each item of a list of values). Only
+-- text that begins as a number or a date is parsed (this runs for every index write).
 CREATE FUNCTION package_search_typed_values(extras jsonb)
 RETURNS TABLE (field text, num numeric, ts timestamp) LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT x.field, package_search_number(x.v), package_search_timestamp(x.v)
-  FROM (
-    SELECT e.key AS field, CASE WHEN jsonb_typeof(e.value) = 'array' THEN i.value ELSE e.value END #>> '{}' AS v
-    FROM jsonb_each(extras) e
-    LEFT JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.value) = 'array' THEN e.value ELSE '[]' END) i (value) ON true
-    WHERE jsonb_typeof(e.value) IN ('string', 'number') OR jsonb_typeof(i.value) IN ('string', 'number')
+  SELECT x.field, x.num, x.ts FROM (
+    SELECT v.field,
+      CASE WHEN v.v ~ '^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?\s*$' THEN v.v::numeric END AS num,
+      CASE WHEN v.v ~ '^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}' THEN package_search_timestamp(v.v) END AS ts
+    FROM (
+      SELECT e.key AS field, e.value #>> '{}' AS v FROM jsonb_each(extras) e WHERE jsonb_typeof(e.value) IN ('string', 'number')
+      UNION ALL
+      SELECT e.key, i.value #>> '{}' FROM jsonb_each(extras) e,
+        jsonb_array_elements(CASE WHEN jsonb_typeof(e.value) = 'array' THEN e.value ELSE '[]' END) i (value)
+      WHERE jsonb_typeof(i.value) IN ('string', 'number')
+    ) v
+    WHERE length(v.v) <= 64 AND v.v ~ '^\s*[-+.0-9]'
   ) x
-  WHERE length(x.v) <= 64 AND (package_search_number(x.v) IS NOT NULL OR package_search_timestamp(x.v) IS NOT NULL)
+  WHERE x.num IS NOT NULL OR x.ts IS NOT NULL
 $$;
 
 -- One row per typed value of an indexed dataset, written with its index row
