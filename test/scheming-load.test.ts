@@ -12,6 +12,7 @@ import type { Database } from '../src/db/database.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { BUILTIN_PRESET_FILES } from '../src/scheming/presets.ts';
+import { parseValidatorSpec } from '../src/scheming/load.ts';
 
 const fixture = (name: string) => path.join(import.meta.dirname, 'fixtures', `scheming-load-${name}`);
 const ALL_PRESETS = 'ckanext.scheming:presets.json ckanext.fluent:presets.json ckanext.dcat.schemas:presets.yaml';
@@ -418,4 +419,30 @@ describe('without any schema configured', () => {
       assert.equal(r.body.error?.__type, 'Not Found Error');
     }
   });
+});
+
+test('validators strings read as ckanext-scheming reads them: Python literals keep their type, other arguments are text', () => {
+  const calls = (text: string) => parseValidatorSpec(text).map(({ name, args }) => [name, ...args]);
+  assert.deepEqual(calls('scheming_required  if_empty_same_as(name) unicode_safe'), [
+    ['scheming_required'],
+    ['if_empty_same_as', 'name'],
+    ['unicode_safe'],
+  ]);
+  assert.deepEqual(calls('xxx(hello,world) xxx(hello,1)'), [
+    ['xxx', 'hello', 'world'],
+    ['xxx', 'hello', '1'],
+  ]);
+  assert.deepEqual(calls('xxx("hello",1,None) default(True) default(2.5)'), [
+    ['xxx', 'hello', 1, null],
+    ['default', true],
+    ['default', 2.5],
+  ]);
+  assert.deepEqual(calls('xxx("hello\\x20world") xxx((1,2)) xxx([1,2]) default(())'), [
+    ['xxx', 'hello world'],
+    ['xxx', 1, 2],
+    ['xxx', [1, 2]],
+    ['default', []],
+  ]);
+  // not a call (no closing parenthesis): the whole text is the name, which no validator has
+  assert.deepEqual(calls('foo(bar'), [['foo(bar']]);
 });
