@@ -15,7 +15,7 @@ before(async () => {
   t = await startApp({
     plugins: [],
     config: {
-      'svc.scheming.dataset_schemas': [fixture('scheming-validate-survey.yaml')],
+      'svc.scheming.dataset_schemas': [fixture('scheming-validate-survey.yaml'), fixture('scheming-validate-drafts.yaml')],
       'svc.scheming.presets': PRESETS,
     },
   });
@@ -176,7 +176,7 @@ test('a required select is required; an empty value of an optional one is allowe
 test('a type without a schema is refused naming the types; no type means dataset', async () => {
   const e = await refused('package_create', { type: 'camel-photos', name: 'camel-1', owner_org: 'wetlands' });
   assert.match(e.type[0], /Unsupported dataset type: camel-photos/);
-  assert.match(e.type[0], /survey/);
+  assert.match(e.type[0], /survey, report/);
   await absent('camel-1');
   const d = await refused('package_create', { name: 'plain-1', owner_org: 'wetlands' });
   assert.match(d.type[0], /Unsupported dataset type: dataset/);
@@ -280,4 +280,94 @@ test('form inputs: repeating subfields as field-N-subfield, datetimes as _date/_
   assert.deepEqual(pkg.summary_translated, { en: 'Morning', de: 'Morgen' });
   assert.equal(pkg.started_date, undefined, 'the form parts are not stored');
   assert.equal(pkg['summary_translated-en'], undefined);
+});
+
+test('core fields a schema lists: name, version, owner organization, tags and formats by their validators', async () => {
+  const e = await refused(
+    'package_create',
+    survey('Bad Name!', { version: 'v'.repeat(101), owner_org: 'no-such-org', tag_string: 'ok, b@d' }),
+  );
+  assert.deepEqual(e.name, ['Must be purely lowercase alphanumeric (ascii) characters and these symbols: -_']);
+  assert.deepEqual(e.version, ['Version must be a maximum of 100 characters long']);
+  assert.deepEqual(e.owner_org, ['Organization does not exist']);
+  const taken = await refused('package_create', survey('dawn-count'));
+  assert.deepEqual(taken.name, ['That URL is already in use.']);
+  const clash = await refused('package_create', survey('clash', { extras: [{ key: 'habitat', value: 'x' }] }));
+  assert.deepEqual(clash.extras, [{ key: ['There is a schema field with the same name'] }]);
+  await absent('clash');
+
+  const pkg = await t.ok(
+    'package_create',
+    survey('formats', { resources: [{ url: 'https://example.org/a', format: 'csv' }, { url: 'https://example.org/b.json' }] }),
+    { token: sys },
+  );
+  assert.deepEqual(
+    pkg.resources.map((r: any) => r.format),
+    ['CSV', 'JSON'],
+  );
+});
+
+test('fluent_core_translated: the core field shows the text of the default language', async () => {
+  const pkg = await t.ok(
+    'package_create',
+    survey('translated', { title: 'Whatever', title_translated: { en: 'Evening count', de: 'Abendzählung' } }),
+    { token: sys },
+  );
+  assert.equal(pkg.title, 'Evening count');
+  assert.deepEqual(pkg.title_translated, { en: 'Evening count', de: 'Abendzählung' });
+  const one = await t.ok('package_create', survey('translated-2', { summary_translated: { en: 'Only English' } }), { token: sys });
+  assert.deepEqual(one.summary_translated, { en: 'Only English' }, 'a fluent field that is not required needs no language');
+  assert.deepEqual(one.title_translated, {}, 'not sent: an empty object, as ckanext-fluent stores it');
+  assert.equal(one.title, 'translated-2');
+});
+
+test('resource_create, resource_update, resource_patch and resource_show use the resource fields', async () => {
+  const pkg = await t.ok('package_create', survey('res-actions'), { token: sys });
+  const created = await t.ok(
+    'resource_create',
+    { package_id: pkg.id, url: 'https://example.org/r.csv', plot_count: '4', quality: 'raw', sections: [{ label: 'East' }] },
+    { token: sys },
+  );
+  assert.equal(created.plot_count, 4);
+  assert.deepEqual(created.sections, [{ label: 'East' }]);
+  const e = await refused('resource_create', { package_id: pkg.id, url: 'https://example.org/s.csv', quality: 'fine' });
+  assert.deepEqual(e.quality, ["Value must be one of ['raw', 'checked']"]);
+  assert.equal((await t.ok('package_show', { id: pkg.id })).resources.length, 1, 'nothing stored');
+
+  const patched = await t.ok('resource_patch', { id: created.id, quality: 'checked' }, { token: sys });
+  assert.equal(patched.quality, 'checked');
+  assert.equal(patched.plot_count, 4);
+  const bad = await refused('resource_update', { id: created.id, url: 'https://example.org/r.csv', plot_count: 'many' });
+  assert.deepEqual(bad.plot_count, ['Invalid integer']);
+  const shown = await t.ok('resource_show', { id: created.id });
+  assert.equal(shown.plot_count, 4);
+  assert.equal(shown.quality, 'checked');
+});
+
+test('draft_fields_required: false lets a draft wait for its required fields; create_validators apply on create', async () => {
+  const draft = await t.ok(
+    'package_create',
+    { type: 'report', name: 'draft-report', owner_org: 'wetlands', state: 'draft', pages: 3 },
+    { token: sys },
+  );
+  assert.equal(draft.state, 'draft');
+  assert.deepEqual(draft.chapters, []);
+  assert.equal(draft.reviewed, false, 'default(false)');
+
+  const e = await refused('package_create', { type: 'report', name: 'live-report', owner_org: 'wetlands' });
+  assert.deepEqual(e.audience, ['Missing value']);
+  assert.deepEqual(e.chapters, ['Missing value']);
+  assert.deepEqual(e.pages, ['Missing value'], 'create_validators: not_empty');
+  await absent('live-report');
+
+  const live = await t.ok(
+    'package_create',
+    { type: 'report', name: 'live-report', owner_org: 'wetlands', audience: 'staff', chapters: 'Intro', pages: '7', region: 'north' },
+    { token: sys },
+  );
+  assert.deepEqual(live.chapters, ['Intro']);
+  const updated = await t.ok('package_patch', { id: live.id, pages: '' }, { token: sys });
+  assert.equal(updated.pages, null, 'on update the validators (ignore_missing int_validator) apply: "" is null');
+  const wrong = await refused('package_patch', { id: live.id, region: 'west' });
+  assert.deepEqual(wrong.region, ["Value must be one of ['north', 'south']"]);
 });

@@ -159,7 +159,7 @@ export async function validatePackage(ctx: ActionContext, sent: Record<string, u
     data.extras.forEach((e: Record<string, unknown>, i: number) => {
       if (typeof e.key !== 'string') return;
       seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
-      if (PACKAGE_SCHEMA_KEYS.has(e.key)) {
+      if (PACKAGE_SCHEMA_KEYS.has(e.key) || custom?.dataset_fields.some((f) => f.field_name === e.key)) {
         const ie = itemErrors[i] as Record<string, string[]>;
         ie.key = [...(ie.key ?? []), 'There is a schema field with the same name'];
       }

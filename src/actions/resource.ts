@@ -21,6 +21,8 @@ import {
 import { findResource, formatsLike, markResourceDeleted, resourcesOf, setPositions, type ResourceRow } from '../model/resources.ts';
 import { validate } from '../validation/validate.ts';
 import { resourceParams, resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
+import { resourceSchemaFor } from '../scheming/schema-validation.ts';
+import { outputResourceDict } from '../scheming/output.ts';
 import { createResource, FileOps, packageOr404, replaceResource } from './package-save.ts';
 
 function resourceIdParam(id: unknown): string {
@@ -84,12 +86,14 @@ const reorderAuth: AuthFunction = async (ctx, params) => {
   if (!(await canEditPackage(ctx, pkg))) throw denied(ctx, `edit package ${params.id}`);
 };
 
-async function validateResource(ctx: ActionContext, input: Record<string, unknown>, existing?: ResourceRow) {
+async function validateResource(ctx: ActionContext, input: Record<string, unknown>, pkg: PackageRow, existing?: ResourceRow) {
   const upload = ctx.files?.upload;
   const vctx: PackageValidationContext = { ctx, existingResourceIds: new Set(existing ? [existing.id] : []), upload };
   const data = { ...input };
   if (existing) data.id = existing.id;
-  const { data: out, errors } = await validate(resourceSchema, data, vctx);
+  // a dataset type with a custom schema: its resource_fields (svc.scheming.dataset_schemas)
+  const schema = resourceSchemaFor(ctx, pkg.type, !existing) ?? resourceSchema;
+  const { data: out, errors } = await validate(schema, data, { ...vctx, input: data });
   if (!existing && typeof out.id === 'string' && (await findResource(ctx.db, out.id))) errors.id = ['Resource id already exists.'];
   if (Object.keys(errors).length) throw new ValidationError(errors);
   return out as Record<string, any>;
@@ -99,25 +103,32 @@ async function resourceCreate(ctx: ActionContext, p: Record<string, unknown>) {
   const pkg = await packageOr404(ctx, packageIdParam(p));
   // Concurrent creates on one dataset take positions one after another.
   await lockPackages(ctx.db, [pkg.id]);
-  const data = await validateResource(ctx, p);
+  const data = await validateResource(ctx, p, pkg);
   const position = (await resourcesOf(ctx.db, [pkg.id])).length;
   const fileOps = new FileOps(ctx);
   const row = await createResource(ctx, pkg.id, data, position, fileOps, ctx.files?.upload);
   await touchPackage(ctx.db, pkg.id);
   await notifyPackageChange(ctx, pkg.id);
   await fileOps.run();
-  return resourceDict(ctx.config, row);
+  return shownResource(ctx, pkg, row);
 }
 
 async function resourceUpdate(ctx: ActionContext, p: Record<string, unknown>) {
   const { res, pkg } = await lockedResourceOr404(ctx, p.id);
-  const data = await validateResource(ctx, p, res);
+  const data = await validateResource(ctx, p, pkg, res);
   const fileOps = new FileOps(ctx);
   const row = await replaceResource(ctx, res, data, undefined, fileOps, ctx.files?.upload);
   await touchPackage(ctx.db, pkg.id);
   await notifyPackageChange(ctx, pkg.id);
   await fileOps.run();
-  return resourceDict(ctx.config, row);
+  return shownResource(ctx, pkg, row);
+}
+
+/** The resource dict, with its dataset schema's output validators. */
+async function shownResource(ctx: ActionContext, pkg: PackageRow, row: ResourceRow, opts?: { includeTracking?: boolean }) {
+  const dict = resourceDict(ctx.config, row, opts);
+  await outputResourceDict(ctx, pkg.type, dict);
+  return dict;
 }
 
 const resourceReturns = (description: string) => ({ description, rtype: 'dictionary', schema: resourceResult });
@@ -144,8 +155,8 @@ export const resourceActions: ActionDefinition<any, any>[] = [
     params: { id: resourceId.required(), include_tracking: p.boolean('add tracking_summary').default(false) },
     returns: resourceReturns('the resource'),
     handler: async (ctx, p) => {
-      const { res } = await resourceOr404(ctx, p.id);
-      return resourceDict(ctx.config, res, { includeTracking: p.include_tracking });
+      const { res, pkg } = await resourceOr404(ctx, p.id);
+      return shownResource(ctx, pkg, res, { includeTracking: p.include_tracking });
     },
   }),
   defineAction({

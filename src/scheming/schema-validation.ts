@@ -198,3 +198,9 @@ export async function validateGroupFields(
   }
   return { core, custom };
 }
+
+/** The resource schema of resource_create/update on a dataset of this type; undefined: svc's own. */
+export function resourceSchemaFor(ctx: ActionContext, datasetType: string, create: boolean): Schema | undefined {
+  const ds = datasetSchemaFor(ctx, datasetType);
+  return ds ? resourceSchemaOf(ds, ctx.config.str('svc.locale_default') || 'en', create) : undefined;
+}

@@ -154,10 +154,14 @@ const groupNameValidator: Validator = async (v, f) => {
   return v;
 };
 
-/** A missing or draft state leaves required fields optional (a schema's draft_fields_required: false). */
+/**
+ * A draft leaves required fields optional (a schema's draft_fields_required: false). Without a
+ * state sent, the dataset keeps its state (a new one is active): CKAN counts a missing state as a
+ * draft, which let API creates skip every required field.
+ */
 function isDraft(f: FieldContext): boolean {
-  const state = f.data.state ?? inputOf(f).state;
-  return state === undefined || state === null || (typeof state === 'string' && state.startsWith('draft'));
+  const state = f.data.state ?? inputOf(f).state ?? f.context?.pkg?.state ?? f.context?.group?.state ?? 'active';
+  return typeof state === 'string' && state.startsWith('draft');
 }
 
 function requiredEnforced(scope: ValidatorScope, f: FieldContext): boolean {
