@@ -13,7 +13,7 @@ let sys: string;
 
 before(async () => {
   t = await startApp({
-    plugins: [],
+    plugins: ['activity'],
     config: {
       'svc.scheming.dataset_schemas': [fixture('scheming-validate-survey.yaml'), fixture('scheming-validate-drafts.yaml')],
       'svc.scheming.presets': PRESETS,
@@ -370,4 +370,16 @@ test('draft_fields_required: false lets a draft wait for its required fields; cr
   assert.equal(updated.pages, null, 'on update the validators (ignore_missing int_validator) apply: "" is null');
   const wrong = await refused('package_patch', { id: live.id, region: 'west' });
   assert.deepEqual(wrong.region, ["Value must be one of ['north', 'south']"]);
+});
+
+test('activity records keep the custom fields as package_show shows them', async () => {
+  const pkg = await t.ok('package_create', survey('with-activity', { raw_settings: '{"zoom": 5}', methods: 'netting' }), { token: sys });
+  await t.ok('package_patch', { id: pkg.id, birds_counted: 9 }, { token: sys });
+  const list = await t.ok('package_activity_list', { id: pkg.id }, { token: sys });
+  assert.equal(list.length, 2);
+  const [changed, created] = list;
+  assert.deepEqual(created.data.package.raw_settings, { zoom: 5 });
+  assert.deepEqual(created.data.package.methods, ['netting']);
+  assert.equal(created.data.package.birds_counted, undefined);
+  assert.equal(changed.data.package.birds_counted, 9);
 });
