@@ -43,6 +43,11 @@ export interface ViewType {
   options: Params;
   /** Whether the view can show this resource (decides default views). */
   canView(resource: Pick<ResourceRow, 'format' | 'url' | 'datastore_active' | 'url_type'>): boolean;
+  /**
+   * Checks the validated options against the resource's data (e.g. the columns of its data store
+   * table) and completes them; a ValidationError names the option (a default view is then not made).
+   */
+  prepare?(services: Services, resourceId: string, options: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 const viewTypes = new WeakMap<object, Map<string, ViewType>>();
@@ -108,7 +113,15 @@ async function createDefaultViews(
   for (const r of resources) {
     for (const t of wanted) {
       if (!t.canView(r) || existing.some((v) => v.resource_id === r.id && v.view_type === t.name)) continue;
-      const config = await validateOrThrow(compileParams(t.options), {});
+      let config = await validateOrThrow(compileParams(t.options), {});
+      if (t.prepare) {
+        try {
+          config = await t.prepare(services, r.id, config);
+        } catch (e) {
+          if (e instanceof ValidationError) continue;
+          throw e;
+        }
+      }
       const id = await insertView(db, r.id, t.name, { title: t.defaultTitle, description: '', config });
       created.push(viewDict((await findView(db, id))!));
     }
@@ -147,10 +160,15 @@ const byViewId = async (ctx: ActionContext, prm: Record<string, any>) =>
   typeof prm.id === 'string' ? (await findView(ctx.db, prm.id))?.resource_id : undefined;
 
 /** The view's config: the `config` object (or JSON text) and the view type's options sent as top-level keys. */
-async function viewConfig(ctx: ActionContext, type: ViewType, prm: Record<string, any>): Promise<Record<string, unknown>> {
+async function viewConfig(
+  ctx: ActionContext,
+  type: ViewType,
+  prm: Record<string, any>,
+  resourceId: string,
+): Promise<Record<string, unknown>> {
   const base = prm.config ?? {};
   const options = await validateOrThrow(compileParams(type.options), { ...base, ...prm }, ctx);
-  return { ...base, ...options };
+  return { ...base, ...(type.prepare ? await type.prepare(ctx.services, resourceId, options) : options) };
 }
 
 const common = {
@@ -178,7 +196,7 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
       const type = typesOf(ctx.services).get(prm.view_type);
       if (!type) throw new ValidationError({ view_type: [`No plugin found for view_type ${prm.view_type}`] });
       const { resource } = await resourceAndPackage(ctx, prm.resource_id);
-      const config = await viewConfig(ctx, type, prm);
+      const config = await viewConfig(ctx, type, prm, resource.id);
       const id = await insertView(ctx.db, resource.id, type.name, { title: prm.title, description: prm.description ?? '', config });
       return viewDict((await findView(ctx.db, id))!);
     },
@@ -216,7 +234,11 @@ export const resourceViewActions: ActionDefinition<any, any>[] = [
       const view = await viewOr404(ctx, prm.id);
       const type = typesOf(ctx.services).get(view.view_type);
       if (!type) throw new ValidationError({ view_type: [`No plugin found for view_type ${view.view_type}`] });
-      await updateView(ctx.db, view.id, { title: prm.title, description: prm.description ?? '', config: await viewConfig(ctx, type, prm) });
+      await updateView(ctx.db, view.id, {
+        title: prm.title,
+        description: prm.description ?? '',
+        config: await viewConfig(ctx, type, prm, view.resource_id),
+      });
       return viewDict((await findView(ctx.db, view.id))!);
     },
   }),

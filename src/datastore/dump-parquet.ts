@@ -31,10 +31,21 @@ const asMillis = (v: unknown): bigint | null => {
   const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(s) ? s : `${s}Z`);
   return Number.isFinite(ms) ? BigInt(ms) : null;
 };
-const asDays = (v: unknown): number | null => {
-  const ms = Date.parse(`${String(v).slice(0, 10)}T00:00:00Z`);
-  return Number.isFinite(ms) ? Math.floor(ms / DAY_MS) : null;
-};
+/** Days since 1970 of a date; the same dates come again and again in a column, so they are remembered (a few thousand). */
+function daysOf(): (v: unknown) => number | null {
+  const seen = new Map<string, number | null>();
+  return (v) => {
+    const s = String(v).slice(0, 10);
+    let d = seen.get(s);
+    if (d === undefined) {
+      const ms = Date.parse(`${s}T00:00:00Z`);
+      d = Number.isFinite(ms) ? Math.floor(ms / DAY_MS) : null;
+      if (seen.size > 5000) seen.clear();
+      seen.set(s, d);
+    }
+    return d;
+  };
+}
 const asText = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const asBool = (v: unknown): boolean | null =>
   typeof v === 'boolean' ? v : v === 't' || v === 'true' ? true : v === 'f' || v === 'false' ? false : null;
@@ -64,7 +75,7 @@ export function columnPlan(field: DatastoreField): ColumnPlan {
     case 'bool':
       return { element: { ...optional, type: 'BOOLEAN' }, convert: asBool };
     case 'date':
-      return { element: { ...optional, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }, convert: asDays };
+      return { element: { ...optional, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }, convert: daysOf() };
     case 'timestamp':
     case 'timestamptz':
       return {

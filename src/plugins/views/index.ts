@@ -1,10 +1,11 @@
 // View plugins: each adds one resource view type (as CKAN's image_view, text_view, webpage_view,
-// datatables_view, video_view and audio_view do). Which are created by default, and for which
-// resources, is svc.views.default_views and each type's canView.
+// datatables_view, video_view and audio_view do), and svc's chart view of data store tables. Which
+// are created by default, and for which resources, is svc.views.default_views and each type's canView.
 import type { Plugin } from '../plugin.ts';
 import { p } from '../../validation/params.ts';
 import { registerViewType, type ViewType } from '../../actions/resource-view.ts';
 import { ConfigError } from '../../config/load.ts';
+import { chartActions, chartViewType } from './chart.ts';
 
 const fmt = (r: { format: string | null }) => (r.format ?? '').toLowerCase();
 const urlSuffix = (r: { url: string }) => (r.url.split(/[?#]/)[0].split('.').pop() ?? '').toLowerCase();
@@ -61,7 +62,11 @@ export const VIEW_TYPES: ViewType[] = [
     options: { audio_url: p.string('URL of the audio file (default: the resource URL)').ignoreEmpty() },
     canView: (r) => AUDIO_FORMATS.includes(fmt(r)),
   },
+  chartViewType,
 ];
+
+/** Actions a view type brings. */
+const VIEW_ACTIONS: Record<string, typeof chartActions> = { chart: chartActions };
 
 function viewPlugin(type: ViewType): Plugin {
   return {
@@ -71,6 +76,7 @@ function viewPlugin(type: ViewType): Plugin {
         throw new ConfigError(`the ${type.name} plugin needs the datastore plugin (add datastore to svc.plugins)`);
       }
       registerViewType(services, type);
+      if (VIEW_ACTIONS[type.name]) services.registry.defineAll(VIEW_ACTIONS[type.name]);
     },
   };
 }

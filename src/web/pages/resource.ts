@@ -4,6 +4,7 @@
 import { AuthorizationError, NotFoundError, ValidationError } from '../../errors.ts';
 import { readSmallFile } from '../../files/store.ts';
 import type { WebContext, WebRouter } from '../router.ts';
+import { chartFigure } from '../../views/chart-svg.ts';
 import { dictionaryOf, dumpLinks, loadExplorer, type Explorer } from './resource-explorer.ts';
 
 /** Uploaded text files up to this size are shown in the page; larger ones in a frame. */
@@ -209,6 +210,19 @@ export function resourcePages(web: WebRouter): void {
             if (!(e instanceof NotFoundError)) throw e;
           }),
       );
+    let chart: Dict | null = null;
+    if (datastore && view?.view_type === 'chart' && view.id && view.known)
+      work.push(
+        ctx.call('chart_view_data', { id: view.id }).then(
+          (d: Dict) => {
+            chart = chartFigure(d as Parameters<typeof chartFigure>[0], view.title, `chart-${view.id}`);
+          },
+          (e) => {
+            if (!(e instanceof ValidationError || e instanceof NotFoundError)) throw e;
+            chart = { error: e instanceof ValidationError ? Object.values(e.errors).flat().join(' ') : e.message };
+          },
+        ),
+      );
     if (view?.view_type === 'text_view')
       work.push(
         smallUploadedText(ctx, res).then((t) => {
@@ -224,6 +238,7 @@ export function resourcePages(web: WebRouter): void {
       views,
       view,
       explorer,
+      chart,
       dictionary: explorer?.dictionary ?? fields,
       text_content: text ?? null,
       download_url: download,

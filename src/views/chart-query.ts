@@ -1,0 +1,123 @@
+// A chart's points, aggregated by PostgreSQL through the data store's read path (the read-only
+// role, a row limit): never more than MAX_POINTS come back, whatever the table's size. Numeric
+// and date x values are put in at most that many equal-width intervals; a group-by keeps the
+// MAX_GROUPS largest groups.
+import type { DatastoreBackend, DatastoreField } from '../datastore/backend.ts';
+import { quoteIdent as qi } from '../db/sql.ts';
+import { type Aggregate, type AxisKind, axisKind, type ChartConfig } from './chart-config.ts';
+
+export const MAX_POINTS = 2000;
+export const MAX_GROUPS = 10;
+
+export interface ChartSeries {
+  /** The y column, or the group's value (with the y column when several). */
+  name: string;
+  points: { x: number | string; y: number | null }[];
+}
+
+export interface ChartData {
+  config: ChartConfig;
+  xKind: AxisKind;
+  series: ChartSeries[];
+  /** x values were put in intervals (more distinct values than points allowed). */
+  bucketed: boolean;
+  /** Only the first MAX_POINTS categories are shown. */
+  truncated: boolean;
+  /** Groups left out (beyond the MAX_GROUPS largest). */
+  groupsLeftOut: number;
+}
+
+const AGG_SQL: Record<Aggregate, (col: string) => string> = {
+  sum: (c) => `sum(${c})::float8`,
+  mean: (c) => `avg(${c})::float8`,
+  min: (c) => `min(${c})::float8`,
+  max: (c) => `max(${c})::float8`,
+  count: (c) => `count(${c})::float8`,
+};
+
+const col = (name: string) => `d.${qi(name)}`;
+/** The label of a group whose value is null. */
+export const NULL_GROUP = '(no value)';
+
+/** The chart's points (config checked against the table before: checkChartConfig). */
+export async function chartData(
+  backend: DatastoreBackend,
+  table: string,
+  config: ChartConfig,
+  fields: DatastoreField[],
+): Promise<ChartData> {
+  const t = `${qi(table)} AS d`;
+  const xType = fields.find((f) => f.id === config.x)?.type ?? 'text';
+  const xKind = axisKind(xType);
+  const x = col(config.x);
+  const ys = config.y.length ? config.y.map((c) => AGG_SQL[config.aggregate](col(c))) : ['count(*)::float8'];
+  const ySelect = ys.map((e, i) => `${e} AS "y${i}"`).join(', ');
+  const g = config.group_by === undefined ? null : col(config.group_by);
+  const params: unknown[] = [];
+  let where = `${x} IS NOT NULL`;
+  let groupsLeftOut = 0;
+  let groups: (string | null)[] = [];
+  if (g) {
+    // The largest groups, one scan of the table.
+    const r = await backend.readQuery(
+      `SELECT ${g}::text AS "g", count(*)::int AS "n" FROM ${t} WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${MAX_GROUPS + 1000}`,
+      { rowLimit: MAX_GROUPS + 1000 },
+    );
+    groups = r.records.slice(0, MAX_GROUPS).map((row) => (row.g === null ? null : String(row.g)));
+    groupsLeftOut = Math.max(0, r.records.length - MAX_GROUPS);
+    if (groupsLeftOut) {
+      params.push(
+        groups.filter((v) => v !== null),
+        groups.includes(null),
+      );
+      where += ` AND (${g}::text = ANY($1::text[]) OR ($2::bool AND ${g} IS NULL))`;
+    }
+  }
+  const gSelect = g ? `, ${g}::text AS "g"` : '';
+  const perSeries = Math.max(1, Math.floor(MAX_POINTS / Math.max(1, groups.length)));
+  let sql: string;
+  let rowLimit: number;
+  if (xKind === 'category') {
+    rowLimit = MAX_POINTS;
+    sql = `SELECT ${x}::text AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 1${g ? ', 2' : ''} ORDER BY 1${g ? ', 2' : ''}`;
+  } else {
+    // Equal-width intervals between the smallest and largest x; each point at its interval's smallest x.
+    const xNum = xKind === 'time' ? `extract(epoch FROM ${x})::float8` : `${x}::float8`;
+    rowLimit = (perSeries + 1) * Math.max(1, groups.length);
+    sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect}
+      FROM ${t}, (SELECT min(${xNum}) AS "lo", max(${xNum}) AS "hi" FROM ${t} WHERE ${where}) AS "__range"
+      WHERE ${where}
+      GROUP BY width_bucket(${xNum}, "__range"."lo", CASE WHEN "__range"."hi" > "__range"."lo" THEN "__range"."hi" ELSE "__range"."lo" + 1 END, ${perSeries})${g ? `, ${g}` : ''}
+      ORDER BY 1${g ? ', 2' : ''}`;
+  }
+  const r = await backend.readQuery(sql, { params, rowLimit });
+  const names = config.y.length ? config.y : ['count'];
+  const series = new Map<string, ChartSeries>();
+  const seriesOf = (key: string) => {
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { name: key, points: [] }));
+    return s;
+  };
+  // Series in the order of the groups (largest first), then of the y columns.
+  if (g) for (const v of groups) seriesOf(v ?? NULL_GROUP);
+  let distinctX = 0;
+  let lastX: unknown;
+  for (const row of r.records) {
+    const xv = xKind === 'number' ? Number(row.x) : String(row.x);
+    if (xv !== lastX) distinctX++;
+    lastX = xv;
+    names.forEach((name, i) => {
+      const key = g ? (row.g === null ? NULL_GROUP : String(row.g)) : name;
+      const y = row[`y${i}`];
+      seriesOf(key).points.push({ x: xv, y: y === null || y === undefined ? null : Number(y) });
+    });
+  }
+  return {
+    config,
+    xKind,
+    series: [...series.values()],
+    bucketed: xKind !== 'category' && distinctX >= perSeries,
+    truncated: r.truncated,
+    groupsLeftOut,
+  };
+}
