@@ -161,7 +161,8 @@ class SchemaExpander {
       ...(typeof raw.about === 'string' ? { about: raw.about } : {}),
       ...(typeof raw.about_url === 'string' ? { about_url: raw.about_url } : {}),
       source: file.source,
-      raw,
+      // its own copy: nothing done to the expanded fields reaches what expanded=false answers
+      raw: structuredClone(raw),
     };
   }
 
