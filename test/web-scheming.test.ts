@@ -368,3 +368,96 @@ test("the type's search page lists its datasets with facets on its choice fields
   assert.match(all.body, /sw-plain/);
   assert.doesNotMatch(all.body, /sw-search-1/);
 });
+
+test('the type "dataset" with a schema, labels in the UI language, and an organization schema with its own fields', async () => {
+  const app = await startApp({
+    plugins: [],
+    config: {
+      'svc.scheming.dataset_schemas': [SCHEMA, path.join(import.meta.dirname, 'fixtures', 'scheming-web-dataset.yaml')],
+      'svc.scheming.organization_schemas': [path.join(import.meta.dirname, 'fixtures', 'scheming-web-org.yaml')],
+      'svc.scheming.presets': ['ckanext.scheming:presets.json', 'ckanext.fluent:presets.json'],
+      'svc.locale_default': 'de',
+    },
+  });
+  try {
+    await app.user('sw_admin', { sysadmin: true });
+    const web = new WebClient(app.app);
+    await web.login('sw_admin');
+
+    // An organization: the schema's own fields after the classic ones, required marks, errors beside them.
+    const orgForm = await web.get('/organization/new');
+    assert.equal(orgForm.statusCode, 200);
+    assert.match(orgForm.body, /<label for="field-department_id">Department code <span class="required"/);
+    assert.match(orgForm.body, /<p class="help" id="field-department_id-help">The code of the ministry&#39;s department.<\/p>/);
+    assert.match(element(orgForm.body, 'field-sector'), /<option value="health">Health<\/option>/);
+    assert.match(orgForm.body, /name="offices-0-city"/);
+    const orgFields = { title: 'Ministry of Roads', name: 'sw-roads', description: '', image_url: '', sector: 'transport' };
+    const missing = await web.post('/organization/new', {
+      ...orgFields,
+      department_id: '',
+      'offices-0-city': 'Bern',
+      'offices-0-phone': '',
+    });
+    assert.equal(missing.statusCode, 400);
+    assert.match(element(missing.body, 'field-department_id-error'), /Missing value/);
+    assert.match(missing.body, /name="offices-0-city" type="text" value="Bern"/);
+    const another = await web.post('/organization/new', { ...orgFields, 'offices-0-city': 'Bern', _scheming_add: 'offices' });
+    assert.equal(another.statusCode, 200);
+    assert.match(another.body, /name="offices-1-city"/);
+    const org = await web.post('/organization/new', {
+      ...orgFields,
+      department_id: 'D-7',
+      'offices-0-city': 'Bern',
+      'offices-0-phone': '031',
+      'offices-1-city': 'Chur',
+      'offices-1-phone': '',
+    });
+    assert.equal(org.statusCode, 303, org.body);
+    const shown = await app.ok('organization_show', { id: 'sw-roads' });
+    assert.equal(shown.department_id, 'D-7');
+    assert.equal(shown.sector, 'transport');
+    assert.deepEqual(
+      shown.offices.map((o: { city: string }) => o.city),
+      ['Bern', 'Chur'],
+    );
+    const about = text((await web.get('/organization/about/sw-roads')).body);
+    assert.match(about, /Department code D-7/);
+    assert.match(about, /Sector Transport/);
+    assert.match(about, /Offices Office 1 City Bern Phone 031 Office 2 City Chur/);
+    const edit = await web.get('/organization/edit/sw-roads');
+    assert.match(edit.body, /<input id="field-department_id" name="department_id" type="text" value="D-7"/);
+
+    // /dataset/new comes from the schema of the type "dataset"; labels in German where given, else English.
+    const form = await web.get('/dataset/new');
+    assert.equal(form.statusCode, 200);
+    assert.match(form.body, /<form method="post" action="\/dataset\/new"/);
+    assert.match(form.body, /<label for="field-theme">Thema<\/label>/);
+    assert.match(element(form.body, 'field-theme'), /<option value="env">Umwelt<\/option><option value="econ">Economy<\/option>/);
+    assert.match(element(form.body, 'field-license_id'), /<option value="cc-by"/);
+    assert.doesNotMatch(form.body, /name="extras__0__key"/, 'not the classic form');
+    const survey = await web.get('/survey/new');
+    assert.match(survey.body, /<label for="field-method">Methode <span/);
+    assert.match(
+      element(survey.body, 'field-method'),
+      /<option value="transect">Linientransekt<\/option><option value="point">Point count<\/option>/,
+    );
+    const orgId = shown.id;
+    const created = await web.post('/dataset/new', {
+      title: 'Air',
+      name: 'sw-air',
+      notes: '',
+      owner_org: orgId,
+      private: 'False',
+      license_id: '',
+      theme: 'env',
+    });
+    assert.equal(created.statusCode, 303, created.body);
+    assert.equal(created.headers.location, '/dataset/sw-air/resource/new');
+    const pkg = await app.ok('package_show', { id: 'sw-air' }, { token: app.sysadminToken });
+    assert.equal(pkg.type, 'dataset');
+    assert.equal(pkg.theme, 'env');
+    assert.match(text((await web.get('/dataset/sw-air')).body), /Thema Umwelt/);
+  } finally {
+    await app.close();
+  }
+});

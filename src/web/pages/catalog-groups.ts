@@ -3,6 +3,8 @@
 import type { WebContext, WebRouter } from '../router.ts';
 import { activityPage, amFollowing, hasAction, safeLink, showOr404 } from './catalog-common.ts';
 import { pageNumber, queryValue, quoteTerm, runSearch } from './catalog-search.ts';
+import { displayRows } from '../scheming/display.ts';
+import { CLASSIC_GROUP_FIELDS, groupSchemaOf, uiLanguage } from './manage-scheming.ts';
 
 type Kind = 'organization' | 'group';
 type Dict = Record<string, any>;
@@ -93,7 +95,16 @@ function kindPages(web: WebRouter, kind: Kind): void {
 
   web.get(`${base}/about/:name`, async (ctx) => {
     const group = await readGroup(ctx, kind);
-    return ctx.render('catalog/group-about.njk', { kind, kind_key: `catalog.${kind}`, group, ...(await groupTools(ctx, kind, group)) });
+    const schema = groupSchemaOf(ctx, kind);
+    // A custom schema's fields by their labels, after the description.
+    const custom = schema ? displayRows(schema.fields, group, { lang: uiLanguage(ctx) }, CLASSIC_GROUP_FIELDS) : [];
+    return ctx.render('catalog/group-about.njk', {
+      kind,
+      kind_key: `catalog.${kind}`,
+      group,
+      custom,
+      ...(await groupTools(ctx, kind, group)),
+    });
   });
 
   web.get(`${base}/activity/:name`, async (ctx) => {

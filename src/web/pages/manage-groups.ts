@@ -2,6 +2,7 @@
 // user name with a capacity, change the capacity, remove). The same pages under /organization and /group.
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, type FieldMessages } from './manage-forms.ts';
+import { extraData, extraWidgets, groupAction, groupExtras } from './manage-scheming.ts';
 
 type Kind = 'organization' | 'group';
 const FIELDS = ['title', 'name', 'description', 'image_url'];
@@ -10,10 +11,13 @@ function formValues(source: Record<string, any>, fromGroup: boolean) {
   return Object.fromEntries(FIELDS.map((k) => [k, fromGroup ? String(source[k] ?? '') : field(source, k)]));
 }
 
-function groupData(form: Record<string, unknown>): Record<string, unknown> {
-  const data: Record<string, unknown> = Object.fromEntries(
-    FIELDS.map((k) => [k, k === 'description' ? field(form, k) : field(form, k).trim()]),
-  );
+/** The dict a form describes: the classic fields and those of the kind's custom schema. */
+function groupData(ctx: WebContext, kind: Kind): Record<string, unknown> {
+  const form = ctx.form;
+  const data: Record<string, unknown> = {
+    ...extraData(ctx, groupExtras(ctx, kind)),
+    ...Object.fromEntries(FIELDS.map((k) => [k, k === 'description' ? field(form, k) : field(form, k).trim()])),
+  };
   if (!data.title) data.title = data.name;
   return data;
 }
@@ -25,13 +29,15 @@ async function renderForm(
   status = 200,
 ) {
   const canDelete = vars.group ? await ctx.may(`${kind}_delete`, { id: vars.group.id }) : false;
+  const extras = groupExtras(ctx, kind);
   return ctx.render(
     'manage/group-form.njk',
     {
       ...vars,
       kind,
       mode: vars.group ? 'edit' : 'new',
-      summary: vars.errors ? otherMessages(vars.errors, FIELDS) : [],
+      custom_fields: extraWidgets(ctx, extras, vars.group, vars.errors),
+      summary: vars.errors ? otherMessages(vars.errors, [...FIELDS, ...(extras?.fields.map((f) => f.field_name) ?? [])]) : [],
       can_delete: canDelete,
     },
     status,
@@ -74,7 +80,9 @@ function groupPages(web: WebRouter, kind: Kind): void {
 
   web.post(`${base}/new`, async (ctx) => {
     if (!(await ctx.may(`${kind}_create`))) return forbidden(ctx);
-    const result = await attempt(() => ctx.call(`${kind}_create`, groupData(ctx.form)));
+    // "Add another" / "Remove" of a custom schema's repeating fields: the form again, values kept.
+    if (groupAction(ctx.form)) return renderForm(ctx, kind, { form: formValues(ctx.form, false) });
+    const result = await attempt(() => ctx.call(`${kind}_create`, groupData(ctx, kind)));
     if (!result.ok) return renderForm(ctx, kind, { form: formValues(ctx.form, false), errors: result.errors }, 400);
     return ctx.redirect(`${base}/${enc(result.value.name)}`, { kind: 'success', text: ctx.t(`manage.${kind}.created`) });
   });
@@ -88,7 +96,8 @@ function groupPages(web: WebRouter, kind: Kind): void {
   web.post(`${base}/edit/:name`, async (ctx) => {
     const { group, denied } = await groupFor(ctx, kind, `${kind}_update`);
     if (denied) return denied;
-    const result = await attempt(() => ctx.call(`${kind}_patch`, { ...groupData(ctx.form), id: group.id }));
+    if (groupAction(ctx.form)) return renderForm(ctx, kind, { group, form: formValues(ctx.form, false) });
+    const result = await attempt(() => ctx.call(`${kind}_patch`, { ...groupData(ctx, kind), id: group.id }));
     if (!result.ok) return renderForm(ctx, kind, { group, form: formValues(ctx.form, false), errors: result.errors }, 400);
     return ctx.redirect(`${base}/${enc(result.value.name)}`, { kind: 'success', text: ctx.t(`manage.${kind}.saved`) });
   });

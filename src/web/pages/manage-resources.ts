@@ -3,18 +3,7 @@
 // second stage of creating a dataset ("Finish" makes the draft active).
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, uploadedFile, type FieldMessages } from './manage-forms.ts';
-import {
-  blankState,
-  dataFromState,
-  groupAction,
-  type ResourceExtras,
-  resourceExtras,
-  resourceWidgets,
-  rootOf,
-  stateFromDataset,
-  stateFromPost,
-} from './manage-scheming.ts';
-import type { FormState } from '../scheming/form-state.ts';
+import { extraData, extraWidgets, groupAction, resourceExtras, rootOf } from './manage-scheming.ts';
 
 const SHOWN = ['upload', 'url', 'name', 'description', 'format'];
 
@@ -45,13 +34,6 @@ function formValues(source: Record<string, any>, fromResource: boolean) {
   return out;
 }
 
-/** The state of a type's extra resource fields: from the post, else the resource, else a blank form. */
-function extraState(ctx: WebContext, extras: ResourceExtras | undefined, resource?: Record<string, any>): FormState | undefined {
-  if (!extras) return undefined;
-  if (ctx.request.method === 'POST') return stateFromPost(extras.fields, ctx.form, groupAction(ctx.form));
-  return resource ? stateFromDataset(extras.fields, resource, extras.opts) : blankState(extras.fields, extras.opts);
-}
-
 async function renderForm(
   ctx: WebContext,
   vars: { pkg: Record<string, any>; resource?: Record<string, any>; form: Record<string, string>; errors?: FieldMessages },
@@ -61,8 +43,7 @@ async function renderForm(
   const canDelete = vars.resource ? await ctx.may('resource_delete', { id: vars.resource.id }) : false;
   // A custom schema's resource fields beyond the classic ones, after them.
   const extras = resourceExtras(ctx, vars.pkg);
-  const state = extraState(ctx, extras, vars.resource);
-  const custom = extras && state ? resourceWidgets(ctx, extras, state, errors) : [];
+  const custom = extraWidgets(ctx, extras, vars.resource, errors);
   const shown = [...SHOWN, ...(extras?.fields.map((f) => f.field_name) ?? [])];
   return ctx.render(
     'manage/resource-form.njk',
@@ -81,9 +62,8 @@ async function renderForm(
 /** The resource dict a form describes; an upload takes the place of the link. */
 function resourceData(ctx: WebContext, pkg: Record<string, any>, existing?: Record<string, any>): Record<string, unknown> {
   const file = uploadedFile(ctx, 'upload');
-  const extras = resourceExtras(ctx, pkg);
   const data: Record<string, unknown> = {
-    ...(extras ? dataFromState(extras.fields, stateFromPost(extras.fields, ctx.form), extras.opts) : {}),
+    ...extraData(ctx, resourceExtras(ctx, pkg)),
     name: field(ctx.form, 'name').trim(),
     description: field(ctx.form, 'description'),
   };

@@ -140,26 +140,59 @@ export async function schemaEditPost(ctx: WebContext, schema: DatasetSchema, pkg
   return ctx.redirect(`${root}/${enc(saved.name)}`, { kind: 'success', text: ctx.t('manage.dataset.saved') });
 }
 
-/** Resource fields the classic resource form has itself (upload or link, name, description, format). */
+/** Fields the classic resource form has itself (upload or link, name, description, format). */
 const CLASSIC_RESOURCE_FIELDS = new Set(['url', 'name', 'description', 'format']);
+/** Fields the classic organization and group form has itself. */
+export const CLASSIC_GROUP_FIELDS = new Set(['title', 'name', 'description', 'image_url']);
 
-/** A type's resource fields beyond the classic ones, shown in the resource form after them. */
-export interface ResourceExtras {
+/** A schema's fields beyond those of a classic form (resource, organization, group), shown after them. */
+export interface FieldExtras {
   fields: SchemingField[];
   opts: FormOptions;
-  schema: DatasetSchema;
 }
 
-export function resourceExtras(ctx: WebContext, pkg: Dict): ResourceExtras | undefined {
+function extras(ctx: WebContext, fields: SchemingField[] | undefined, classic: Set<string>, languages: unknown): FieldExtras | undefined {
+  const own = (fields ?? []).filter((f) => !classic.has(f.field_name));
+  if (!own.length) return undefined;
+  return { fields: own, opts: { schemaLanguages: languages, localeDefault: ctx.services.config.str('svc.locale_default') } };
+}
+
+/** A dataset type's resource fields beyond the classic ones. */
+export function resourceExtras(ctx: WebContext, pkg: Dict): FieldExtras | undefined {
   const schema = schemaOf(ctx, pkg.type);
-  const fields = schema?.resource_fields.filter((f) => !CLASSIC_RESOURCE_FIELDS.has(f.field_name)) ?? [];
-  return schema && fields.length ? { fields, opts: formOptions(ctx, schema), schema } : undefined;
+  return schema && extras(ctx, schema.resource_fields, CLASSIC_RESOURCE_FIELDS, schema.raw.form_languages);
 }
 
-/** The widgets of the extra resource fields, for the resource form template. */
-export function resourceWidgets(ctx: WebContext, extras: ResourceExtras, state: FormState, errors: ErrorDict = {}): WidgetView[] {
-  const formCtx: FormContext = { ...extras.opts, lang: uiLanguage(ctx), t: ctx.t, organizations: [], licenses: [] };
-  return formPages(extras.fields, state, formCtx, errors).flatMap((p) => p.fields);
+/** The organization or group schema (of the types "organization" and "group"), if configured. */
+export function groupSchemaOf(ctx: WebContext, kind: 'organization' | 'group') {
+  const schemas = kind === 'organization' ? ctx.services.scheming?.organizations : ctx.services.scheming?.groups;
+  return schemas?.get(kind);
 }
 
-export { blankState, dataFromState, groupAction, stateFromDataset, stateFromPost };
+/** An organization's or group's schema fields beyond the classic ones. */
+export function groupExtras(ctx: WebContext, kind: 'organization' | 'group'): FieldExtras | undefined {
+  const schema = groupSchemaOf(ctx, kind);
+  return schema && extras(ctx, schema.fields, CLASSIC_GROUP_FIELDS, schema.raw.form_languages);
+}
+
+/** The state of extra fields: from a post, else the object being edited, else a blank form. */
+export function extraState(ctx: WebContext, extra: FieldExtras | undefined, current?: Dict): FormState | undefined {
+  if (!extra) return undefined;
+  if (ctx.request.method === 'POST') return stateFromPost(extra.fields, ctx.form, groupAction(ctx.form));
+  return current ? stateFromDataset(extra.fields, current, extra.opts) : blankState(extra.fields, extra.opts);
+}
+
+/** The widgets of extra fields, for a form template. */
+export function extraWidgets(ctx: WebContext, extra: FieldExtras | undefined, current?: Dict, errors: ErrorDict = {}): WidgetView[] {
+  const state = extraState(ctx, extra, current);
+  if (!extra || !state) return [];
+  const formCtx: FormContext = { ...extra.opts, lang: uiLanguage(ctx), t: ctx.t, organizations: [], licenses: [] };
+  return formPages(extra.fields, state, formCtx, errors).flatMap((p) => p.fields);
+}
+
+/** The values of extra fields a form posted, as the actions take them. */
+export function extraData(ctx: WebContext, extra: FieldExtras | undefined): Dict {
+  return extra ? dataFromState(extra.fields, stateFromPost(extra.fields, ctx.form), extra.opts) : {};
+}
+
+export { groupAction };
