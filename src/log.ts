@@ -3,6 +3,7 @@
 // line each: time, method, action (or path), status, milliseconds.
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/load.ts';
+import { requestIdMixin } from './metrics/request-context.ts';
 
 // Values under these keys never reach the log, whatever logs them.
 const REDACT = ['password', '*.password', 'token', '*.token', 'authorization', '*.authorization', 'apikey', '*.apikey', 'headers.cookie'];
@@ -15,7 +16,8 @@ export interface LogTarget {
 export function createLogger(config: Config, out: LogTarget = process.stdout): Logger {
   const format = config.str('svc.log.format');
   const pretty = format === 'pretty' || (format === 'auto' && !!out.isTTY);
-  const options = { level: config.str('svc.log_level'), redact: { paths: REDACT, censor: '[redacted]' } };
+  // mixin: the id of the request being served, in every line written for it.
+  const options = { level: config.str('svc.log_level'), redact: { paths: REDACT, censor: '[redacted]' }, mixin: requestIdMixin };
   if (!pretty) return out === process.stdout ? pino(options) : pino(options, { write: (line: string) => out.write(line) });
   const color = !!out.isTTY && !process.env.NO_COLOR;
   return pino(options, { write: (line: string) => out.write(prettyLine(line, color) + '\n') });

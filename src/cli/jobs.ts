@@ -88,8 +88,22 @@ export function registerJobsCommands(program: Command, { withServices, print, se
     );
 }
 
-/** Runs a worker in this process until SIGINT/SIGTERM (or, with burst, until no job is left). */
+/**
+ * Runs a worker in this process until SIGINT/SIGTERM (or, with burst, until no job is left); a job
+ * running at the signal is asked to stop and handed back to the queue for another worker.
+ */
 export async function runWorker(s: Services, queues: string[], burst: boolean): Promise<void> {
+  // Loads read uploads from the file store: a store this process cannot use is told at start.
+  const { openFileStore, closeFileStore } = await import('../files/store.ts');
+  await (await openFileStore(s.config)).check();
+  try {
+    await work(s, queues, burst);
+  } finally {
+    closeFileStore(s.config);
+  }
+}
+
+async function work(s: Services, queues: string[], burst: boolean): Promise<void> {
   if (burst) {
     const { Worker } = await import('../jobs/worker.ts');
     const w = new Worker(s.db, s.jobs.types, s.logger, {

@@ -78,12 +78,13 @@ async function buildProgram(io: CliIo, exit: { code?: number } = {}): Promise<Co
     .description('start the web server (Action API on /api/3/action)')
     .option('-p, --port <n>', 'port (svc.port, default 5000)')
     .option('-H, --host <host>', 'address to bind (svc.host, default localhost)')
-    .action(async (o: { port?: string; host?: string }) => {
+    .option('--no-workers', 'web only: run no job worker in this process (jobs run in `svc jobs worker` processes)')
+    .action(async (o: { port?: string; host?: string; workers: boolean }) => {
       const overrides: Record<string, unknown> = {};
       if (o.port) overrides['svc.port'] = o.port;
       if (o.host) overrides['svc.host'] = o.host;
       const { serve } = await import('./serve.ts');
-      await serve(await tools.config(overrides));
+      await serve(await tools.config(overrides), { workers: o.workers });
     });
 
   const configCmd = program.command('config').description('configuration');

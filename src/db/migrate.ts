@@ -37,3 +37,14 @@ export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'co
     return applied;
   });
 }
+
+/** The migrations of dir not applied yet (readiness: a node on an older schema than its code is not ready). */
+export async function pendingMigrations(db: Database, dir = coreMigrationsDir, scope = 'core'): Promise<string[]> {
+  const files = fs.readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f));
+  const exists = await db.query<{ t: string | null }>(`SELECT to_regclass('svc_migrations')::text AS t`);
+  if (!exists.rows[0]?.t) return files.sort();
+  const done = new Set(
+    (await db.query<{ name: string }>('SELECT name FROM svc_migrations WHERE scope = $1', [scope])).rows.map((r) => r.name),
+  );
+  return files.filter((f) => !done.has(f)).sort();
+}

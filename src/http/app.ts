@@ -18,6 +18,7 @@ import { webRoutes } from '../web/routes.ts';
 import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { downloadRoutes } from './downloads.ts';
+import { registerOperations, requestIdOptions } from './operations.ts';
 import { requestIdentity } from './request-identity.ts';
 import { CSRF_FIELD } from '../auth/sessions.ts';
 import { availablePlugins } from '../plugins/index.ts';
@@ -115,7 +116,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   if (swept) services.logger.info({ files: swept }, 'removed stale upload temp files');
   await (await openFileStore(services.config)).check();
   const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
-  const app = Fastify({ ...serverOptions(services), logger: false, bodyLimit });
+  const app = Fastify({ ...serverOptions(services), ...requestIdOptions(services), logger: false, bodyLimit });
+  registerOperations(app, services);
   // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
@@ -137,6 +139,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     services.logger.info(
       {
+        reqId: request.id,
         method: request.method,
         url: request.routeOptions.url ?? request.url.split('?')[0],
         action: request.actionName,

@@ -186,3 +186,26 @@ export async function dropQueuedLike(db: Queryable, type: string, key: string, v
   const r = await db.query(`DELETE FROM jobs WHERE status = 'queued' AND type = $1 AND data->>$2 = $3`, [type, key, value]);
   return r.rowCount;
 }
+
+export interface QueueStats {
+  queue: string;
+  queued: number;
+  running: number;
+  /** Seconds the oldest queued job has waited (0 when none waits). */
+  oldest_seconds: number;
+}
+
+/** Queued and running jobs per queue, and the wait of each queue's oldest queued job (metrics). */
+export async function queueStats(db: Queryable): Promise<QueueStats[]> {
+  const r = await db.query<{ queue: string; queued: string; running: string; oldest_seconds: number | null }>(
+    `SELECT queue, count(*) FILTER (WHERE status = 'queued') AS queued, count(*) FILTER (WHERE status = 'running') AS running,
+       extract(epoch FROM ${NOW} - min(created) FILTER (WHERE status = 'queued'))::float8 AS oldest_seconds
+     FROM jobs WHERE status IN ('queued', 'running') GROUP BY queue ORDER BY queue`,
+  );
+  return r.rows.map((x) => ({
+    queue: x.queue,
+    queued: Number(x.queued),
+    running: Number(x.running),
+    oldest_seconds: x.oldest_seconds ?? 0,
+  }));
+}

@@ -1,0 +1,92 @@
+// Prometheus metrics of one server (prom-client, a registry per app): requests and their latency
+// per action and per route pattern, errors by type, the catalog database's connection pool, the
+// job queues, and the process itself. Every label value comes from a bounded set: action names
+// the registry knows, route patterns (never the address requested), error types, queue names.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Services } from '../context.ts';
+import { queueStats, type QueueStats } from '../jobs/queue.ts';
+
+/** Label of requests that matched no route (their addresses are not labels). */
+export const UNMATCHED = 'unmatched';
+
+export interface RequestSample {
+  method: string;
+  /** The route pattern (/dataset/:id), or UNMATCHED. */
+  route: string;
+  /** The action called, when the route is the Action API and the registry knows it. */
+  action: string;
+  status: number;
+  seconds: number;
+  /** The envelope's __type (API) or "HTTP <status>" (pages, files) of an error answer. */
+  errorType?: string;
+}
+
+export interface ServerMetrics {
+  registry: Registry;
+  observe(sample: RequestSample): void;
+}
+
+export function serverMetrics(services: Services): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  const labelNames = ['method', 'route', 'action', 'status'] as const;
+  const requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered', labelNames, registers: [registry] });
+  const latency = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'Time from the request to the end of its answer',
+    labelNames: ['method', 'route', 'action'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'svc_http_errors_total',
+    help: 'Error answers by type (the envelope __type under /api/, else the HTTP status)',
+    labelNames: ['type', 'route', 'action'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'svc_db_pool_connections',
+    help: 'Connections of the catalog database pool (PostgreSQL): total, idle, and requests waiting for one',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const pool = services.db.kind === 'postgres' ? (services.db as unknown as { raw: PoolCounts }).raw : undefined;
+      if (!pool) return;
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+    },
+  });
+  const jobGauge = (name: string, help: string, pick: (r: QueueStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['queue'] as const,
+      registers: [registry],
+      async collect() {
+        const rows = await queueStats(services.db).catch(() => null);
+        if (!rows) return;
+        this.reset();
+        for (const queue of services.config.list('svc.jobs.queues')) this.set({ queue }, 0);
+        for (const r of rows) this.set({ queue: r.queue }, pick(r));
+      },
+    });
+  jobGauge('svc_jobs_queued', 'Jobs waiting in each queue', (r) => r.queued);
+  jobGauge('svc_jobs_running', 'Jobs running from each queue', (r) => r.running);
+  jobGauge('svc_jobs_oldest_queued_seconds', 'How long the oldest waiting job of each queue has waited', (r) => r.oldest_seconds);
+
+  return {
+    registry,
+    observe(s) {
+      requests.inc({ method: s.method, route: s.route, action: s.action, status: String(s.status) });
+      latency.observe({ method: s.method, route: s.route, action: s.action }, s.seconds);
+      if (s.errorType) errors.inc({ type: s.errorType, route: s.route, action: s.action });
+    },
+  };
+}
+
+interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
