@@ -383,3 +383,24 @@ test('activity records keep the custom fields as package_show shows them', async
   assert.equal(created.data.package.birds_counted, undefined);
   assert.equal(changed.data.package.birds_counted, 9);
 });
+
+test('svc.scheming.dataset_fallback: a type without a schema is validated by the default rules', async () => {
+  const f = await startApp({
+    plugins: [],
+    config: {
+      'svc.scheming.dataset_schemas': [fixture('scheming-validate-drafts.yaml')],
+      'svc.scheming.presets': PRESETS,
+      'svc.scheming.dataset_fallback': true,
+    },
+  });
+  try {
+    await f.ok('organization_create', { name: 'fallback-org' }, { token: f.sysadminToken });
+    const plain = await f.ok('package_create', { name: 'plain', owner_org: 'fallback-org', anything: [1, 2] }, { token: f.sysadminToken });
+    assert.equal(plain.type, 'dataset');
+    assert.deepEqual(plain.anything, [1, 2], 'other keys kept as custom fields, as without schemas');
+    const report = await f.call('package_create', { type: 'report', name: 'r1', owner_org: 'fallback-org' }, { token: f.sysadminToken });
+    assert.deepEqual(report.body.error?.audience, ['Missing value'], 'a type with a schema still uses it');
+  } finally {
+    await f.close();
+  }
+});
