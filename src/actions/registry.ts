@@ -8,6 +8,7 @@ import { validateOrThrow, type ExtrasPolicy, type Schema } from '../validation/v
 import type { ActionContext, AfterCommit, Identity, Services } from './context.ts';
 import { backoff, checkInput, databaseErrorAsValidation, isRace, overflowAsValidation } from './call-errors.ts';
 import { compileParams, helpText, type ParamValues, type Params } from '../validation/params.ts';
+import { schemingHelpNotes } from '../scheming/json-schema.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -76,9 +77,10 @@ export function actionSchema(def: ActionDefinition<any, any>): Schema | null {
   return schema;
 }
 
-/** The help_show text of an action. */
-export function actionHelp(def: ActionDefinition<any, any>): string {
-  return helpText(def.description, def.params, def.returns);
+/** The help_show text of an action; with services, what the configured custom schemas add (the dataset types). */
+export function actionHelp(def: ActionDefinition<any, any>, services?: Pick<Services, 'scheming'>): string {
+  const note = services?.scheming ? schemingHelpNotes(services.scheming)[def.name] : undefined;
+  return helpText(note ? `${def.description}\n\n${note}` : def.description, def.params, def.returns);
 }
 
 export type ActionChain = (next: ActionDefinition['handler']) => ActionDefinition['handler'];

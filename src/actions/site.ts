@@ -65,7 +65,7 @@ export const siteActions: ActionDefinition<any, any>[] = [
     returns: { description: 'the help string for the action function', rtype: 'string', schema: Type.String() },
     handler: (ctx, params) => {
       if (!ctx.services.registry.has(params.name)) throw new NotFoundError('Action function not found');
-      return actionHelp(ctx.services.registry.get(params.name)) || null;
+      return actionHelp(ctx.services.registry.get(params.name), ctx.services) || null;
     },
   }),
   defineAction({

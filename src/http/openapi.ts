@@ -9,6 +9,8 @@ import { objectSchema, type Params } from '../validation/params.ts';
 import { namedSchemas } from '../actions/result-schemas.ts';
 import { API_COMPAT_VERSION } from '../actions/site.ts';
 import { siteUrl } from '../config/site-url.ts';
+import { componentName, fieldsSchema, schemaLanguages, type JsonSchema } from '../scheming/json-schema.ts';
+import type { SchemingField, SchemingSchemas } from '../scheming/types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -84,8 +86,8 @@ const ERRORS: [string, string][] = [
   ['500', 'Internal Server Error'],
 ];
 
-function operation(def: ActionDefinition<any, any>, method: 'get' | 'post'): Json {
-  const description = actionHelp(def);
+function operation(def: ActionDefinition<any, any>, method: 'get' | 'post', services: Services): Json {
+  const description = actionHelp(def, services);
   const summary = def.description.split(/\n|(?<=\.)\s/)[0].slice(0, 120);
   const responses: Json = {
     200: {
@@ -119,8 +121,8 @@ export function openApiDocument(services: Services): Json {
   for (const name of registry.names()) {
     const def = registry.get(name);
     tags.add(actionTag(def));
-    const item: Json = { post: operation(def, 'post') };
-    if (def.sideEffectFree) item.get = operation(def, 'get');
+    const item: Json = { post: operation(def, 'post', services) };
+    if (def.sideEffectFree) item.get = operation(def, 'get', services);
     paths[`/api/3/action/${name}`] = item;
   }
   const schemas: Json = Object.fromEntries(Object.entries(namedSchemas).map(([n, s]) => [n, plain(withRefs(s, s))]));
@@ -152,6 +154,7 @@ export function openApiDocument(services: Services): Json {
       },
     },
   };
+  if (services.scheming) addSchemingTypes(services, services.scheming, paths, schemas);
   return {
     openapi: '3.1.0',
     info: {
@@ -179,4 +182,196 @@ export function openApiDocument(services: Services): Json {
       },
     },
   };
+}
+
+// --- custom schemas (svc.scheming.*): one component per type and direction ---------------------
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** A core property with what the schema file says of it: its type when that differs, else the description. */
+function mergeProperty(core: Json | undefined, custom: JsonSchema): Json {
+  if (!core) return custom;
+  if (core.type === custom.type && !('items' in custom) && !('properties' in custom)) return { ...core, ...custom };
+  return custom;
+}
+
+interface TypeFamily {
+  /** Component name prefix and the kind's word (Dataset/dataset, Group/group, Organization/organization). */
+  prefix: string;
+  kind: string;
+  /** The type a request without "type" gets. */
+  defaultType: string;
+  /** The named result schema the show components extend. */
+  base: 'Dataset' | 'Group';
+  createAction: string;
+  updateAction: string;
+  /** Actions answering one dict of this kind. */
+  resultActions: string[];
+  types: { type: string; fields: SchemingField[]; languages?: string[]; resourceFields?: SchemingField[] }[];
+  /** Types without a schema are accepted with the default fields. */
+  fallback: boolean;
+}
+
+function families(scheming: SchemingSchemas): TypeFamily[] {
+  const group = (kind: 'group' | 'organization', map: SchemingSchemas['groups']): TypeFamily => ({
+    prefix: kind === 'group' ? 'Group' : 'Organization',
+    kind,
+    defaultType: kind,
+    base: 'Group',
+    createAction: `${kind}_create`,
+    updateAction: `${kind}_update`,
+    resultActions: [`${kind}_create`, `${kind}_update`, `${kind}_patch`, `${kind}_show`],
+    types: [...map.values()].map((s) => ({ type: s.type, fields: s.fields, languages: schemaLanguages(s) })),
+    fallback: false,
+  });
+  const datasets: TypeFamily = {
+    prefix: 'Dataset',
+    kind: 'dataset',
+    defaultType: 'dataset',
+    base: 'Dataset',
+    createAction: 'package_create',
+    updateAction: 'package_update',
+    resultActions: ['package_create', 'package_update', 'package_patch', 'package_show'],
+    types: [...scheming.datasets.values()].map((s) => ({
+      type: s.dataset_type,
+      fields: s.dataset_fields,
+      languages: schemaLanguages(s),
+      resourceFields: s.resource_fields,
+    })),
+    fallback: scheming.datasetFallback,
+  };
+  return [datasets, group('group', scheming.groups), group('organization', scheming.organizations)].filter((f) => f.types.length);
+}
+
+/** The request body schema of an action, as the document has it. */
+function bodySchema(paths: Json, action: string): Json | undefined {
+  const item = paths[`/api/3/action/${action}`] as Json | undefined;
+  const post = item?.post as Json | undefined;
+  return (post?.requestBody as any)?.content?.['application/json']?.schema as Json | undefined;
+}
+
+/** The core request schema with a type's fields in it (flat, so Swagger UI's example body shows them all). */
+function typedRequest(base: Json, fields: SchemingField[], languages: string[] | undefined, typeSchema: Json, typeRequired: boolean): Json {
+  const out = JSON.parse(JSON.stringify(base)) as Json;
+  const properties = (out.properties ?? {}) as Record<string, Json>;
+  const custom = fieldsSchema(fields, 'input', languages);
+  for (const [name, schema] of Object.entries(custom.properties)) properties[name] = mergeProperty(properties[name], schema);
+  properties.type = typeSchema;
+  const required = new Set([...((out.required as string[]) ?? []), ...custom.required, ...(typeRequired ? ['type'] : [])]);
+  out.properties = properties;
+  if (required.size) out.required = [...required];
+  return out;
+}
+
+/** A result: the named core dict and what a type adds to it (core keys only get their description). */
+function typedResult(base: string, coreKeys: Set<string>, fields: SchemingField[], languages: string[] | undefined, extra: Json): Json {
+  const { properties } = fieldsSchema(fields, 'output', languages);
+  const added: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    added[name] = coreKeys.has(name) ? (schema.description ? { description: schema.description } : {}) : schema;
+  }
+  return { allOf: [ref(base), { type: 'object', properties: { ...added, ...extra } }] };
+}
+
+function setResult(paths: Json, action: string, result: Json): void {
+  const item = paths[`/api/3/action/${action}`] as Record<string, any> | undefined;
+  for (const op of [item?.post, item?.get]) {
+    const content = op?.responses?.['200']?.content?.['application/json'];
+    if (content) content.schema = envelope(result);
+  }
+}
+
+function setBody(paths: Json, action: string, schema: Json): void {
+  const content = (paths[`/api/3/action/${action}`] as Record<string, any> | undefined)?.post?.requestBody?.content;
+  if (content) content['application/json'] = { schema };
+}
+
+/**
+ * Per type of svc.scheming.*: named components for create, update and show (with the type's
+ * resources for datasets); the create/update bodies and the results refer to them by type (oneOf:
+ * "type" tells them apart). A type without a schema is refused (svc.scheming.dataset_fallback:
+ * validated by the core fields, a variant of its own).
+ */
+function addSchemingTypes(services: Services, scheming: SchemingSchemas, paths: Json, schemas: Json): void {
+  const coreKeys = (name: string) => new Set(Object.keys(((schemas[name] as Json)?.properties as Json) ?? {}));
+  for (const family of families(scheming)) {
+    const { prefix, kind } = family;
+    const names = family.types.map((t) => t.type);
+    const bodies: Record<'create' | 'update', Json[]> = { create: [], update: [] };
+    const results: Json[] = [];
+    for (const { type, fields, languages, resourceFields } of family.types) {
+      const typeSchema = { type: 'string', const: type, description: `the ${kind} type` };
+      const required = type !== family.defaultType;
+      let resources: Json | undefined;
+      let resourceResult: Json = {};
+      if (resourceFields) {
+        const itemBase = ((bodySchema(paths, family.createAction)?.properties as any)?.resources?.items ?? { type: 'object' }) as Json;
+        const createName = componentName('Resource', type, 'create');
+        const custom = fieldsSchema(resourceFields, 'input', languages);
+        const item = JSON.parse(JSON.stringify(itemBase)) as Json;
+        const props = (item.properties ?? {}) as Record<string, Json>;
+        for (const [name, schema] of Object.entries(custom.properties)) props[name] = mergeProperty(props[name], schema);
+        item.properties = props;
+        const req = new Set([...((item.required as string[]) ?? []), ...custom.required]);
+        // url is core's own rule (optional with an upload)
+        req.delete('url');
+        if (req.size) item.required = [...req];
+        else delete item.required;
+        schemas[createName] = { ...item, title: `Resource of a ${type} ${kind} (create, update)` };
+        resources = { type: 'array', items: ref(createName), description: `the resources, with the fields of ${type} resources` };
+        const showName = componentName('Resource', type, 'show');
+        schemas[showName] = {
+          ...typedResult('Resource', coreKeys('Resource'), resourceFields, languages, {}),
+          title: `Resource of a ${type} ${kind}`,
+        };
+        resourceResult = { resources: { type: 'array', items: ref(showName) } };
+      }
+      for (const dir of ['create', 'update'] as const) {
+        const base = bodySchema(paths, dir === 'create' ? family.createAction : family.updateAction);
+        if (!base) continue;
+        const name = componentName(prefix, type, dir);
+        const schema = typedRequest(base, fields, languages, typeSchema, required);
+        if (resources) (schema.properties as Json).resources = resources;
+        schemas[name] = { ...schema, title: `${type} (${dir})` };
+        bodies[dir].push(ref(name));
+      }
+      const showName = componentName(prefix, type, 'show');
+      schemas[showName] = {
+        ...typedResult(family.base, coreKeys(family.base), fields, languages, { type: typeSchema, ...resourceResult }),
+        title: type,
+      };
+      results.push(ref(showName));
+    }
+    // With the fallback, every other type (the default one included) has the core fields.
+    if (family.fallback) {
+      const other = { type: 'string', not: { enum: names }, description: `a ${kind} type without a schema of its own` };
+      for (const dir of ['create', 'update'] as const) {
+        const base = bodySchema(paths, dir === 'create' ? family.createAction : family.updateAction);
+        if (!base) continue;
+        const name = componentName(prefix, dir);
+        schemas[name] = {
+          // a request without "type" is of the default type: this variant when that type has no schema
+          ...typedRequest(base, [], undefined, other, names.includes(family.defaultType)),
+          title: `other ${kind} types (${dir})`,
+        };
+        bodies[dir].push(ref(name));
+      }
+      const showName = componentName(prefix, 'show');
+      schemas[showName] = {
+        allOf: [ref(family.base), { type: 'object', properties: { type: other } }],
+        title: `other ${kind} types`,
+      };
+      results.push(ref(showName));
+    }
+    const typeList = names.map((n) => `"${n}"`).join(', ');
+    for (const dir of ['create', 'update'] as const) {
+      const action = dir === 'create' ? family.createAction : family.updateAction;
+      if (bodies[dir].length) {
+        setBody(paths, action, { oneOf: bodies[dir], description: `one schema per ${kind} type (${typeList}), chosen by "type"` });
+      }
+    }
+    for (const action of family.resultActions) {
+      if (services.registry.has(action)) setResult(paths, action, { oneOf: results });
+    }
+  }
 }
