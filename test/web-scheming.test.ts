@@ -206,6 +206,9 @@ test('a dataset of the type is created through the form with every widget, and i
   assert.equal(finished.headers.location, '/survey/sw-birds');
   const withResource = await t.ok('package_show', { id: 'sw-birds' }, { token: t.sysadminToken });
   assert.equal(withResource.resources[0].sensor, 'camera');
+  const resourcePage = await web.get(`/survey/sw-birds/resource/${withResource.resources[0].id}`);
+  assert.equal(resourcePage.statusCode, 200);
+  assert.match(text(resourcePage.body), /Sensor Camera trap/, 'a resource field by its label, the choice by its label');
   const resourceEdit = await web.get(`/survey/sw-birds/resource/${withResource.resources[0].id}/edit`);
   assert.match(element(resourceEdit.body, 'field-sensor'), /<option value="camera" selected>Camera trap<\/option>/);
 

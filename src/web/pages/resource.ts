@@ -6,6 +6,8 @@ import { readSmallFile } from '../../files/store.ts';
 import type { WebContext, WebRouter } from '../router.ts';
 import { chartFigure } from '../../views/chart-svg.ts';
 import { dictionaryOf, dumpLinks, loadExplorer, type Explorer } from './resource-explorer.ts';
+import { type DisplayRow, displayRows } from '../scheming/display.ts';
+import { schemaOf, uiLanguage } from './manage-scheming.ts';
 
 /** Uploaded text files up to this size are shown in the page; larger ones in a frame. */
 const TEXT_PREVIEW_BYTES = 64 * 1024;
@@ -164,6 +166,16 @@ async function loaderStatus(ctx: WebContext, res: Dict): Promise<{ status: Dict 
   }
 }
 
+/** Fields of a dataset type's resource schema, shown by their labels in schema order (the other keys after them). */
+function resourceFieldRows(ctx: WebContext, pkg: Dict, res: Dict): { custom: DisplayRow[]; extras: { key: string; value: string }[] } {
+  const schema = schemaOf(ctx, pkg.type);
+  if (!schema) return { custom: [], extras: extraFields(res) };
+  const own = schema.resource_fields.filter((f) => !SHOWN_KEYS.has(f.field_name));
+  const custom = displayRows(own, res, { lang: uiLanguage(ctx) }, new Set());
+  const named = new Set(schema.resource_fields.map((f) => f.field_name));
+  return { custom, extras: extraFields(res).filter((e) => !named.has(e.key)) };
+}
+
 function extraFields(res: Dict): { key: string; value: string }[] {
   return Object.entries(res)
     .filter(
@@ -246,7 +258,7 @@ export function resourcePages(web: WebRouter): void {
       dumps: datastore ? dumpLinks(res.id, explorer?.state ?? null, ctx.t) : [],
       loader,
       may_edit: mayEdit,
-      extras: extraFields(res),
+      ...resourceFieldRows(ctx, pkg, res),
     });
   });
 
