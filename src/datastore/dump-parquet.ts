@@ -61,8 +61,8 @@ export function columnPlan(field: DatastoreField): ColumnPlan {
   switch (type) {
     case 'int2':
     case 'int4':
-      return { element: { ...optional, type: 'INT32' }, convert: asNumber };
     case 'int':
+      return { element: { ...optional, type: 'INT32' }, convert: asNumber };
     case 'int8':
     case 'oid':
       return { element: { ...optional, type: 'INT64' }, convert: asBigInt };
