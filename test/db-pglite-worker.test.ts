@@ -80,3 +80,41 @@ test('after a stop, writes and COPY work, and the data dir opens again with ever
   db = await PGliteWorkerDatabase.open({ dataDir: path.join(dir, 'data') });
   assert.equal(await count(), before);
 });
+
+test('a thread whose memory passed maxMemoryBytes is replaced once its transaction is done; nothing is lost', { skip }, async () => {
+  const rows = await count();
+  const recycled = db.recycled;
+  db.maxMemoryBytes = 1;
+  try {
+    // Several statements of one transaction run on one thread: it is replaced only after the commit.
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO t VALUES (7)');
+      await tx.query('INSERT INTO t VALUES (8)');
+    });
+    assert.equal(db.recycled, recycled + 1);
+    assert.equal(await count(), rows + 2);
+    assert.equal(db.recycled, recycled + 2);
+  } finally {
+    db.maxMemoryBytes = 0;
+  }
+  assert.equal(await count(), rows + 2);
+  assert.ok(db.heapBytes > 0, 'the thread reports its memory');
+  assert.equal(db.recycled, recycled + 2);
+});
+
+test('a yielding transaction is stopped when another request waits, after yieldAfterMs', { skip }, async () => {
+  const started = Date.now();
+  const slow = db
+    .transaction((tx) => tx.query(SLOW), { readOnly: true, yieldAfterMs: 300 })
+    .then(
+      () => null,
+      (e) => e,
+    );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const n = await count();
+  const err = await slow;
+  assert.equal(err?.code, '57014');
+  assert.equal(err?.yielded, true);
+  assert.ok(n > 0);
+  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+});

@@ -49,6 +49,12 @@ export interface TransactionOptions {
    * ignores the setting); PGliteWorkerDatabase (pglite-worker.ts) holds it by ending its thread.
    */
   statementTimeoutMs?: number;
+  /**
+   * The embedded database in a worker thread only (PGliteWorkerDatabase): when other requests wait
+   * for the database, a statement of this transaction that has run this long is stopped (57014,
+   * with `yielded: true`), so that a long query never holds the only connection for long.
+   */
+  yieldAfterMs?: number;
   /** Further SET LOCAL settings: name -> value (sent as a literal). */
   settings?: Record<string, string>;
   /** Roll back even when fn resolves (dry runs, reads that must leave nothing). */

@@ -50,6 +50,14 @@ function dbError(fields: Record<string, unknown>): Error {
 }
 
 const timeoutError = () => dbError({ message: 'canceling statement due to statement timeout', code: '57014', severity: 'ERROR' });
+/** A statement stopped so that other requests waiting for the database go ahead (TransactionOptions.yieldAfterMs). */
+const yieldError = (ms: number) =>
+  dbError({
+    message: `canceling statement after ${ms} ms: other requests were waiting for the embedded database`,
+    code: '57014',
+    severity: 'ERROR',
+    yielded: true,
+  });
 const resetError = () => dbError({ message: 'the connection was reset after a statement timeout', code: '08006', severity: 'ERROR' });
 const ENDS_TRANSACTION = /^\s*(rollback|abort)\s*;?\s*$/i;
 
@@ -77,6 +85,12 @@ export class PGliteWorkerDatabase implements Database {
   heapBytes = 0;
   /** How many times a thread was replaced to give its memory back. */
   recycled = 0;
+  /** Requests waiting for the session (the lock). */
+  private waiting = 0;
+  /** The yieldAfterMs of the transaction holding the session (0: it does not yield). */
+  private yieldAfterMs = 0;
+  /** The statement of a yielding transaction that runs now. */
+  private yieldable: { id: number; started: number; timer?: NodeJS.Timeout } | null = null;
 
   private constructor(
     private readonly dataDir: string,
@@ -126,6 +140,7 @@ export class PGliteWorkerDatabase implements Database {
     if (!p) return;
     this.pending.delete(m.id);
     clearTimeout(p.timer);
+    if (this.yieldable?.id === m.id) this.stopYieldWatch();
     this.timeoutMs = m.timeoutMs;
     if (m.heapBytes) this.heapBytes = m.heapBytes;
     if (m.error) p.reject(dbError(m.error));
@@ -145,13 +160,14 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   /** A statement ran past the session's statement_timeout: stop the thread, open the data dir again. */
-  private kill(id: number): void {
+  private kill(id: number, error: Error = timeoutError()): void {
     const p = this.pending.get(id);
     if (!p) return;
     const old = this.worker;
     this.generation++;
+    this.stopYieldWatch();
     this.pending.delete(id);
-    p.reject(timeoutError());
+    p.reject(error);
     for (const other of this.pending.values()) {
       clearTimeout(other.timer);
       other.reject(resetError());
@@ -189,6 +205,10 @@ export class PGliteWorkerDatabase implements Database {
         p.timer = setTimeout(() => this.kill(id), limit);
       }
       this.pending.set(id, p);
+      if (this.yieldAfterMs > 0 && req.op !== 'close') {
+        this.yieldable = { id, started: Date.now() };
+        this.watchYield();
+      }
       this.worker.postMessage({ ...req, id }, transfer);
     });
   }
@@ -240,12 +260,39 @@ export class PGliteWorkerDatabase implements Database {
     };
   }
 
+  /**
+   * A statement of a yielding transaction while requests wait: stopped once it has run the
+   * transaction's yieldAfterMs (they would otherwise wait for its end, up to its timeout).
+   */
+  private watchYield(): void {
+    const y = this.yieldable;
+    if (!y || y.timer || this.waiting === 0) return;
+    const ms = this.yieldAfterMs;
+    y.timer = setTimeout(
+      () => {
+        if (this.yieldable === y && this.waiting > 0) this.kill(y.id, yieldError(ms));
+      },
+      Math.max(0, y.started + ms - Date.now()),
+    );
+  }
+
+  private stopYieldWatch(): void {
+    clearTimeout(this.yieldable?.timer);
+    this.yieldable = null;
+  }
+
   /** Runs fn holding the session; a thread grown past maxMemoryBytes is replaced before the next use. */
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+  private exclusive<T>(fn: () => Promise<T>, yieldAfterMs = 0): Promise<T> {
+    this.waiting++;
+    this.watchYield();
     return this.lock.run(async () => {
+      this.waiting--;
+      this.yieldAfterMs = yieldAfterMs;
       try {
         return await fn();
       } finally {
+        this.yieldAfterMs = 0;
+        this.stopYieldWatch();
         if (this.maxMemoryBytes > 0 && this.heapBytes > this.maxMemoryBytes && !this.closed) await this.recycle();
       }
     });
@@ -278,7 +325,7 @@ export class PGliteWorkerDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-    return this.exclusive(() => runTransaction(this.connection(), opts, fn));
+    return this.exclusive(() => runTransaction(this.connection(), opts, fn), opts.yieldAfterMs);
   }
 
   async exec(sql: string): Promise<void> {

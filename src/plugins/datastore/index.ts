@@ -4,6 +4,7 @@
 import type { Plugin } from '../plugin.ts';
 import { declareOption } from '../../config/options.ts';
 import { PostgresDatabase } from '../../db/database.ts';
+import { PGliteWorkerDatabase } from '../../db/pglite-worker.ts';
 import { ConfigError } from '../../config/load.ts';
 import { PostgresBackend, readPoolOptions } from '../../datastore/postgres.ts';
 import { datastoreActions } from './actions.ts';
@@ -59,6 +60,14 @@ declareOption({
   description: 'Longest time a datastore_search_sql query may run, in milliseconds',
 });
 
+declareOption({
+  name: 'svc.datastore.embedded_max_memory',
+  type: 'int',
+  default: 512,
+  validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  description:
+    "Embedded data store only: when its database worker's memory (WebAssembly, about 130 MB idle) has grown past this many MB, e.g. after a datastore_search_sql aggregate over a big table, the worker is closed and started again once the query is answered (its memory never shrinks otherwise); 0: never",
+});
 declareOption({
   name: 'svc.datastore.default_fts_lang',
   type: 'string',
@@ -139,6 +148,7 @@ export const datastorePlugin: Plugin = {
       sqlRead = { readDb: sqlSearch };
     } else {
       const db = await services.openEmbeddedWorker('datastore');
+      if (db instanceof PGliteWorkerDatabase) db.maxMemoryBytes = services.config.int('svc.datastore.embedded_max_memory') * 1024 * 1024;
       backend = new PostgresBackend({ write: db, readerRole: EMBEDDED_READER_ROLE, owned: [db], fts, onBackgroundError });
       sqlRead = { readDb: db, readRole: EMBEDDED_READER_ROLE };
     }

@@ -79,6 +79,14 @@ const options: OptionDeclaration[] = [
       "A file naming the functions datastore_search_sql may call, one a line (# comments), instead of the built-in list (src/datastore/allowed-functions.txt); as CKAN's ckan.datastore.sqlsearch.allowed_functions_file",
   },
   {
+    name: 'svc.datastore.sqlsearch.embedded_yield_after',
+    type: 'int',
+    default: 2000,
+    description:
+      'Embedded database only: a datastore_search_sql query that has run this many milliseconds is stopped when other data store requests wait for the database (it runs one query at a time), so that they wait at most this long (and the restart of the database worker)',
+    validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
+  },
+  {
     name: 'svc.datastore.sqlsearch.embedded_max_cost',
     type: 'float',
     default: 200000,
@@ -226,6 +234,8 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
     rollback: true,
     role: backend.readRole,
     statementTimeoutMs: timeout,
+    // The embedded database runs one query at a time: other data store requests must not wait for this one long.
+    ...(embedded ? { yieldAfterMs: config.int('svc.datastore.sqlsearch.embedded_yield_after') } : {}),
     settings: { standard_conforming_strings: 'on', search_path: 'public' },
   };
   const caller = ctx.identity.user?.id ?? ANONYMOUS_CALLER;
@@ -295,6 +305,10 @@ export async function runSearchSql(ctx: ActionContext, backend: SqlSearchBackend
         return { sql, records, fields, ...(truncated ? { records_truncated: true as const } : {}) };
       } catch (e) {
         if (e instanceof ActionError) throw e;
+        if ((e as { yielded?: boolean })?.yielded)
+          throw queryError(
+            `Query took too long: stopped after ${config.int('svc.datastore.sqlsearch.embedded_yield_after')} ms because other data store requests were waiting (the embedded database runs one query at a time; PostgreSQL runs longer queries beside them)`,
+          );
         if (isTimeout(e)) throw queryError('Query took too long');
         throw queryError(dbMessage(e));
       }
