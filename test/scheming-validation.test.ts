@@ -73,6 +73,10 @@ test('custom fields of every kind are stored typed and shown as top-level keys',
       legacy_times: '2020-01-02 10:11',
       raw_settings: '{"zoom": 3}',
       free_note: ['kept', 'as sent'],
+      legacy_choices: '["a", "b"]',
+      legacy_lines: 'one line',
+      legacy_text: 'hello',
+      legacy_tags: '{"en": ["x"]}',
       contacts: [
         { name: 'Ann', email: 'ann@example.org', roles: ['observer', 'lead'], since: '2024-01-31' },
         { name: 'Bo', roles: 'observer' },
@@ -115,6 +119,10 @@ test('custom fields of every kind are stored typed and shown as top-level keys',
     assert.equal(dict.legacy_times, '2020-01-02T10:11:00');
     assert.deepEqual(dict.raw_settings, { zoom: 3 }, 'scheming_load_json on output');
     assert.deepEqual(dict.free_note, ['kept', 'as sent'], 'a field without validators keeps its value');
+    assert.deepEqual(dict.legacy_choices, ['a', 'b'], 'scheming_multiple_choice_output reads JSON text');
+    assert.deepEqual(dict.legacy_lines, ['one line'], 'repeating_text_output: plain text is one line');
+    assert.deepEqual(dict.legacy_text, { en: 'hello' }, 'fluent_text_output: plain text is the default language');
+    assert.deepEqual(dict.legacy_tags, { en: ['x'] }, 'fluent_tags_output reads JSON text');
     assert.deepEqual(dict.contacts, [
       { name: 'Ann', email: 'ann@example.org', roles: ['lead', 'observer'], since: '2024-01-31' },
       { name: 'Bo', roles: ['observer'] },
