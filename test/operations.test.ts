@@ -1,12 +1,17 @@
 // Operations over HTTP: /healthz, /readyz (database and migrations), Prometheus /metrics (bounded
 // labels, errors by type, job queues, the pool on PostgreSQL; the switch and the bearer token),
 // the request id (header and log lines; a proxy's only when trusted), and a graceful stop (requests
-// in flight finish, new ones are refused, a running job goes back to the queue, a limit cuts the rest).
+// in flight finish, new ones are refused, a running job goes back to the queue, a limit cuts the rest),
+// and the split into a web process (`svc serve --no-workers`) and a worker process (`svc jobs worker`).
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import { freshPostgresDatabase, onPostgres, startApp, type TestApp } from './helpers/app.ts';
 import { asSysadmin } from './helpers/fixtures.ts';
 import { createLogger } from '../src/log.ts';
 import { defineAction } from '../src/actions/registry.ts';
@@ -270,5 +275,95 @@ describe('graceful stop', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('web and worker processes', { skip: !onPostgres && 'separate workers need PostgreSQL' }, () => {
+  const cli = (args: string[]) => [process.execPath, ['--import', 'tsx', path.join(process.cwd(), 'src/cli/main.ts'), ...args]] as const;
+  let env: NodeJS.ProcessEnv;
+  let storage: string;
+  let drop: () => Promise<void>;
+  const children: ChildProcess[] = [];
+  const logs = new Map<ChildProcess, string>();
+
+  function start(args: string[]): ChildProcess {
+    const [node, argv] = cli(args);
+    const child = spawn(node, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    logs.set(child, '');
+    const keep = (d: Buffer) => logs.set(child, logs.get(child) + d.toString());
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    children.push(child);
+    return child;
+  }
+  const run = (args: string[]) => {
+    const [node, argv] = cli(args);
+    return spawnSync(node, argv, { env, encoding: 'utf8', timeout: 60_000 });
+  };
+  const exited = (child: ChildProcess) =>
+    child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await fn().catch(() => undefined);
+      if (v !== undefined) return v;
+      if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms\n${[...logs.values()].join('\n---\n')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  before(async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-ops-split-'));
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    env = {
+      ...process.env,
+      SVC__DATABASE_URL: db.url,
+      SVC__PLUGINS: '',
+      SVC__STORAGE_PATH: storage,
+      SVC__PORT: String(port),
+      SVC__HOST: '127.0.0.1',
+      SVC__LOG__FORMAT: 'json',
+      SVC__JOBS__POLL_INTERVAL: '100',
+      SVC__SHUTDOWN_TIMEOUT: '5',
+    };
+    env.OPS_BASE = `http://127.0.0.1:${port}`;
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await drop?.();
+    fs.rmSync(storage, { recursive: true, force: true });
+  });
+
+  test('jobs wait for a worker process while the web process serves; both stop cleanly on SIGTERM', async () => {
+    const base = env.OPS_BASE!;
+    const web = start(['serve', '--no-workers']);
+    await until('the web process is ready', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined));
+    const enqueued = run(['jobs', 'test']);
+    assert.equal(enqueued.status, 0, enqueued.stderr);
+    const jobId = /enqueued test job (\S+)/.exec(enqueued.stdout)?.[1];
+    assert.ok(jobId, enqueued.stdout);
+    const queued = async () => sample(await (await fetch(`${base}/metrics`)).text(), 'svc_jobs_queued', { queue: 'default' });
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(await queued(), 1, 'no worker in the web process');
+
+    const worker = start(['jobs', 'worker']);
+    await until('the worker takes the job', async () => ((await queued()) === 0 ? true : undefined));
+    const shown = run(['jobs', 'show', jobId]);
+    const job = JSON.parse(shown.stdout);
+    assert.equal(job.status, 'finished');
+    assert.match(job.result.worker, new RegExp(`:${worker.pid}$`), 'run by the worker process');
+
+    web.kill('SIGTERM');
+    worker.kill('SIGTERM');
+    assert.equal(await exited(web), 0, logs.get(web));
+    assert.equal(await exited(worker), 0, logs.get(worker));
+    assert.match(logs.get(web)!, /"msg":"stopped"/);
   });
 });
