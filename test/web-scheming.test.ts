@@ -374,7 +374,7 @@ test("the type's search page lists its datasets with facets on its choice fields
 
 test('the type "dataset" with a schema, labels in the UI language, and an organization schema with its own fields', async () => {
   const app = await startApp({
-    plugins: [],
+    plugins: ['datastore'],
     config: {
       'svc.scheming.dataset_schemas': [SCHEMA, path.join(import.meta.dirname, 'fixtures', 'scheming-web-dataset.yaml')],
       'svc.scheming.organization_schemas': [path.join(import.meta.dirname, 'fixtures', 'scheming-web-org.yaml')],
@@ -430,8 +430,42 @@ test('the type "dataset" with a schema, labels in the UI language, and an organi
     const edit = await web.get('/organization/edit/sw-roads');
     assert.match(edit.body, /<input id="field-department_id" name="department_id" type="text" value="D-7"/);
 
+    // A choices_helper field: before its table exists, only the additional choices; then the table's rows too.
+    const before = await web.get('/dataset/new');
+    assert.match(
+      element(before.body, 'field-species'),
+      /<option value=""[^>]*><\/option><option value="other">Other species<\/option>\s*<\/select>/,
+    );
+    const holder = await app.ok('package_create', { name: 'sw-lists', type: 'dataset', owner_org: shown.id }, { token: app.sysadminToken });
+    const table = await app.ok(
+      'resource_create',
+      { package_id: holder.id, url: 'https://example.org/species.csv', name: 'Species' },
+      { token: app.sysadminToken },
+    );
+    await app.ok(
+      'datastore_create',
+      {
+        resource_id: table.id,
+        aliases: ['sw-species'],
+        fields: [
+          { id: 'code', type: 'text' },
+          { id: 'common_name', type: 'text' },
+        ],
+        records: [
+          { code: 'ardea', common_name: 'Grey heron' },
+          { code: 'anas', common_name: 'Mallard' },
+        ],
+        force: true,
+      },
+      { token: app.sysadminToken },
+    );
+
     // /dataset/new comes from the schema of the type "dataset"; labels in German where given, else English.
     const form = await web.get('/dataset/new');
+    assert.match(
+      element(form.body, 'field-species'),
+      /<option value="other">Other species<\/option><option value="ardea">Grey heron<\/option><option value="anas">Mallard<\/option>/,
+    );
     assert.equal(form.statusCode, 200);
     assert.match(form.body, /<form method="post" action="\/dataset\/new"/);
     assert.match(form.body, /<label for="field-theme">Thema<\/label>/);
@@ -446,6 +480,7 @@ test('the type "dataset" with a schema, labels in the UI language, and an organi
     );
     const orgId = shown.id;
     const created = await web.post('/dataset/new', {
+      species: 'ardea',
       title: 'Air',
       name: 'sw-air',
       notes: '',
@@ -459,7 +494,10 @@ test('the type "dataset" with a schema, labels in the UI language, and an organi
     const pkg = await app.ok('package_show', { id: 'sw-air' }, { token: app.sysadminToken });
     assert.equal(pkg.type, 'dataset');
     assert.equal(pkg.theme, 'env');
-    assert.match(text((await web.get('/dataset/sw-air')).body), /Thema Umwelt/);
+    assert.equal(pkg.species, 'ardea');
+    const page = text((await web.get('/dataset/sw-air')).body);
+    assert.match(page, /Thema Umwelt/);
+    assert.match(page, /Species Grey heron/, 'a choices_helper value by its label from the table');
   } finally {
     await app.close();
   }

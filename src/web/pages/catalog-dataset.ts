@@ -7,7 +7,7 @@ import { activityPage, amFollowing, hasAction, safeLink, showOr404, siteUrl } fr
 import { quoteTerm, runSearch } from './catalog-search.ts';
 import { displayRows } from '../scheming/display.ts';
 import { choiceFacets } from '../scheming/facets.ts';
-import { rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
+import { helperChoices, rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
 
 type Dict = Record<string, any>;
 
@@ -88,7 +88,9 @@ export function datasetPages(web: WebRouter): void {
     const { view, status } = await runSearch(ctx, {
       path: rootOf(ctx, type),
       ...(ctx.services.scheming ? { fq: `dataset_type:${quoteTerm(type)}` } : {}),
-      ...(schema ? { extraFacets: choiceFacets(schema.dataset_fields, uiLanguage(ctx)) } : {}),
+      ...(schema
+        ? { extraFacets: choiceFacets(schema.dataset_fields, uiLanguage(ctx), await helperChoices(ctx, schema.dataset_fields)) }
+        : {}),
     });
     return ctx.render('catalog/search.njk', { search: view, may_create: ctx.user ? await ctx.may('package_create', {}) : false }, status);
   });
@@ -109,7 +111,9 @@ export function datasetPages(web: WebRouter): void {
       resources: (pkg.resources ?? []).map((r: Dict) => ({ ...r, link: safeLink(r.url) })),
       // A custom schema's fields replace the usual rows (source, author, maintainer, version are fields of it too).
       info: schema ? [] : infoRows(pkg),
-      custom: schema ? displayRows(schema.dataset_fields, pkg, { lang: uiLanguage(ctx) }) : [],
+      custom: schema
+        ? displayRows(schema.dataset_fields, pkg, { lang: uiLanguage(ctx), helperChoices: await helperChoices(ctx, schema.dataset_fields) })
+        : [],
       license_link: safeLink(pkg.license_url),
       followers,
       following,

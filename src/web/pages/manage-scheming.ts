@@ -2,7 +2,8 @@
 // (labels, help, placeholders, required marks, a widget per form_snippet), pages of the form as
 // fieldsets of one form, repeating subfields added and removed by submit buttons that show the
 // form again with its values (no JavaScript needed), and the action's errors beside each field.
-import type { DatasetSchema, SchemingField } from '../../scheming/types.ts';
+import type { Choice, DatasetSchema, SchemingField } from '../../scheming/types.ts';
+import { datastoreChoicesFromResult, datastoreChoicesQuery } from '../../scheming/choices.ts';
 import { ValidationError } from '../../errors.ts';
 import type { WebContext } from '../router.ts';
 import {
@@ -47,7 +48,13 @@ async function renderSchemaForm(
   status = 200,
 ) {
   const lang = uiLanguage(ctx);
-  const formCtx: FormContext = { ...formOptions(ctx, schema), lang, t: ctx.t, ...choices };
+  const formCtx: FormContext = {
+    ...formOptions(ctx, schema),
+    lang,
+    t: ctx.t,
+    ...choices,
+    helperChoices: await helperChoices(ctx, schema.dataset_fields),
+  };
   const errors = vars.errors ?? {};
   const pages = formPages(schema.dataset_fields, vars.state, formCtx, errors);
   const root = vars.pkg ? rootOf(ctx, vars.pkg.type) : rootOf(ctx, schema.dataset_type);
@@ -196,3 +203,29 @@ export function extraData(ctx: WebContext, extra: FieldExtras | undefined): Dict
 }
 
 export { groupAction };
+
+/**
+ * The choices of fields with a choices_helper (scheming_datastore_choices: rows of a data store
+ * table, read as the visitor). A table that cannot be read gives only the field's additional choices.
+ */
+export async function helperChoices(ctx: WebContext, fields: SchemingField[]): Promise<Map<SchemingField, Choice[]>> {
+  const out = new Map<SchemingField, Choice[]>();
+  const wanted: SchemingField[] = [];
+  const walk = (list: SchemingField[]) => {
+    for (const f of list) {
+      if (f.choices_helper === 'scheming_datastore_choices') wanted.push(f);
+      if (Array.isArray(f.repeating_subfields)) walk(f.repeating_subfields);
+    }
+  };
+  walk(fields);
+  if (!wanted.length) return out;
+  const canSearch = ctx.services.registry.has('datastore_search');
+  await Promise.all(
+    wanted.map(async (f) => {
+      let result: { fields: { id: string }[]; records: Record<string, unknown>[] } | undefined;
+      if (canSearch) result = await ctx.call('datastore_search', datastoreChoicesQuery(f)).catch(() => undefined);
+      out.set(f, datastoreChoicesFromResult(f, result));
+    }),
+  );
+  return out;
+}

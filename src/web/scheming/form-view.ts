@@ -59,8 +59,8 @@ export interface FormContext extends FormOptions {
   t: Translate;
   organizations: { value: string; label: string }[];
   licenses: { value: string; label: string }[];
-  /** Choices of a field given by a choices_helper (by field_name), when the page could compute them. */
-  helperChoices?: Record<string, Choice[]>;
+  /** Choices of fields given by a choices_helper, as the page read them. */
+  helperChoices?: ReadonlyMap<SchemingField, Choice[]>;
 }
 
 type ErrorDict = Record<string, unknown>;
@@ -98,8 +98,8 @@ export function languageName(code: string, uiLang: string): string {
 const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
 const many = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
-export function fieldChoices(field: SchemingField, ctx: FormContext): Choice[] {
-  return ctx.helperChoices?.[field.field_name] ?? (Array.isArray(field.choices) ? field.choices : []);
+export function fieldChoices(field: SchemingField, ctx: Pick<FormContext, 'helperChoices'>): Choice[] {
+  return ctx.helperChoices?.get(field) ?? (Array.isArray(field.choices) ? field.choices : []);
 }
 
 function choiceOptions(field: SchemingField, ctx: FormContext, selected: string[]): Option[] {
