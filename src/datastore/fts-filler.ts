@@ -27,6 +27,8 @@ export class FullTextFiller {
   private readonly waiters: (() => void)[] = [];
   /** Rows whose text makes no vector, by table: not tried again by this process. */
   private readonly unfillable = new Map<string, number[]>();
+  /** Tables whose load has ended: filled at once, without waiting for writes to pause. */
+  private readonly loaded = new Set<string>();
 
   /**
    * batch: rows per transaction (small on PGlite, whose one connection the batch holds);
@@ -54,12 +56,16 @@ export class FullTextFiller {
     };
   }
 
-  /** A write committed rows whose vectors are to be computed (or a table was set up). */
-  wrote(table: string): void {
+  /**
+   * A write committed rows whose vectors are to be computed (or a table was set up). loadEnded: the
+   * table's load is over (its searches are slow until it is filled): filling starts at once.
+   */
+  wrote(table: string, loadEnded = false): void {
     if (this.closed) return;
     this.lastWrite = Date.now();
     if (!this.dirty.has(table)) this.dirty.set(table, this.lastWrite);
-    this.arm(IDLE_MS);
+    if (loadEnded) this.loaded.add(table);
+    this.arm(loadEnded ? 0 : IDLE_MS);
   }
 
   /** Resolves when nothing is left to fill (tests, the benchmark, the CLI). */
@@ -117,8 +123,9 @@ export class FullTextFiller {
     let filled = 0;
     for (;;) {
       if (this.closed) return filled;
-      // A load is going on: wait for it to pause (unless the table has waited long enough).
-      const busy = this.writing > 0 || Date.now() - this.lastWrite < IDLE_MS;
+      // A load is going on: wait for it to pause (unless the table has waited long enough). A
+      // table whose load has ended waits only for writes in progress.
+      const busy = this.writing > 0 || (!this.loaded.has(table) && Date.now() - this.lastWrite < IDLE_MS);
       if (busy && Date.now() - since < MAX_DEFER_MS) {
         this.dirty.set(table, since);
         return filled;
@@ -134,7 +141,10 @@ export class FullTextFiller {
         throw e;
       }
       filled += n;
-      if (n < this.batch) return filled;
+      if (n < this.batch) {
+        this.loaded.delete(table);
+        return filled;
+      }
       if (busy) await new Promise((resolve) => setTimeout(resolve, FORCED_PAUSE * (Date.now() - started)).unref());
     }
   }

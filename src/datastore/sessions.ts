@@ -159,16 +159,21 @@ export class Sessions {
    * indexes are made now (id-key.ts), then its vectors filled.
    */
   indexLater(name: string): void {
-    this.setUpInBackground(name, undefined, async () => {
-      const index = await this.writeTx((s) => buildIdIndex(s, name));
-      if (index)
-        await this.writeTx((s) => makeIdIndexPrimary(s, name, index)).catch((e) => {
-          if (!lockTimedOut(e)) throw e;
-        });
-    });
+    this.setUpInBackground(
+      name,
+      undefined,
+      async () => {
+        const index = await this.writeTx((s) => buildIdIndex(s, name));
+        if (index)
+          await this.writeTx((s) => makeIdIndexPrimary(s, name, index)).catch((e) => {
+            if (!lockTimedOut(e)) throw e;
+          });
+      },
+      true,
+    );
   }
 
-  private setUpInBackground(name: string, onError?: () => void, first?: () => Promise<void>): void {
+  private setUpInBackground(name: string, onError?: () => void, first?: () => Promise<void>, loadEnded = false): void {
     (first?.() ?? Promise.resolve())
       .then(() =>
         this.writeTx(async (s) => {
@@ -177,7 +182,7 @@ export class Sessions {
         }),
       )
       .then(
-        () => this.filler.wrote(name),
+        () => this.filler.wrote(name, loadEnded),
         (e) => {
           onError?.();
           this.onBackgroundError(e);
