@@ -58,12 +58,23 @@ export async function serve(config: Config, opts: ServeOptions = {}): Promise<vo
  */
 export async function stopServing(app: FastifyInstance, services: Services, timeoutMs: number): Promise<{ cut: boolean }> {
   let cut = false;
+  let served = false;
+  let giveUp!: () => void;
+  const limit = new Promise<void>((resolve) => (giveUp = resolve));
   const timer = setTimeout(() => {
-    cut = true;
-    app.server.closeAllConnections();
+    if (!served) {
+      cut = true;
+      app.server.closeAllConnections();
+    }
+    giveUp();
   }, timeoutMs);
   try {
-    await Promise.all([app.close(), services.jobs.stop()]);
+    // A job that ignores its stop signal is not waited for past the limit: its lease expires and
+    // another worker takes it again (svc.jobs.lease).
+    const closed = app.close().then(() => {
+      served = true;
+    });
+    await Promise.all([closed, Promise.race([services.jobs.stop(), limit])]);
   } finally {
     clearTimeout(timer);
   }

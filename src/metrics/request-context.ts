@@ -9,11 +9,6 @@ export function runWithRequestId<T>(requestId: string, fn: () => T): T {
   return current.run({ requestId }, fn);
 }
 
-/** The id of the request the calling code runs for, if any. */
-export function currentRequestId(): string | undefined {
-  return current.getStore()?.requestId;
-}
-
 /** A pino mixin adding reqId to the lines written during a request. */
 export function requestIdMixin(): { reqId?: string } {
   const id = current.getStore()?.requestId;
