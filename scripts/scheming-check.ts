@@ -155,6 +155,7 @@ const SAMPLE = {
 /** A plausible value for a JSON Schema (json-schema.ts reads the field; this fills it in). */
 function valueFor(schema: JsonSchema, hint: string): unknown {
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   switch (schema.type) {
     case 'integer':

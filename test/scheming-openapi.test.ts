@@ -3,9 +3,12 @@
 // accepts and answers agrees with them; without a schema the document is what it was.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { BUILTIN_PRESET_FILES } from '../src/scheming/presets.ts';
+import { isKnownValidator } from '../src/scheming/validators.ts';
 
 const fixture = (name: string) => path.join(import.meta.dirname, 'fixtures', name);
 const SCHEMAS = {
@@ -136,7 +139,10 @@ describe('OpenAPI document with custom schemas', () => {
     // the type's resources
     const resource = resolve(doc, p.resources.items);
     assert.equal(resource.properties.sample_size.type, 'integer');
-    assert.equal(resource.properties.collected_at.format, 'date-time');
+    // a datetime without zone is not RFC 3339's date-time
+    assert.equal(resource.properties.collected_at.format, undefined);
+    assert.deepEqual(resource.properties.collected_at.examples, ['2024-05-17T10:30:00']);
+    assert.match(resource.properties.collected_at.description, /^Collected at\. A date and time without time zone/);
     assert.ok(resource.properties.url);
     assert.deepEqual(doc.components.schemas['Dataset_field-survey_update'].properties.habitat.enum, p.habitat.enum);
   });
@@ -284,5 +290,135 @@ describe('OpenAPI document without custom schemas', () => {
     const help = await plain.ok('help_show', { name: 'package_create' });
     assert.doesNotMatch(help, /types of this site/);
     assert.equal(help, await withOptions.ok('help_show', { name: 'package_create' }));
+  });
+});
+
+// --- docs/schemas.md: its example works as written, its tables list what svc has ----------------
+
+const docsText = fs.readFileSync(path.join(import.meta.dirname, '..', 'docs', 'schemas.md'), 'utf8');
+
+/** The code block after <!-- marker -->. */
+function docsBlock(marker: string): string {
+  const at = docsText.indexOf(`<!-- ${marker} -->`);
+  assert.ok(at >= 0, marker);
+  const m = /```\w*\n([\s\S]*?)```/.exec(docsText.slice(at));
+  assert.ok(m, marker);
+  return m[1];
+}
+
+/** The first column's names (in backticks) and the second column of the table after <!-- marker -->. */
+function docsTable(marker: string): [string, string][] {
+  const at = docsText.indexOf(`<!-- ${marker} -->`);
+  assert.ok(at >= 0, marker);
+  const rows: [string, string][] = [];
+  for (const line of docsText.slice(at).split('\n').slice(1)) {
+    if (!line.startsWith('|')) break;
+    const cells = line.split('|').map((c) => c.trim());
+    const name = /^`([^`]+)`$/.exec(cells[1]);
+    if (name) rows.push([name[1], cells[2]]);
+  }
+  return rows;
+}
+
+describe('docs/schemas.md', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({
+      plugins: [],
+      config: {
+        'svc.scheming.dataset_schemas': [fixture('scheming-openapi-docs-example.yaml')],
+        'svc.scheming.presets': ['ckanext.scheming:presets.json', 'ckanext.fluent:presets.json'],
+      },
+    });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  test('the example schema is the one tested here', () => {
+    assert.equal(docsBlock('example-schema'), fs.readFileSync(fixture('scheming-openapi-docs-example.yaml'), 'utf8'));
+  });
+
+  test('the example create, searches, errors and pages work as the page says', async () => {
+    await t.ok('organization_create', { name: 'hydro-office', title: 'Hydro office' }, { token: t.sysadminToken });
+    const curl = docsBlock('example-create');
+    const body = JSON.parse(/-d '([\s\S]*)'\s*$/.exec(curl.trim())![1]);
+    const created = await t.ok('package_create', body, { token: t.sysadminToken });
+    const shown = await t.ok('package_show', { id: 'upper-rhine-gauges' });
+    assert.deepEqual(shown, created);
+    for (const key of ['summary_translated', 'river_basin', 'operating_since', 'station_count', 'stations']) {
+      assert.deepEqual(shown[key], body[key], key);
+    }
+    assert.equal(shown.resources[0].interval, '15min');
+
+    const urls = docsBlock('example-search')
+      .split('\n')
+      .map((l) => /curl '([^']+)'/.exec(l)?.[1])
+      .filter((u): u is string => !!u);
+    assert.equal(urls.length, 6);
+    for (const url of urls) {
+      const r = await t.app.inject({
+        method: 'GET',
+        url: new URL(url.replace(/\\/g, '')).pathname + new URL(url.replace(/\\/g, '')).search,
+      });
+      assert.equal(r.statusCode, 200, `${url}: ${r.body.slice(0, 300)}`);
+      assert.equal(r.json().result.count, 1, url);
+    }
+    const facets = (await t.ok('package_search', { 'facet.field': ['river_basin', 'stations_station_id'], rows: 0 }, { method: 'GET' }))
+      .facets;
+    assert.deepEqual(facets, { river_basin: { rhine: 1 }, stations_station_id: { 'RH-101': 1, 'RH-102': 1 } });
+    for (const extra of [
+      { q: 'Oberrheins' },
+      { sort: 'station_count desc' },
+      { fq: 'summary_translated-de:"Pegelstände des Oberrheins"' },
+    ]) {
+      const r = await t.ok('package_search', extra);
+      assert.equal(r.count, 1, JSON.stringify(extra));
+    }
+
+    const wrong = await t.call('package_create', { ...body, name: 'wrong-basin', river_basin: 'nile' }, { token: t.sysadminToken });
+    assert.equal(wrong.status, 409);
+    const documented = JSON.parse(/```json\n(.*)\n```/.exec(docsText)![1]);
+    assert.deepEqual(wrong.body.error?.river_basin, documented.error.river_basin);
+    const noStation = await t.call(
+      'package_create',
+      { ...body, name: 'no-station-id', stations: [{ opened: '2001-01-01' }] },
+      { token: t.sysadminToken },
+    );
+    assert.deepEqual(noStation.body.error?.stations, [{ station_id: ['Missing value'] }]);
+    const untyped = await t.call('package_create', { name: 'untyped', owner_org: 'hydro-office' }, { token: t.sysadminToken });
+    assert.deepEqual(untyped.body.error?.type, ['Unsupported dataset type: dataset (the types are: river-gauge)']);
+    assert.match(docsText, /Unsupported dataset type: dataset \(the types are: river-gauge\)/);
+    assert.equal((await t.call('package_search', { fq: 'name:wrong-basin OR name:no-station-id' })).body.result.count, 0);
+
+    const search = await t.app.inject({ method: 'GET', url: '/river-gauge' });
+    assert.equal(search.statusCode, 200);
+    assert.match(search.body, /River basin/);
+    const page = await t.app.inject({ method: 'GET', url: '/river-gauge/upper-rhine-gauges' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /Number of stations/);
+    assert.notEqual((await t.app.inject({ method: 'GET', url: '/river-gauge/new' })).statusCode, 404);
+  });
+
+  test('the preset table lists every built-in preset with its file', () => {
+    const builtIn = [...BUILTIN_PRESET_FILES].flatMap(([file, presets]) => presets.map((p) => [p.preset_name, file]));
+    assert.deepEqual(
+      docsTable('presets-table').sort(),
+      builtIn.sort() as [string, string][],
+      'docs/schemas.md "Presets" and src/scheming/presets.ts',
+    );
+  });
+
+  test('the validator table lists every validator a schema may name', () => {
+    const documented = docsTable('validators-table').map(([name]) => name);
+    for (const name of documented) assert.ok(isKnownValidator(name), `${name} is documented but unknown`);
+    // the names of the registry (FACTORIES in src/scheming/validators.ts)
+    const source = fs.readFileSync(path.join(import.meta.dirname, '..', 'src', 'scheming', 'validators.ts'), 'utf8');
+    const registry = /\nconst FACTORIES[^{]*\{([\s\S]*?)\n\};/.exec(source);
+    assert.ok(registry, 'FACTORIES in src/scheming/validators.ts');
+    const names = [...registry[1].matchAll(/^ {2}([A-Za-z_]\w*):/gm)].map((m) => m[1]);
+    assert.ok(names.length > 40);
+    for (const name of names) assert.ok(isKnownValidator(name), name);
+    assert.deepEqual([...documented].sort(), [...names].sort(), 'docs/schemas.md "Validators" and the registry');
   });
 });

@@ -103,7 +103,11 @@ function valueSchema(field: SchemingField, dir: Direction, languages: string[] |
     return { type: 'integer', ...min };
   }
   if (has('boolean_validator')) return { type: 'boolean' };
-  if (has('scheming_isodatetime') || has('scheming_isodatetime_tz')) return { type: 'string', format: 'date-time' };
+  if (has('scheming_isodatetime_tz')) return { type: 'string', format: 'date-time' };
+  // without a zone: not RFC 3339's date-time (which needs one), and a zone is refused
+  if (has('scheming_isodatetime')) {
+    return { type: 'string', description: 'a date and time without time zone (ISO 8601)', examples: ['2024-05-17T10:30:00'] };
+  }
   if (has('isodate')) return { type: 'string', format: 'date' };
   if (has('dcat_date')) return { type: 'string', description: 'a year (YYYY), a month (YYYY-MM), a date or a date-time (ISO 8601)' };
   if (has('email_validator')) return { type: 'string', format: 'email' };
@@ -123,7 +127,8 @@ function subfieldsSchema(subfields: SchemingField[], dir: Direction, languages: 
 /** The JSON Schema of one field's value, with its description. */
 export function fieldSchema(field: SchemingField, dir: Direction, languages?: string[]): JsonSchema {
   const value = valueSchema(field, dir, languages);
-  const text = [description(field), value.description, choicesText(field)].filter(Boolean).join('. ');
+  const parts = [description(field), value.description as string | undefined, choicesText(field)].filter((x): x is string => !!x);
+  const text = parts.map((x, i) => (i ? x.charAt(0).toUpperCase() + x.slice(1) : x)).join('. ');
   return text ? { ...value, description: text } : value;
 }
 
