@@ -13,7 +13,7 @@ let sys: string;
 
 before(async () => {
   t = await startApp({
-    plugins: ['activity'],
+    plugins: ['activity', 'datastore'],
     config: {
       'svc.scheming.dataset_schemas': [fixture('scheming-validate-survey.yaml'), fixture('scheming-validate-drafts.yaml')],
       'svc.scheming.presets': PRESETS,
@@ -411,4 +411,34 @@ test('svc.scheming.dataset_fallback: a type without a schema is validated by the
   } finally {
     await f.close();
   }
+});
+
+test('choices_helper scheming_datastore_choices: the values are the rows of the data store table', async () => {
+  const pkg = await t.ok('package_create', survey('stations-list', { resources: [{ url: 'https://example.org/stations' }] }), {
+    token: sys,
+  });
+  await t.ok(
+    'datastore_create',
+    {
+      resource_id: pkg.resources[0].id,
+      force: true,
+      aliases: ['bird-stations'],
+      fields: [
+        { id: 'code', type: 'text' },
+        { id: 'label', type: 'text' },
+      ],
+      records: [
+        { code: 'S1', label: 'North pier' },
+        { code: 'S2', label: 'Reed hide' },
+      ],
+    },
+    { token: sys },
+  );
+  const ok = await t.ok('package_create', survey('at-station', { station: 'S2' }), { token: sys });
+  assert.equal(ok.station, 'S2');
+  const extra = await t.ok('package_create', survey('no-station', { station: 'none' }), { token: sys });
+  assert.equal(extra.station, 'none', 'datastore_additional_choices');
+  const e = await refused('package_create', survey('bad-station', { station: 'S9' }));
+  assert.deepEqual(e.station, ["Value must be one of ['none', 'S1', 'S2']"]);
+  await absent('bad-station');
 });

@@ -12,7 +12,7 @@ import { validatorsFromString } from './validators.ts';
  */
 const byConfig = new WeakMap<Config, SchemingSchemas>();
 
-export function schemasForDicts(ctx: { config: Config; services?: { scheming?: SchemingSchemas } }): SchemingSchemas | undefined {
+function schemasForDicts(ctx: { config: Config; services?: { scheming?: SchemingSchemas } }): SchemingSchemas | undefined {
   const own = ctx.services?.scheming;
   if (own) {
     byConfig.set(ctx.config, own);

@@ -13,7 +13,7 @@ import type { DatasetSchema, GroupSchema, SchemingField, SchemingSchemas } from 
 import { storedValue, validatorsFromString, type ValidatorScope } from './validators.ts';
 
 /** The schemas of this service, when any is configured. */
-export function schemingOf(ctx: Pick<ActionContext, 'services'>): SchemingSchemas | undefined {
+function schemingOf(ctx: Pick<ActionContext, 'services'>): SchemingSchemas | undefined {
   return ctx.services?.scheming;
 }
 
@@ -126,7 +126,7 @@ function cached(owner: object, key: string, build: () => Schema): Schema {
 }
 
 /** The resource schema of a dataset type: svc's resource rules with the schema's resource_fields. */
-export function resourceSchemaOf(ds: DatasetSchema, locale: string, create = false): Schema {
+function resourceSchemaOf(ds: DatasetSchema, locale: string, create = false): Schema {
   return cached(ds, `resource:${locale}:${create}`, () =>
     withFields(compileParams(resourceParams, 'keep'), ds.resource_fields ?? [], ds.raw, locale, create),
   );
@@ -143,7 +143,7 @@ export function packageSchemaOf(ds: DatasetSchema, opts: { create: boolean }, lo
 }
 
 /** The validators of a group schema's fields, over a group dict already checked by svc's rules. */
-export function groupFieldsSchemaOf(gs: GroupSchema, locale: string, create: boolean): Schema {
+function groupFieldsSchemaOf(gs: GroupSchema, locale: string, create: boolean): Schema {
   return cached(gs, `group:${locale}:${create}`, () => withFields({}, gs.fields ?? [], gs.raw, locale, create));
 }
 

@@ -27,6 +27,7 @@ import {
   positiveInteger,
 } from '../validation/validators.ts';
 import type { SchemingField } from './types.ts';
+import { datastoreChoicesFromResult, datastoreChoicesQuery } from './choices.ts';
 import { parseValidatorSpec } from './validator-spec.ts';
 
 /** What a factory knows besides its arguments: the field, its schema, the site's default locale. */
@@ -41,7 +42,7 @@ export interface ValidatorScope {
 type Factory = (args: unknown[], scope: ValidatorScope) => Validator;
 
 /** A date (isodate, scheming_isodatetime) until convert_to_json_if_date(time) or the end of the chain makes it text. */
-export class DateValue {
+class DateValue {
   /** iso: 'YYYY-MM-DDTHH:MM:SS[.ffffff]' (UTC when withZone). */
   constructor(
     readonly iso: string,
@@ -184,11 +185,29 @@ function describe(values: string[]): string {
   return `[${values.map((x) => `'${x}'`).join(', ')}]`;
 }
 
-/** One of the field's choices (a field that takes them from a helper accepts any value). */
+/**
+ * The values of a field whose choices come from scheming_datastore_choices: the rows of its data
+ * store table, read with the caller's rights (a table the caller may not read gives none but the
+ * additional choices). Undefined for a field without such a helper.
+ */
+async function helperChoiceValues(field: SchemingField, f: FieldContext): Promise<string[] | undefined> {
+  if (field.choices_helper !== 'scheming_datastore_choices') return undefined;
+  let result: Parameters<typeof datastoreChoicesFromResult>[1];
+  try {
+    result = await actionContext(f).call('datastore_search', datastoreChoicesQuery(field));
+  } catch {
+    result = undefined;
+  }
+  return datastoreChoicesFromResult(field, result).map((c) => String(c.value));
+}
+
+/** One of the field's choices (a helper's choices when it has no list; a helper svc does not know accepts any value). */
 const schemingChoices: Factory = (_args, { field }) => {
-  const values = choiceValues(field);
-  return (v) => {
-    if (isBlank(v) || v === '' || !values) return v;
+  const listed = choiceValues(field);
+  return async (v, f) => {
+    if (isBlank(v) || v === '') return v;
+    const values = listed ?? (await helperChoiceValues(field, f));
+    if (!values) return v;
     if (!values.includes(typeof v === 'string' ? v : String(v))) throw new Invalid(`Value must be one of ${describe(values)}`);
     return typeof v === 'string' ? v : String(v);
   };
@@ -203,8 +222,9 @@ const oneOf: Factory = (args) => {
 };
 
 const schemingMultipleChoice: Factory = (_args, scope) => {
-  const values = choiceValues(scope.field);
-  return (v, f) => {
+  const listed = choiceValues(scope.field);
+  return async (v, f) => {
+    const values = listed ?? (await helperChoiceValues(scope.field, f));
     let list: unknown[];
     if (isBlank(v)) list = [];
     else if (typeof v === 'string') list = v === '' ? [] : [v];
