@@ -130,6 +130,7 @@ test('the new form of a type is generated from its schema: labels, help, placeho
   // radio and checkboxes are fieldsets of labelled inputs
   assert.match(element(html, 'field-frequency'), /<legend>Frequency<\/legend>/);
   assert.match(html, /<input id="field-frequency-0" type="radio" name="frequency" value="yearly"> Every year/);
+  assert.doesNotMatch(element(html, 'field-frequency'), /archived/, 'form_restrict_choices_to leaves out the other choices');
   assert.match(html, /<input id="field-habitats-1" type="checkbox" name="habitats" value="wetland"> Wetland/);
   assert.match(element(html, 'field-regions'), /<select id="field-regions" name="regions" multiple/);
   assert.match(html, /<input id="field-observers-0" name="observers" type="text" value="">/);

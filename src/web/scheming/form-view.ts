@@ -103,7 +103,10 @@ export function fieldChoices(field: SchemingField, ctx: Pick<FormContext, 'helpe
 }
 
 function choiceOptions(field: SchemingField, ctx: FormContext, selected: string[]): Option[] {
-  const options = fieldChoices(field, ctx).map((c) => ({
+  // form_restrict_choices_to: the form offers only these values (others stay valid through the API).
+  const only = Array.isArray(field.form_restrict_choices_to) ? field.form_restrict_choices_to.map(String) : null;
+  const choices = fieldChoices(field, ctx).filter((c) => !only || only.includes(String(c.value)) || selected.includes(String(c.value)));
+  const options = choices.map((c) => ({
     value: String(c.value),
     label: labelText(c.label, ctx.lang) || String(c.value),
     selected: selected.includes(String(c.value)),
