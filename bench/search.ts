@@ -307,14 +307,26 @@ async function recordStatements(
   const seen: { text: string; values: unknown[] }[] = [];
   const db = services.db;
   const original = db.query.bind(db);
+  const originalTransaction = db.transaction.bind(db);
+  const record = (text: any, values?: unknown[]) => seen.push({ text: typeof text === 'string' ? text : text.text, values: values ?? [] });
   db.query = (text: any, values?: unknown[]) => {
-    seen.push({ text: typeof text === 'string' ? text : text.text, values: values ?? [] });
+    record(text, values);
     return original(text, values);
   };
+  // statements in transactions too (package_search runs each in one bounded by svc.search.timeout)
+  db.transaction = (fn: (tx: any) => Promise<unknown>, opts?: unknown) =>
+    originalTransaction((tx: any) => {
+      const query = (text: any, values?: unknown[]) => {
+        record(text, values);
+        return tx.query(text, values);
+      };
+      return fn(new Proxy(tx, { get: (target, prop) => (prop === 'query' ? query : Reflect.get(target, prop)) }));
+    }, opts);
   try {
     await callAction(services, 'package_search', params, { identity: { user: null, sysadmin: false, via: 'anonymous' } as any });
   } finally {
     db.query = original;
+    db.transaction = originalTransaction;
   }
   void dbUrl;
   return seen;
@@ -394,6 +406,7 @@ export async function run(args: string[] = []): Promise<void> {
     if (!REUSE || process.env.SVC_BENCH_REBUILD === '1' || unindexed > 0) await rebuild(client, dbUrl, storage, results);
 
     await client.query('VACUUM ANALYZE package_search_index');
+    if (custom) await client.query('VACUUM ANALYZE package_search_field_values');
 
     // the most frequent organization and tag pair among public datasets with a CSV resource
     const { o: org, v: tag } = (

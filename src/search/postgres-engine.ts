@@ -105,9 +105,9 @@ WHERE p.id = ANY($1::text[])
 ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
   .map((c) => `${c} = EXCLUDED.${c}`)
   .join(', ')}
-RETURNING package_id, extras)
-INSERT INTO package_search_field_values (package_id, field, num, ts)
-SELECT r.package_id, t.field, t.num, t.ts FROM rows r, package_search_typed_values(r.extras) t`;
+RETURNING package_id, extras, state, private)
+INSERT INTO package_search_field_values (package_id, field, num, ts, state, private)
+SELECT r.package_id, t.field, t.num, t.ts, r.state, r.private FROM rows r, package_search_typed_values(r.extras) t`;
 
 interface IndexState {
   generation: string;
@@ -243,7 +243,14 @@ export class PostgresSearchEngine implements SearchEngine {
     // a single word and that visibility: the count is the number of datasets with the word, and a
     // frequent word's count and facets are read from its own counts (migration 012)
     const term = filters.length === 1 && conditions[0] !== 'TRUE' && fqNodes.length === 0 ? singleWord(qNode) : null;
-    const wordCount = term ? state.wordCount : null;
+    // nothing but one filter on a custom field, for a counted class: its count from the index of
+    // its values (counts of a choice, typed values), not from the matching rows
+    const wordCount =
+      term !== null
+        ? state.wordCount
+        : qNode.kind === 'all' && fqNodes.length === 1 && (visible.countedClass === 'public' || visible.countedClass === 'active')
+          ? await this.customFilterCount(db, fqNodes[0], schema, visible.countedClass)
+          : null;
     const countedClass =
       filters.length === 0 ? visible.countedClass : wordCount !== null ? await this.countedWordClass(db, query, state, wordCount) : null;
     // Parameters in the order the statements use them: the conditions', the sort's, the rank's
@@ -359,6 +366,41 @@ export class PostgresSearchEngine implements SearchEngine {
       if (unlisted.length && isDatabase(db) && (await countFields(db, unlisted))) for (const f of unlisted) this.countedFields.add(f);
     }
     return new Set(wanted.filter((f) => this.countedFields.has(f)));
+  }
+
+  /**
+   * How many datasets of the class match a filter that is one term or range of a custom field:
+   * a value of a counted field (package_search_field_counts) or a typed value or range
+   * (package_search_field_values: an index-only count). Null for any other filter.
+   */
+  private async customFilterCount(
+    db: Queryable,
+    node: QueryNode,
+    schema: SearchSchemaFields,
+    cls: 'public' | 'active',
+  ): Promise<number | null> {
+    if (node.kind !== 'term' && node.kind !== 'range') return null;
+    const f = resolveField(node.field, schema);
+    if (f.type !== 'extra' || !node.field) return null;
+    const visible = cls === 'public' ? "v.state = 'active' AND NOT v.private" : "v.state = 'active'";
+    if (f.typed) {
+      const params: unknown[] = [];
+      const b = new SqlBuilder(params, undefined, schema);
+      const test = b.typedTest(node, f.key, f.typed);
+      if (!test) return null;
+      const r = await db.query<{ n: string }>(
+        `SELECT count(DISTINCT v.package_id) AS n FROM package_search_field_values v WHERE ${test} AND ${visible}`,
+        params,
+      );
+      return Number(r.rows[0].n);
+    }
+    if (node.kind !== 'term' || node.wildcard || f.key !== node.field) return null;
+    if (!(await this.countedCustomFields(db, [f.key], schema)).has(f.key)) return null;
+    const r = await db.query<{ n: string }>(
+      'SELECT coalesce((SELECT n FROM package_search_field_counts WHERE class = $1 AND field = $2 AND value = $3), 0) AS n',
+      [cls, f.key, node.value],
+    );
+    return Number(r.rows[0].n);
   }
 
   /**

@@ -316,8 +316,7 @@ export class SqlBuilder {
         return `${columnSql(f.column)} = ${v === 'true' ? 'TRUE' : 'FALSE'}`;
       }
       case 'extra': {
-        if (f.typed && !onlyStar && !node.wildcard)
-          return this.typedValues(f.key, f.typed, `= ${this.typedValue(f.typed, node.value, name)}`);
+        if (f.typed && !onlyStar && !node.wildcard) return this.typedValues(this.typedTest(node, f.key, f.typed)!);
         const k = this.param(f.key);
         if (onlyStar) return `s.extras ? ${k}`;
         if (node.wildcard) return `(s.extras ->> ${k}::text) LIKE ${this.param(likePattern(node.value))}`;
@@ -345,14 +344,30 @@ export class SqlBuilder {
   }
 
   /**
+   * The test on rows v of package_search_field_values of a term (not a wildcard) or range of a
+   * typed custom field; null for a term of any value (*) or a wildcard.
+   */
+  typedTest(node: QueryNode, key: string, type: CustomFieldType): string | null {
+    const name = node.kind === 'term' || node.kind === 'range' ? (node.field ?? 'text') : 'text';
+    const col = type === 'date' ? 'v.ts' : 'v.num';
+    const tests: string[] = [];
+    if (node.kind === 'term') {
+      if (node.wildcard) return null;
+      tests.push(`= ${this.typedValue(type, node.value, name)}`);
+    } else if (node.kind === 'range') {
+      if (node.lo !== null) tests.push(`${node.loIncl ? '>=' : '>'} ${this.typedValue(type, node.lo, name)}`);
+      if (node.hi !== null) tests.push(`${node.hiIncl ? '<=' : '<'} ${this.typedValue(type, node.hi, name)}`);
+    } else return null;
+    const conditions = tests.length ? tests.map((t) => `${col} ${t}`) : [`${col} IS NOT NULL`];
+    return `v.field = ${this.param(key)}::text AND ${conditions.join(' AND ')}`;
+  }
+
+  /**
    * A test on the typed values of a custom field (package_search_field_values, migration 017:
    * one row per date or number of the field, a list's items each), by its index on (field, value).
    */
-  private typedValues(key: string, type: CustomFieldType, ...tests: string[]): string {
-    const col = type === 'date' ? 'v.ts' : 'v.num';
-    const conditions = tests.length ? tests.map((t) => `${col} ${t}`) : [`${col} IS NOT NULL`];
-    return `EXISTS (SELECT 1 FROM package_search_field_values v WHERE v.package_id = s.package_id AND v.field = ${this.param(key)}::text
-      AND ${conditions.join(' AND ')})`;
+  private typedValues(test: string): string {
+    return `EXISTS (SELECT 1 FROM package_search_field_values v WHERE v.package_id = s.package_id AND ${test})`;
   }
 
   private integer(v: string, field: string): number {
@@ -379,12 +394,7 @@ export class SqlBuilder {
         conv = (v) => this.param(v);
         break;
       case 'extra':
-        if (f.typed) {
-          const tests: string[] = [];
-          if (node.lo !== null) tests.push(`${node.loIncl ? '>=' : '>'} ${this.typedValue(f.typed, node.lo, name)}`);
-          if (node.hi !== null) tests.push(`${node.hiIncl ? '<=' : '<'} ${this.typedValue(f.typed, node.hi, name)}`);
-          return this.typedValues(f.key, f.typed, ...tests);
-        }
+        if (f.typed) return this.typedValues(this.typedTest(node, f.key, f.typed)!);
         expr = `(s.extras ->> ${this.param(f.key)}::text) COLLATE "C"`;
         conv = (v) => this.param(v);
         break;

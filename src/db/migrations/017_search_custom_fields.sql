@@ -73,16 +73,22 @@ RETURNS TABLE (field text, num numeric, ts timestamp) LANGUAGE sql IMMUTABLE STR
 $$;
 
 -- One row per typed value of an indexed dataset, written with its index row
--- (src/search/postgres-engine.ts): ranges and sorts of typed fields by index.
+-- (src/search/postgres-engine.ts): ranges and sorts of typed fields by index. The dataset's state
+-- and visibility are copied (every change of them writes the index row, and so these rows), so
+-- that a query of nothing but one typed filter counts its matches from the index alone.
 CREATE TABLE package_search_field_values (
   package_id text NOT NULL REFERENCES package_search_index (package_id) ON DELETE CASCADE,
   field text NOT NULL,
   num numeric,
-  ts timestamp
+  ts timestamp,
+  state text NOT NULL,
+  private boolean NOT NULL
 );
 CREATE INDEX package_search_field_values_package_idx ON package_search_field_values (package_id);
-CREATE INDEX package_search_field_values_ts_idx ON package_search_field_values (field, ts, package_id) WHERE ts IS NOT NULL;
-CREATE INDEX package_search_field_values_num_idx ON package_search_field_values (field, num, package_id) WHERE num IS NOT NULL;
+CREATE INDEX package_search_field_values_ts_idx ON package_search_field_values (field, ts, package_id) INCLUDE (state, private)
+  WHERE ts IS NOT NULL;
+CREATE INDEX package_search_field_values_num_idx ON package_search_field_values (field, num, package_id) INCLUDE (state, private)
+  WHERE num IS NOT NULL;
 
 -- 3. Facet counts of custom fields (choice fields, subfield lists), as migration 011 keeps them
 --    for the facet columns: the fields are listed in package_search_counted_fields the first
@@ -167,5 +173,5 @@ CREATE TRIGGER package_search_custom_count_truncated AFTER TRUNCATE ON package_s
 UPDATE package_search_index s SET extras = package_search_derived_keys(p.custom_fields) || s.extras
 FROM packages p
 WHERE p.id = s.package_id AND p.custom_fields IS NOT NULL AND package_search_derived_keys(p.custom_fields) <> '{}'::jsonb;
-INSERT INTO package_search_field_values (package_id, field, num, ts)
-SELECT s.package_id, t.field, t.num, t.ts FROM package_search_index s, package_search_typed_values(s.extras) t;
+INSERT INTO package_search_field_values (package_id, field, num, ts, state, private)
+SELECT s.package_id, t.field, t.num, t.ts, s.state, s.private FROM package_search_index s, package_search_typed_values(s.extras) t;
