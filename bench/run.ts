@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   loader: () => import('./loader.ts'),
   web: () => import('./web.ts'),
   startup: () => import('./startup.ts'),
+  views: () => import('./views.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -6,7 +6,7 @@ import type { DatastoreField, DumpChunk } from './backend.ts';
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
 /** Rows per row group: large enough to compress well, small enough to keep memory low. */
-const ROW_GROUP_ROWS = 50_000;
+const ROW_GROUP_ROWS = 25_000;
 const DAY_MS = 86_400_000;
 
 /** How one data store column is written: its Parquet schema element and the conversion of a value. */

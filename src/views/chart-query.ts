@@ -57,13 +57,25 @@ export async function chartData(
   let where = `${x} IS NOT NULL`;
   let groupsLeftOut = 0;
   let groups: (string | null)[] = [];
+  // Numeric and date x: the x range is read with the groups (or alone), so the points take one more scan.
+  const xNum = xKind === 'time' ? `extract(epoch FROM ${x})::float8` : xKind === 'number' ? `${x}::float8` : null;
+  const rangeSelect = xNum ? `, min(${xNum}) AS "lo", max(${xNum}) AS "hi"` : '';
+  let range: { lo: number; hi: number } | null = null;
+  const widen = (rows: Record<string, unknown>[]) => {
+    for (const row of rows) {
+      if (row.lo === null || row.lo === undefined) continue;
+      const [lo, hi] = [Number(row.lo), Number(row.hi)];
+      range = range ? { lo: Math.min(range.lo, lo), hi: Math.max(range.hi, hi) } : { lo, hi };
+    }
+  };
   if (g) {
-    // The largest groups, one scan of the table.
+    // The largest groups (and their x range), one scan of the table.
     const r = await backend.readQuery(
-      `SELECT ${g}::text AS "g", count(*)::int AS "n" FROM ${t} WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${MAX_GROUPS + 1000}`,
+      `SELECT ${g}::text AS "g", count(*)::int AS "n"${rangeSelect} FROM ${t} WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${MAX_GROUPS + 1000}`,
       { rowLimit: MAX_GROUPS + 1000 },
     );
     groups = r.records.slice(0, MAX_GROUPS).map((row) => (row.g === null ? null : String(row.g)));
+    widen(r.records.slice(0, MAX_GROUPS));
     groupsLeftOut = Math.max(0, r.records.length - MAX_GROUPS);
     if (groupsLeftOut) {
       params.push(
@@ -72,23 +84,24 @@ export async function chartData(
       );
       where += ` AND (${g}::text = ANY($1::text[]) OR ($2::bool AND ${g} IS NULL))`;
     }
+  } else if (xNum) {
+    widen((await backend.readQuery(`SELECT ${rangeSelect.slice(2)} FROM ${t} WHERE ${where}`, { rowLimit: 1 })).records);
   }
   const gSelect = g ? `, ${g}::text AS "g"` : '';
   const perSeries = Math.max(1, Math.floor(MAX_POINTS / Math.max(1, groups.length)));
   let sql: string;
   let rowLimit: number;
-  if (xKind === 'category') {
+  if (!xNum) {
     rowLimit = MAX_POINTS;
     sql = `SELECT ${x}::text AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 1${g ? ', 2' : ''} ORDER BY 1${g ? ', 2' : ''}`;
   } else {
     // Equal-width intervals between the smallest and largest x; each point at its interval's smallest x.
-    const xNum = xKind === 'time' ? `extract(epoch FROM ${x})::float8` : `${x}::float8`;
+    const { lo, hi } = range ?? { lo: 0, hi: 1 };
+    params.push(lo, hi > lo ? hi : lo + 1);
+    const [pLo, pHi] = [`$${params.length - 1}::float8`, `$${params.length}::float8`];
     rowLimit = (perSeries + 1) * Math.max(1, groups.length);
-    sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect}
-      FROM ${t}, (SELECT min(${xNum}) AS "lo", max(${xNum}) AS "hi" FROM ${t} WHERE ${where}) AS "__range"
-      WHERE ${where}
-      GROUP BY width_bucket(${xNum}, "__range"."lo", CASE WHEN "__range"."hi" > "__range"."lo" THEN "__range"."hi" ELSE "__range"."lo" + 1 END, ${perSeries})${g ? `, ${g}` : ''}
-      ORDER BY 1${g ? ', 2' : ''}`;
+    sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where}
+      GROUP BY width_bucket(${xNum}, ${pLo}, ${pHi}, ${perSeries})${g ? `, ${g}` : ''} ORDER BY 1${g ? ', 2' : ''}`;
   }
   const r = await backend.readQuery(sql, { params, rowLimit });
   const names = config.y.length ? config.y : ['count'];

@@ -1,0 +1,218 @@
+// npm run bench -- views: chart views and dump formats on a large table, through the real app on
+// a real port (a child process, so its memory is its own), next to the database doing the same.
+//
+//   chart   chart_view_data of a chart with a group-by and an aggregation (x date, y mean of
+//           confirmed, grouped by country: the 10 largest countries, 200 intervals each), and the
+//           resource page drawing it as SVG; p50/p90 of SVC_BENCH_REQUESTS sequential requests
+//           (default 20), beside the same aggregate statements run directly on the read
+//           connection.                                            goal: page p50 <= 300 ms
+//   dump    GET /datastore/dump/{id}?format=parquet against format=csv of the same table (time,
+//           bytes), and the server's RSS growth during the Parquet dump.
+//                                          goals: Parquet >= 50 % of CSV's speed, and smaller
+//
+// Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_DB (postgres,pglite; default
+// postgres), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS), SVC_BENCH_DATABASE_URL (throw-away
+// databases are created and dropped there), SVC_BENCH_BATCH (default 10000).
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { FIELDS, generateRows, resultsDir } from './data.ts';
+import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
+import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+import type { DatastoreBackend } from '../src/datastore/backend.ts';
+import type { ChartConfig } from '../src/views/chart-config.ts';
+import { chartData } from '../src/views/chart-query.ts';
+
+const benchDir = path.dirname(new URL(import.meta.url).pathname);
+const READ_ROLE = 'svc_bench_reader';
+const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
+const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 20);
+const MB = 1024 * 1024;
+type DbKind = 'postgres' | 'pglite';
+
+const CHART: ChartConfig = { x: 'date', y: ['confirmed'], group_by: 'country', aggregate: 'mean', chart: 'line' };
+
+async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+  const child = fork(path.join(benchDir, 'server.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`server.ts exited with ${code}`)));
+  });
+  return { child, port: msg.port, token: msg.token };
+}
+
+/** p50 and p90 in ms of n sequential runs. */
+async function percentiles(n: number, fn: () => Promise<unknown>): Promise<{ p50: number; p90: number }> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  const r = (v: number) => Math.round(v * 10) / 10;
+  return { p50: r(ms[Math.floor(ms.length / 2)]), p90: r(ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.9))]) };
+}
+
+/** Reads a whole answer, counting its bytes; seconds and bytes. */
+async function download(url: string, token: string): Promise<{ seconds: number; bytes: number }> {
+  const t0 = process.hrtime.bigint();
+  const res = await fetch(url, { headers: { authorization: token } });
+  if (res.status !== 200 || !res.body) throw new Error(`${url}: ${res.status}`);
+  let bytes = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, bytes };
+}
+
+async function runOne(kind: DbKind, n: number): Promise<Record<string, unknown>> {
+  const tag = `views_${process.pid}_${kind}`;
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-views-'));
+  const cleanups: (() => Promise<void>)[] = [async () => fs.rmSync(storage, { recursive: true, force: true })];
+  const config: Record<string, unknown> = {
+    'svc.storage_path': storage,
+    'svc.log_level': process.env.SVC_BENCH_LOG_LEVEL ?? 'warn',
+    'svc.plugins': ['datastore', 'datatables_view', 'chart'],
+    'svc.auth.create_unowned_dataset': true,
+  };
+  let direct: DatastoreBackend['readQuery'];
+  if (kind === 'postgres') {
+    const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds` };
+    for (const name of Object.values(names)) {
+      await adminQuery(`CREATE DATABASE ${name}`);
+      cleanups.unshift(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    }
+    await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    const dsUrl = urlWith(ADMIN_URL, names.ds);
+    const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
+    await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+    Object.assign(config, {
+      'svc.database_url': urlWith(ADMIN_URL, names.cat),
+      'svc.datastore.write_url': dsUrl,
+      'svc.datastore.read_url': readUrl,
+    });
+    const client = new pg.Client({ connectionString: readUrl });
+    cleanups.unshift(() => client.end());
+    await client.connect();
+    direct = async (sql, opts) => {
+      const r = await client.query(sql, opts.params ?? []);
+      return { fields: [], records: r.rows, truncated: r.rows.length > opts.rowLimit };
+    };
+  }
+  const out: Record<string, unknown> = { db: kind, rows: n };
+  try {
+    log(`${kind}: starting the app`);
+    const { child, port, token } = await startServer(config);
+    cleanups.unshift(() => stopChild(child));
+    const pkg = `bench-views-${kind}`;
+    await api(port, token, 'package_create', { name: pkg, title: 'Views benchmark' });
+    const created = await api(port, token, 'datastore_create', {
+      resource: { package_id: pkg, name: 'table' },
+      fields: FIELDS.map((f) => ({ id: f.id, type: f.type })),
+    });
+    const id: string = created.resource_id;
+    log(`${kind}: loading ${n} rows`);
+    const rows = generateRows(n);
+    for (let i = 0; i < rows.length; i += BATCH)
+      await api(port, token, 'datastore_upsert', { resource_id: id, method: 'insert', records: rows.slice(i, i + BATCH) });
+    rows.length = 0;
+    if (kind === 'postgres') await adminQuery(`VACUUM ANALYZE "${id}"`, String(config['svc.datastore.write_url']));
+
+    log(`${kind}: chart`);
+    const view = await api(port, token, 'resource_view_create', {
+      resource_id: id,
+      view_type: 'chart',
+      title: 'Mean confirmed by date',
+      ...CHART,
+    });
+    const sample = await api(port, token, 'chart_view_data', { id: view.id });
+    const data = await percentiles(REQUESTS, () => api(port, token, 'chart_view_data', { id: view.id }));
+    const pageUrl = `http://127.0.0.1:${port}/dataset/${pkg}/resource/${id}?view_id=${view.id}`;
+    const page = await percentiles(REQUESTS, async () => {
+      const r = await fetch(pageUrl, { headers: { authorization: token } });
+      if (r.status !== 200) throw new Error(`page: ${r.status}`);
+      await r.text();
+    });
+    const chart: Record<string, unknown> = {
+      config: CHART,
+      series: sample.series.length,
+      points: sample.series.reduce((k: number, s: { points: unknown[] }) => k + s.points.length, 0),
+      dataMs: data,
+      pageMs: page,
+      goalMs: 300,
+      ok: page.p50 <= 300,
+    };
+    if (kind === 'postgres') {
+      // The same statements chartData sends, on a plain connection of the read role (no cursor).
+      const statements: string[] = [];
+      const backend = {
+        readQuery: (sql: string, opts: Parameters<DatastoreBackend['readQuery']>[1]) => {
+          statements.push(sql);
+          return direct(sql, opts);
+        },
+      } as unknown as DatastoreBackend;
+      const fields = FIELDS.map((f) => ({ id: f.id, type: f.type }));
+      chart.directSqlMs = await percentiles(REQUESTS, () => chartData(backend, id, CHART, fields));
+      chart.sql = statements.slice(0, 2);
+    }
+    out.chart = chart;
+
+    log(`${kind}: dumps`);
+    const csv = await download(`http://127.0.0.1:${port}/datastore/dump/${id}?format=csv`, token);
+    const rssBefore = rssBytes(child.pid!);
+    let peak = rssBefore;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, rssBytes(child.pid!));
+    }, 25);
+    const parquet = await download(`http://127.0.0.1:${port}/datastore/dump/${id}?format=parquet`, token).finally(() =>
+      clearInterval(timer),
+    );
+    out.dump = {
+      csv: { seconds: csv.seconds, MB: csv.bytes / MB, rowsPerSecond: Math.round(n / csv.seconds) },
+      parquet: { seconds: parquet.seconds, MB: parquet.bytes / MB, rowsPerSecond: Math.round(n / parquet.seconds) },
+      speedRatio: csv.seconds / parquet.seconds,
+      sizeRatio: parquet.bytes / csv.bytes,
+      serverRssGrowthMB: (peak - rssBefore) / MB,
+      ok: csv.seconds / parquet.seconds >= 0.5 && parquet.bytes < csv.bytes,
+    };
+  } finally {
+    for (const c of cleanups) await c().catch((e) => log(`cleanup: ${e}`));
+  }
+  return out;
+}
+
+export async function run(): Promise<void> {
+  const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
+  const kinds = (process.env.SVC_BENCH_DB ?? 'postgres').split(',') as DbKind[];
+  fs.mkdirSync(resultsDir, { recursive: true });
+  for (const kind of kinds) {
+    const rows = kind === 'pglite' ? Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n) : n;
+    const res = await runOne(kind, rows);
+    const file = path.join(resultsDir, `views-${kind}.json`);
+    fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), ...res }, null, 2) + '\n');
+    const c = res.chart as any;
+    const d = res.dump as any;
+    const f = (v: number, k = 1) => v.toFixed(k);
+    console.log(`\n# views and dumps: ${kind}, ${rows.toLocaleString('en')} rows`);
+    console.log(
+      `chart_view_data (group-by + mean): p50 ${c.dataMs.p50} ms, p90 ${c.dataMs.p90} ms; ${c.series} series, ${c.points} points`,
+    );
+    console.log(
+      `resource page with the chart:      p50 ${c.pageMs.p50} ms, p90 ${c.pageMs.p90} ms (goal <= 300 ms: ${c.ok ? 'ok' : 'MISSED'})`,
+    );
+    if (c.directSqlMs) console.log(`same aggregate SQL run directly:   p50 ${c.directSqlMs.p50} ms, p90 ${c.directSqlMs.p90} ms`);
+    console.log(`CSV dump:     ${f(d.csv.seconds, 2)} s, ${f(d.csv.MB)} MB, ${d.csv.rowsPerSecond.toLocaleString('en')} rows/s`);
+    console.log(
+      `Parquet dump: ${f(d.parquet.seconds, 2)} s, ${f(d.parquet.MB)} MB, ${d.parquet.rowsPerSecond.toLocaleString('en')} rows/s`,
+    );
+    console.log(
+      `Parquet/CSV: speed ${f(d.speedRatio * 100, 0)} %, size ${f(d.sizeRatio * 100, 0)} %; server RSS growth ${f(d.serverRssGrowthMB)} MB (goal speed >= 50 % and smaller: ${d.ok ? 'ok' : 'MISSED'})`,
+    );
+    console.log(`(written to ${path.relative(process.cwd(), file)})`);
+  }
+}
