@@ -25,7 +25,8 @@
 // Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS),
 // SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
-// SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load),
+// SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load;
+// sql-memory: only the embedded data store's memory around a string_agg of SVC_BENCH_ROWS rows),
 // SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's),
 // SVC_BENCH_FTS_RANK_WINDOW (the app's svc.datastore.fts_rank_window; 0 ranks every match).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -680,8 +681,44 @@ function printTable(res: any) {
     );
 }
 
+/**
+ * SVC_BENCH_ONLY=sql-memory: the embedded data store's memory (its worker's WebAssembly memory and
+ * the process's RSS) before and after a string_agg over SVC_BENCH_ROWS rows, without a memory
+ * limit and with svc.datastore.embedded_max_memory's default (the worker restarted after it).
+ */
+async function sqlMemory(rows: number): Promise<void> {
+  const { PGliteWorkerDatabase } = await import('../src/db/pglite-worker.ts');
+  const { existingEmbeddedTemplate } = await import('../src/db/embedded-template.ts');
+  const mb = (x: number) => `${Math.round(x / MB)} MB`;
+  for (const limitMb of [0, 512]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sqlmem-'));
+    const db = await PGliteWorkerDatabase.open({ dataDir: path.join(dir, 'datastore'), template: existingEmbeddedTemplate('datastore') });
+    try {
+      db.maxMemoryBytes = limitMb * MB;
+      await db.exec(`CREATE TABLE big AS SELECT g AS id, md5(g::text) || ' row ' || g AS t FROM generate_series(1, ${rows}) g`);
+      await db.query('SELECT 1');
+      const before = { wasm: db.heapBytes, rss: process.memoryUsage().rss };
+      const started = performance.now();
+      const r = await db.query<{ s: string }>(`SELECT string_agg(t, ',') AS s FROM big`);
+      const ms = Math.round(performance.now() - started);
+      const length = r.rows[0].s.length;
+      r.rows.length = 0;
+      await db.query('SELECT 1');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const limit = limitMb ? `limit ${limitMb} MB` : 'no limit';
+      log(
+        `${limit}: string_agg over ${rows} rows (${mb(length)} of text) in ${ms} ms; worker memory ${mb(before.wasm)} -> ${mb(db.heapBytes)}, process RSS ${mb(before.rss)} -> ${mb(process.memoryUsage().rss)} (worker restarted ${db.recycled} times)`,
+      );
+    } finally {
+      await db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
 export async function run(_args: string[]): Promise<void> {
   const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
+  if (process.env.SVC_BENCH_ONLY === 'sql-memory') return sqlMemory(n);
   const nPglite = Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n);
   process.on('beforeExit', () => loadAgent.destroy());
   const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite')
