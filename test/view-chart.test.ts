@@ -41,7 +41,7 @@ const SALES_FIELDS = [
 let sales: string;
 
 before(async () => {
-  t = await startApp({ plugins: PLUGINS });
+  t = await startApp({ plugins: PLUGINS, config: { 'svc.views.default_views': ['datatables_view', 'chart'] } });
   ({
     users: { views_chart_editor: editor },
   } = await organizationWithTeam(t, { name: 'views-chart-org' }, { views_chart_editor: 'editor' }));
@@ -152,6 +152,24 @@ test('a chart view with only resource_id, view_type and title picks a date x and
   const r = await t.call('resource_view_create', { resource_id: words, view_type: 'chart', title: 'Nothing' }, as(editor));
   assert.equal(r.status, 409);
   assert.match(r.body.error!.x[0], /no date or numeric column/);
+});
+
+test('as a default view (svc.views.default_views), a table worth plotting gets a chart, one without numbers does not', async () => {
+  const fresh = await table('views-chart-public', SALES_FIELDS, RECORDS.slice(0, 6));
+  const made = await t.ok('resource_create_default_resource_views', { resource: { id: fresh }, create_datastore_views: true }, as(editor));
+  assert.deepEqual(
+    made.map((v: any) => v.view_type),
+    ['datatables_view', 'chart'],
+  );
+  const chart = made.find((v: any) => v.view_type === 'chart');
+  assert.deepEqual([chart.title, chart.x, chart.y, chart.aggregate, chart.chart], ['Chart', 'day', ['amount'], 'sum', 'line']);
+  assert.equal((await t.ok('chart_view_data', { id: chart.id })).series[0].points.length, 2);
+  const words = await table('views-chart-public', [{ id: 'word', type: 'text' }], [{ word: 'x' }]);
+  const none = await t.ok('resource_create_default_resource_views', { resource: { id: words }, create_datastore_views: true }, as(editor));
+  assert.deepEqual(
+    none.map((v: any) => v.view_type),
+    ['datatables_view'],
+  );
 });
 
 test('options that do not fit the table are Validation Errors naming the option, and no view is made', async () => {
