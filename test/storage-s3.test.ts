@@ -138,6 +138,7 @@ describe('uploads in the object store', () => {
     assert.equal(r.status, 409, JSON.stringify(r.body));
     const { url } = await t.ok('resource_show', { id: resourceId }, asSysadmin(t));
     assert.equal((await download(t, url)).body, 'id,name\n1,new\n');
+    assert.deepEqual(await keys('portal/staging/'), [], 'the bytes sent for the failed write are not kept');
   });
 
   test('resource_delete removes the object after the commit', async () => {

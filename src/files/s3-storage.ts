@@ -1,8 +1,9 @@
 // Uploaded resource files in an S3-compatible object store (AWS S3, MinIO, Ceph, Garage), with the
 // AWS SDK v3. Keys: <prefix>resources/<resource id>; uploads in flight: <prefix>staging/<uuid>.
-// An upload is sent as a streamed multipart upload to a staging key while the action's transaction
-// is still open (the store down fails the action with a 503, nothing changed) and copied to its
-// place once the transaction has committed; removals also wait for the commit.
+// An upload is sent as a streamed multipart upload to a staging key before its action's transaction
+// begins (the API: prestage) or while it is open (pages), so a store that is down fails the action
+// with a 503 and nothing changes; it is copied to its place once the transaction has committed.
+// Removals also wait for the commit.
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -112,7 +113,34 @@ export class S3FileStore implements FileStore {
     } while (token);
   }
 
+  /** Uploads sent before their action (prestage), by file: the staged key, and whether an action put it in place. */
+  private readonly early = new WeakMap<UploadedFile, { key: Promise<string>; placed: boolean }>();
+
+  async prestage(file: UploadedFile): Promise<void> {
+    const key = this.upload(file);
+    this.early.set(file, { key, placed: false });
+    await key;
+  }
+
+  async release(file: UploadedFile): Promise<void> {
+    const early = this.early.get(file);
+    this.early.delete(file);
+    if (!early || early.placed) return;
+    const key = await early.key.catch(() => null);
+    if (key) await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch(() => undefined);
+  }
+
   async stage(resourceId: string, file: UploadedFile): Promise<AfterCommitWork> {
+    const early = this.early.get(file);
+    const staged = early ? await early.key : await this.upload(file);
+    return async () => {
+      await this.putInPlace(staged, resourceId);
+      if (early) early.placed = true;
+    };
+  }
+
+  /** Sends the upload's bytes to a new staging key as a streamed multipart upload. */
+  private async upload(file: UploadedFile): Promise<string> {
     const staged = `${this.prefix}staging/${randomUUID()}`;
     // The checksum is computed while the upload arrives: ready by now or nearly.
     const sha256 = await file.sha256?.catch(() => undefined);
@@ -134,7 +162,7 @@ export class S3FileStore implements FileStore {
     } catch (e) {
       throw unavailable(e, 'storing the upload');
     }
-    return () => this.putInPlace(staged, resourceId);
+    return staged;
   }
 
   /** Copies a staged upload to the resource's key (retried: the action has committed), then drops the staged copy. */

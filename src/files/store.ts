@@ -38,6 +38,13 @@ export interface FileStore {
    * (a failure fails the action, nothing is changed); the work returned puts it in place.
    */
   stage(resourceId: string, file: UploadedFile): Promise<AfterCommitWork>;
+  /**
+   * Optional, before the action runs: sends an upload where stage() will take it from, so the
+   * transfer does not hold the action's transaction open (object stores). release() forgets it,
+   * removing what no action put in place.
+   */
+  prestage?(file: UploadedFile): Promise<void>;
+  release?(file: UploadedFile): Promise<void>;
   /** Removes the resource's file (after commit). */
   remove(resourceId: string): Promise<void>;
   /** Size and checksum of the resource's file; null when there is none. */
@@ -129,4 +136,20 @@ export async function readSmallFile(config: Config, resourceId: string, maxBytes
 /** Removes the resource's file from the configured store (run after commit). */
 export async function removeStoredFile(config: Config, resourceId: string): Promise<void> {
   await (await openFileStore(config)).remove(resourceId);
+}
+
+/** Sends a request's uploads to the store before its action runs (object stores; nothing for local disk). */
+export async function prestageUploads(config: Config, files: Record<string, UploadedFile>): Promise<void> {
+  const list = Object.values(files);
+  if (!list.length) return;
+  const store = await openFileStore(config);
+  if (store.prestage) for (const f of list) await store.prestage(f);
+}
+
+/** After the request: removes the prestaged uploads no action put in place. */
+export async function releaseUploads(config: Config, files: Record<string, UploadedFile>): Promise<void> {
+  const list = Object.values(files);
+  if (!list.length) return;
+  const store = await openFileStore(config);
+  if (store.release) for (const f of list) await store.release(f);
 }

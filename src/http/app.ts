@@ -12,7 +12,7 @@ import { callAction } from '../actions/registry.ts';
 import { BadRequestError } from '../errors.ts';
 import { discardFiles, requestData } from './request-data.ts';
 import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
-import { closeFileStore, openFileStore } from '../files/store.ts';
+import { closeFileStore, openFileStore, prestageUploads, releaseUploads } from '../files/store.ts';
 import { sameReading } from '../json/array-text.ts';
 import { webRoutes } from '../web/routes.ts';
 import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
@@ -53,6 +53,8 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
       tmpDir: uploadTmpDir(services.config),
     });
     files = parsed.files;
+    // Uploads go to an object store before the action's transaction opens (the transfer holds no lock).
+    await prestageUploads(services.config, files);
     // JSONP calls run as anonymous (CKAN): a page on another site must not act with the visitor's credentials.
     const hasCallback = asGet && new URLSearchParams(request.url.split('?')[1] ?? '').has('callback');
     const formToken = parsed.data[CSRF_FIELD];
@@ -82,6 +84,7 @@ async function handleAction(services: Services, request: FastifyRequest, reply: 
     const err = envelopeError(e, services);
     return sendEnvelope(reply, request, services, name, err.status, { success: false, error: err.toJSON() });
   } finally {
+    await releaseUploads(services.config, files).catch(() => undefined);
     discardFiles(files);
   }
 }
