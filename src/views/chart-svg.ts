@@ -113,7 +113,9 @@ export function renderChartSvg(data: ChartData, title: string, id: string): stri
   out.push(`<line x1="${x0}" x2="${x1}" y1="${y0}" y2="${y0}" stroke="#6b7280"/>`);
   for (const t of xScale.ticks) {
     out.push(`<line x1="${f(t.pos)}" x2="${f(t.pos)}" y1="${y0}" y2="${y0 + 5}" stroke="#6b7280"/>`);
-    out.push(`<text x="${f(t.pos)}" y="${y0 + 20}" text-anchor="middle">${escapeXml(t.label)}</text>`);
+    // Labels at the ends stay inside the drawing.
+    const anchor = t.pos > x1 - 40 ? 'end' : t.pos < x0 + 40 ? 'start' : 'middle';
+    out.push(`<text x="${f(t.pos)}" y="${y0 + 20}" text-anchor="${anchor}">${escapeXml(t.label)}</text>`);
   }
   out.push(
     `<text class="chart-axis-title" x="${(x0 + x1) / 2}" y="${HEIGHT - 12}" text-anchor="middle" font-weight="600">${escapeXml(data.config.x)}</text>`,
