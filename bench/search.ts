@@ -317,7 +317,8 @@ async function recordStatements(
   db.transaction = (fn: (tx: any) => Promise<unknown>, opts?: unknown) =>
     originalTransaction((tx: any) => {
       const query = (text: any, values?: unknown[]) => {
-        record(text, values);
+        // not the job worker's polls (same services, same moment)
+        if (!/^\s*UPDATE jobs\b/.test(typeof text === 'string' ? text : text.text)) record(text, values);
         return tx.query(text, values);
       };
       return fn(new Proxy(tx, { get: (target, prop) => (prop === 'query' ? query : Reflect.get(target, prop)) }));

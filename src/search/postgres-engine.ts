@@ -389,7 +389,8 @@ export class PostgresSearchEngine implements SearchEngine {
       const test = b.typedTest(node, f.key, f.typed);
       if (!test) return null;
       const r = await db.query<{ n: string }>(
-        `SELECT count(DISTINCT v.package_id) AS n FROM package_search_field_values v WHERE ${test} AND ${visible}`,
+        // a list may have several values in the range; "C": the distinct ids sorted bytewise (twice as fast)
+        `SELECT count(DISTINCT v.package_id COLLATE "C") AS n FROM package_search_field_values v WHERE ${test} AND ${visible}`,
         params,
       );
       return Number(r.rows[0].n);
