@@ -158,6 +158,7 @@ describe('OpenAPI document with custom schemas', () => {
     assert.deepEqual(refs(body('package_update')), ['Dataset_field-survey_update']);
     assert.deepEqual(refs(result('package_show', 'get')), ['Dataset_field-survey_show']);
     assert.deepEqual(refs(result('package_create')), ['Dataset_field-survey_show']);
+    assert.deepEqual(refs(result('package_search', 'get').properties.results.items), ['Dataset_field-survey_show']);
     assert.equal(doc.components.schemas.Dataset_create, undefined);
     assert.deepEqual(refs(body('group_create')), ['Group_theme_create']);
     assert.deepEqual(refs(body('organization_create')), ['Organization_organization_create']);
@@ -178,6 +179,11 @@ describe('OpenAPI document with custom schemas', () => {
     const result = doc.paths['/api/3/action/package_show'].get.responses['200'].content['application/json'].schema.properties.result;
     assert.deepEqual(mismatches(doc, shown, doc.components.schemas['Dataset_field-survey_show']), []);
     assert.deepEqual(mismatches(doc, shown, result), [], 'exactly one of the oneOf');
+    const search = await t.ok('package_search', { fq: 'dataset_type:field-survey' }, { method: 'GET' });
+    const searchResult =
+      doc.paths['/api/3/action/package_search'].get.responses['200'].content['application/json'].schema.properties.result;
+    assert.equal(search.count, 1);
+    assert.deepEqual(mismatches(doc, search, searchResult), []);
     for (const key of ['habitat', 'methods', 'observer_count', 'peer_reviewed', 'summary_translated', 'sites', 'settings']) {
       assert.deepEqual(shown[key], sent[key], key);
     }

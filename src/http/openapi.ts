@@ -253,10 +253,12 @@ function bodySchema(paths: Json, action: string): Json | undefined {
 /** The core request schema with a type's fields in it (flat, so Swagger UI's example body shows them all). */
 function typedRequest(base: Json, fields: SchemingField[], languages: string[] | undefined, typeSchema: Json, typeRequired: boolean): Json {
   const out = JSON.parse(JSON.stringify(base)) as Json;
-  const properties = (out.properties ?? {}) as Record<string, Json>;
+  const core = (out.properties ?? {}) as Record<string, Json>;
   const custom = fieldsSchema(fields, 'input', languages);
-  for (const [name, schema] of Object.entries(custom.properties)) properties[name] = mergeProperty(properties[name], schema);
-  properties.type = typeSchema;
+  // the type and the schema's fields first, in the file's order (Swagger UI's example body follows it)
+  const properties: Record<string, Json> = { type: typeSchema };
+  for (const [name, schema] of Object.entries(custom.properties)) properties[name] = mergeProperty(core[name], schema);
+  for (const [name, schema] of Object.entries(core)) if (!(name in properties)) properties[name] = schema;
   const required = new Set([...((out.required as string[]) ?? []), ...custom.required, ...(typeRequired ? ['type'] : [])]);
   out.properties = properties;
   if (required.size) out.required = [...required];
@@ -278,6 +280,15 @@ function setResult(paths: Json, action: string, result: Json): void {
   for (const op of [item?.post, item?.get]) {
     const content = op?.responses?.['200']?.content?.['application/json'];
     if (content) content.schema = envelope(result);
+  }
+}
+
+/** package_search's result datasets: one of the types' dicts. */
+function setSearchResults(paths: Json, item: Json): void {
+  const search = (paths['/api/3/action/package_search'] as Record<string, any> | undefined) ?? {};
+  for (const op of [search.post, search.get]) {
+    const results = op?.responses?.['200']?.content?.['application/json']?.schema?.properties?.result?.properties?.results;
+    if (results?.type === 'array') results.items = item;
   }
 }
 
@@ -373,5 +384,6 @@ function addSchemingTypes(services: Services, scheming: SchemingSchemas, paths: 
     for (const action of family.resultActions) {
       if (services.registry.has(action)) setResult(paths, action, { oneOf: results });
     }
+    if (family.kind === 'dataset') setSearchResults(paths, { oneOf: results });
   }
 }
