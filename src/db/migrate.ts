@@ -19,7 +19,7 @@ export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'co
     .readdirSync(dir)
     .filter((f) => /^\d+_.*\.sql$/.test(f))
     .sort();
-  return db.transaction(async (tx) => {
+  const applied = await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS svc_migrations (
       scope text NOT NULL, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT (now() at time zone 'utc'),
@@ -36,6 +36,10 @@ export async function migrate(db: Database, dir = coreMigrationsDir, scope = 'co
     }
     return applied;
   });
+  // An embedded database stopped in the middle of a statement (pglite-worker.ts) replays its WAL
+  // since the last checkpoint when it opens again: the migrations' WAL is not replayed each time.
+  if (applied.length && db.kind === 'pglite') await db.exec('CHECKPOINT');
+  return applied;
 }
 
 /** The migrations of dir not applied yet (readiness: a node on an older schema than its code is not ready). */
