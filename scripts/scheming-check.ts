@@ -24,7 +24,8 @@ import { buildApp } from '../src/http/app.ts';
 import { insertUser } from '../src/model/users.ts';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { issueToken } from '../src/actions/api-token.ts';
-import { fieldSchema, type JsonSchema } from '../src/scheming/json-schema.ts';
+import { componentName, fieldSchema, type JsonSchema } from '../src/scheming/json-schema.ts';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import type { DatasetSchema, GroupSchema, SchemingField } from '../src/scheming/types.ts';
 
 type Dict = Record<string, any>;
@@ -247,6 +248,8 @@ function fieldValues(fields: SchemingField[], languages: string[] | undefined, s
 
 interface Svc {
   call(action: string, data: Dict): Promise<{ status: number; body: Dict }>;
+  /** GET of a path, as JSON. */
+  get(url: string): Promise<Dict>;
   close(): Promise<void>;
 }
 
@@ -299,6 +302,9 @@ async function startSvc(overrides: Dict, postgresUrl: string): Promise<Svc> {
         payload: JSON.stringify(data),
       });
       return { status: res.statusCode, body: res.json() };
+    },
+    async get(url) {
+      return (await app.inject({ method: 'GET', url })).json();
     },
     async close() {
       await app.close();
@@ -373,6 +379,29 @@ async function checkGroup(svc: Svc, kind: 'group' | 'organization', schema: Grou
   return `${made.compared.length} custom fields`;
 }
 
+/** The OpenAPI document is valid and has the components of each type. */
+async function checkOpenApi(svc: Svc, kind: Case['kind']): Promise<string> {
+  const doc = await svc.get('/api/3/openapi.json');
+  const result = await new Validator().validate(doc as any);
+  if (!result.valid) throw new Failure(`openapi.json is not valid: ${JSON.stringify(result.errors).slice(0, 400)}`);
+  const list = {
+    dataset: 'scheming_dataset_schema_list',
+    group: 'scheming_group_schema_list',
+    organization: 'scheming_organization_schema_list',
+  };
+  const prefix = { dataset: 'Dataset', group: 'Group', organization: 'Organization' }[kind];
+  const types = (await ok(svc, list[kind], {})) as string[];
+  let count = 0;
+  for (const type of types) {
+    for (const dir of ['create', 'update', 'show']) {
+      const name = componentName(prefix, type, dir);
+      if (!doc.components?.schemas?.[name]) throw new Failure(`openapi.json has no component ${name}`);
+      count++;
+    }
+  }
+  return `OpenAPI valid, ${count} components`;
+}
+
 interface Row {
   file: string;
   presets: string;
@@ -426,6 +455,7 @@ async function runCase(c: Case, paths: Partial<Record<RepoKey, string>>, into: s
       }
       detail = parts.join(', ');
     }
+    detail += `; ${await checkOpenApi(svc, c.kind)}`;
     return row('ok', detail);
   } catch (e) {
     return row('failed', e instanceof Failure ? e.message : `${(e as Error).stack?.split('\n').slice(0, 3).join(' ')}`);

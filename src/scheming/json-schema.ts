@@ -5,10 +5,10 @@ import type { DatasetSchema, GroupSchema, Label, SchemingField, SchemingSchemas 
 
 export type JsonSchema = Record<string, unknown>;
 /** input: what create/update accept; output: what show returns. */
-export type Direction = 'input' | 'output';
+type Direction = 'input' | 'output';
 
 /** A label in English, else in its first language. */
-export function labelText(label: Label | undefined | null): string | undefined {
+function labelText(label: Label | undefined | null): string | undefined {
   if (label === undefined || label === null) return undefined;
   if (typeof label === 'string') return label;
   if (typeof label !== 'object') return String(label);
@@ -16,7 +16,7 @@ export function labelText(label: Label | undefined | null): string | undefined {
 }
 
 /** The validator names of a field's string, without their arguments ("if_empty_same_as(name)" -> if_empty_same_as). */
-export function validatorNames(validators: unknown): string[] {
+function validatorNames(validators: unknown): string[] {
   if (typeof validators !== 'string') return [];
   return validators
     .split(/\s+/)
@@ -25,7 +25,7 @@ export function validatorNames(validators: unknown): string[] {
 }
 
 /** Whether create and update must send the field (required: true, or a not_empty validator). */
-export function isRequiredField(field: SchemingField): boolean {
+function isRequiredField(field: SchemingField): boolean {
   if (field.required === true) return true;
   return validatorNames(field.validators).includes('not_empty');
 }
