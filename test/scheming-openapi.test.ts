@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { WebClient } from './helpers/web-client.ts';
 import { BUILTIN_PRESET_FILES } from '../src/scheming/presets.ts';
 import { isKnownValidator } from '../src/scheming/validators.ts';
 
@@ -403,7 +404,15 @@ describe('docs/schemas.md', () => {
     const page = await t.app.inject({ method: 'GET', url: '/river-gauge/upper-rhine-gauges' });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Number of stations/);
-    assert.notEqual((await t.app.inject({ method: 'GET', url: '/river-gauge/new' })).statusCode, 404);
+    const web = new WebClient(t.app);
+    await web.login('test_sysadmin');
+    const form = await web.get('/river-gauge/new');
+    assert.equal(form.statusCode, 200);
+    assert.match(form.body, /<select[^>]*name="river_basin"/);
+    assert.match(form.body, /<input[^>]*name="operating_since"[^>]*type="date"|<input[^>]*type="date"[^>]*name="operating_since"/);
+    assert.match(form.body, /lang="de"/);
+    assert.match(form.body, /Zusammenfassung|Summary/);
+    assert.match(form.body, /Station ID/);
   });
 
   test('the preset table lists every built-in preset with its file', () => {
