@@ -8,8 +8,11 @@ import type { Database } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { fillBatch } from './fts.ts';
 
-/** Quiet time after the last write before filling starts (a loader's pause between two batches is shorter). */
-const IDLE_MS = 1000;
+/**
+ * Quiet time after the last write before filling starts: a client sending batch after batch
+ * (ckanapi, the loader) pauses less between two; a load that ended waits no longer than this.
+ */
+const IDLE_MS = 500;
 const MAX_DEFER_MS = 600_000;
 /** While writes go on, a batch filled anyway is followed by a pause of this many times its duration. */
 const FORCED_PAUSE = 3;
