@@ -137,4 +137,3 @@ export function fluentLanguages(field: SchemingField, schemaLanguages: unknown, 
 }
 
 export const FLUENT_KINDS: readonly WidgetKind[] = ['fluent', 'fluent_markdown', 'fluent_tags'];
-export const MULTI_KINDS: readonly WidgetKind[] = ['checkboxes', 'multiselect', 'multitext'];
