@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, envName, loadConfig } from '../src/config/load.ts';
+import { optionDeclarations } from '../src/config/options.ts';
 import { addEditableOption, removeEditableOption } from '../src/actions/config.ts';
 import { ignoreMissing, intValidator } from '../src/validation/validators.ts';
 import { Invalid } from '../src/validation/validate.ts';
@@ -50,6 +51,14 @@ describe('loading configuration', () => {
     const shown = loadConfig({ env: { SVC__SECRET: 'shh', SVC__DATABASE_URL: 'postgresql://u:p@h/db' } }).show();
     assert.equal(shown['svc.secret'], '********');
     assert.equal(shown['svc.database_url'], '********');
+  });
+
+  test('docs/configuration.md lists every option with its environment name, and says how many there are', () => {
+    const doc = fs.readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const declared = optionDeclarations();
+    const missing = declared.filter((d) => !doc.includes(`| \`${d.name}\` (\`${envName(d.name)}\`)`)).map((d) => d.name);
+    assert.deepEqual(missing, []);
+    assert.match(doc, new RegExp(`${declared.length} options in all`));
   });
 });
 
