@@ -1,6 +1,7 @@
 // What the benchmarks share: the admin database, logging, the child server they start.
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 
 /** The PostgreSQL server the benchmarks make their databases on (a superuser). */
@@ -35,6 +36,22 @@ export async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
 /** Resident memory of a process (Linux). */
 export const rssBytes = (pid: number): number =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
+const benchDir = path.dirname(new URL(import.meta.url).pathname);
+
+/** Starts bench/server.ts as a child with this configuration; resolves once it listens. */
+export async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+  const child = fork(path.join(benchDir, 'server.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`server.ts exited with ${code}`)));
+  });
+  return { child, port: msg.port, token: msg.token };
+}
 
 /** Stops a child server: SIGTERM, then SIGKILL when it has not exited within 15 s. */
 export async function stopChild(child: ChildProcess): Promise<void> {

@@ -18,7 +18,7 @@
 // general two-pass path, as before the direct CSV path; results in loader-DB-two-pass.json),
 // SVC_BENCH_RESULTS_SUFFIX (appended to the results file's name), SVC_BENCH_DATABASE_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres; throw-away databases are created and dropped).
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -31,9 +31,8 @@ import { runInNewContext } from 'node:vm';
 import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 import { quoteIdent } from '../src/db/sql.ts';
-import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, adminQuery, api, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
 
-const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const READ_ROLE = 'svc_bench_reader';
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
   .split(',')
@@ -43,19 +42,6 @@ const XLSX_ROWS = Number(process.env.SVC_BENCH_XLSX_ROWS ?? 100000);
 const REPEAT = Math.max(1, Number(process.env.SVC_BENCH_REPEAT ?? 1));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const MB = 1024 * 1024;
-
-async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
-  const child = fork(path.join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise<any>((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, ...msg };
-}
 
 /** resource_create with the file streamed from disk as a multipart upload. */
 function upload(port: number, token: string, packageId: string, file: string, name: string): Promise<any> {

@@ -29,7 +29,7 @@
 // to the storage directory; the datasets carry values of those fields (created without the
 // schema, the server then restarted with it), and the mix adds the custom-field queries.
 // Results: bench/results/search-postgres-<n>-custom.json.
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -41,7 +41,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
 import { benchCustomFields, benchSchema, resultsDir } from './data.ts';
-import { ADMIN_URL, log, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, log, startServer, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const CATALOG = process.env.SVC_BENCH_CATALOG ?? '/work/shared/data/catalogs/depositar-datasets.jsonl.gz';
@@ -134,19 +134,6 @@ async function api(port: number, token: string, action: string, data: unknown): 
   const json = JSON.parse(r.text);
   if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
   return json.result;
-}
-
-export async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
-  const child = fork(path.join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise<any>((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, port: msg.port, token: msg.token };
 }
 
 // --- the catalog ---------------------------------------------------------------------------------

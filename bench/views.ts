@@ -13,19 +13,17 @@
 // Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_DB (postgres,pglite; default
 // postgres), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS), SVC_BENCH_DATABASE_URL (throw-away
 // databases are created and dropped there), SVC_BENCH_BATCH (default 10000).
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { FIELDS, generateRows, resultsDir } from './data.ts';
-import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, adminQuery, api, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 import type { DatastoreBackend } from '../src/datastore/backend.ts';
 import type { ChartConfig } from '../src/views/chart-config.ts';
 import { chartData } from '../src/views/chart-query.ts';
 
-const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const READ_ROLE = 'svc_bench_reader';
 const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
 const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 20);
@@ -33,19 +31,6 @@ const MB = 1024 * 1024;
 type DbKind = 'postgres' | 'pglite';
 
 const CHART: ChartConfig = { x: 'date', y: ['confirmed'], group_by: 'country', aggregate: 'mean', chart: 'line' };
-
-async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
-  const child = fork(path.join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise<any>((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`server.ts exited with ${code}`)));
-  });
-  return { child, port: msg.port, token: msg.token };
-}
 
 /** p50 and p90 in ms of n sequential runs. */
 async function percentiles(n: number, fn: () => Promise<unknown>): Promise<{ p50: number; p90: number }> {

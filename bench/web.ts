@@ -30,19 +30,8 @@ import { closeServices, createServices } from '../src/services.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { Services } from '../src/actions/context.ts';
 import { resultsDir } from './data.ts';
-import { ADMIN_URL, log, stopChild } from './common.ts';
-import {
-  agent,
-  benchDatabase,
-  cloneInSql,
-  createThroughApi,
-  pct,
-  readCatalog,
-  rebuild,
-  request,
-  startServer,
-  unindexedCount,
-} from './search.ts';
+import { ADMIN_URL, log, startServer, stopChild } from './common.ts';
+import { agent, benchDatabase, cloneInSql, createThroughApi, pct, readCatalog, rebuild, request, unindexedCount } from './search.ts';
 
 const REUSE = process.env.SVC_BENCH_REUSE;
 const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
