@@ -215,14 +215,19 @@ test('SQL searches: a shorter timeout for anonymous callers, one at a time per c
     // connection: a search waits for at most the SQL search running on it (others wait apart).
     assert.ok(search.ms < (onPostgres ? 1000 : 3000 + 1000 + 4000), `datastore_search waited ${search.ms} ms behind SQL searches`);
     // One anonymous query ran, stopped at the anonymous timeout; the others were refused at once.
+    // Stopped at its timeout, or (embedded database) after svc.datastore.sqlsearch.embedded_yield_after
+    // because datastore_search was waiting: both messages begin the same way.
+    const tooLong = (m: unknown) => typeof m === 'string' && m.startsWith('Query took too long');
     const messages = answers.map((a) => a.answer.body.error?.query?.[0]);
-    assert.equal(messages.filter((m) => m === 'Query took too long').length, 1, JSON.stringify(messages));
+    assert.equal(messages.filter(tooLong).length, 1, JSON.stringify(messages));
     assert.equal(messages.filter((m) => /Too many SQL searches at once/.test(m ?? '')).length, 7, JSON.stringify(messages));
-    for (const a of answers)
-      if (a.answer.body.error?.query?.[0] !== 'Query took too long') assert.ok(a.ms < 1000, `refused after ${a.ms} ms`);
-    for (const a of userAnswers) assert.deepEqual(a.answer.body.error?.query, ['Query took too long']);
+    for (const a of answers) if (!tooLong(a.answer.body.error?.query?.[0])) assert.ok(a.ms < 1000, `refused after ${a.ms} ms`);
+    for (const a of userAnswers) {
+      assert.equal(a.answer.body.error?.query?.length, 1);
+      assert.ok(tooLong(a.answer.body.error?.query?.[0]), JSON.stringify(a.answer.body.error));
+    }
     // The anonymous query was stopped sooner than the signed-in ones' timeout allows.
-    const ranAnonymous = answers.find((a) => a.answer.body.error?.query?.[0] === 'Query took too long')!;
+    const ranAnonymous = answers.find((a) => tooLong(a.answer.body.error?.query?.[0]))!;
     if (onPostgres) assert.ok(ranAnonymous.ms < 2500, `the anonymous query ran ${ranAnonymous.ms} ms`);
   } finally {
     await app.close();
