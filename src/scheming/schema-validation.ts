@@ -10,7 +10,8 @@ import { packageSchema, resourceParams } from '../validation/package-schema.ts';
 import { Invalid, validate, type FieldContext, type FieldSpec, type ListOf, type Schema, type Validator } from '../validation/validate.ts';
 import { ignoreMissing, notEmpty } from '../validation/validators.ts';
 import type { DatasetSchema, GroupSchema, SchemingField, SchemingSchemas } from './types.ts';
-import { storedValue, validatorsFromString, type ValidatorScope } from './validators.ts';
+import { storedValue, validatorsFromString } from './validators.ts';
+import type { ValidatorScope } from './validator-scope.ts';
 
 /** The schemas of this service, when any is configured. */
 function schemingOf(ctx: Pick<ActionContext, 'services'>): SchemingSchemas | undefined {

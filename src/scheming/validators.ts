@@ -6,7 +6,6 @@
 // Values are stored as typed JSON (lists, objects, numbers), not as the JSON text CKAN keeps in
 // extras: scheming_multiple_choice gives a list, fluent_text an object. Output validators accept
 // both, so values saved as text by an import still read back as CKAN shows them.
-import type { ActionContext } from '../context.ts';
 import { findGroup, groupNameHolder } from '../model/groups.ts';
 import { canonicalFormat, guessFormat } from '../model/resources.ts';
 import { ownerOrgValidator, packageNameValidator, packageVersionValidator, tagNameErrors } from '../validation/package-schema.ts';
@@ -29,17 +28,18 @@ import {
 import type { SchemingField } from './types.ts';
 import { datastoreChoicesFromResult, datastoreChoicesQuery } from './choices.ts';
 import { parseValidatorSpec } from './validator-spec.ts';
-
-/** What a factory knows besides its arguments: the field, its schema, the site's default locale. */
-export interface ValidatorScope {
-  field: SchemingField;
-  /** The schema as written (draft_fields_required, form_languages). */
-  schema: Record<string, unknown>;
-  /** svc.locale_default: the language of a plain string in a multilingual field. */
-  defaultLocale: string;
-}
-
-type Factory = (args: unknown[], scope: ValidatorScope) => Validator;
+import {
+  actionContext,
+  inputOf,
+  isBlank,
+  isDraft,
+  isEmpty,
+  loadJson,
+  requiredEnforced,
+  type Factory,
+  type ValidatorScope,
+} from './validator-scope.ts';
+import { fluentCoreTranslatedOutput, fluentTags, fluentTagsOutput, fluentText, fluentTextOutput } from './fluent-validators.ts';
 
 /** A date (isodate, scheming_isodatetime) until convert_to_json_if_date(time) or the end of the chain makes it text. */
 class DateValue {
@@ -59,19 +59,6 @@ class DateValue {
 /** The value a chain stores: a date still a DateValue becomes its date-time text. */
 export function storedValue(v: unknown): unknown {
   return v instanceof DateValue ? v.dateTimeText() : v;
-}
-
-const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined;
-const isEmpty = (v: unknown) => isBlank(v) || v === '' || (Array.isArray(v) && v.length === 0);
-
-/** The action context, whether the chain runs for a dataset ({ctx, pkg, input}) or a group ({ctx, group, input}). */
-function actionContext(f: FieldContext): ActionContext {
-  return (f.context?.ctx ?? f.context) as ActionContext;
-}
-
-/** The dict as sent (before any conversion), when the caller passed it. */
-function inputOf(f: FieldContext): Record<string, unknown> {
-  return (f.context?.input as Record<string, unknown> | undefined) ?? f.data;
 }
 
 const simple =
@@ -154,20 +141,6 @@ const groupNameValidator: Validator = async (v, f) => {
   if (holder && holder.id !== editing) throw new Invalid('Group name already exists in database');
   return v;
 };
-
-/**
- * A draft leaves required fields optional (a schema's draft_fields_required: false). Without a
- * state sent, the dataset keeps its state (a new one is active): CKAN counts a missing state as a
- * draft, which let API creates skip every required field.
- */
-function isDraft(f: FieldContext): boolean {
-  const state = f.data.state ?? inputOf(f).state ?? f.context?.pkg?.state ?? f.context?.group?.state ?? 'active';
-  return typeof state === 'string' && state.startsWith('draft');
-}
-
-function requiredEnforced(scope: ValidatorScope, f: FieldContext): boolean {
-  return scope.schema.draft_fields_required !== false || !isDraft(f);
-}
 
 const draftFieldsNotRequired: Validator = (v, f) => (isDraft(f) ? ignoreMissing(v, f) : notEmpty(v, f));
 
@@ -372,15 +345,6 @@ const validJsonObject: Validator = (v) => {
   throw new Invalid(`Unsupported type for JSON field: ${Array.isArray(v) ? 'list' : typeof v}`);
 };
 
-const loadJson: Validator = (v) => {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v);
-  } catch {
-    return v;
-  }
-};
-
 const listOutput: Validator = (v) => {
   if (Array.isArray(v)) return v;
   if (v === null || v === undefined) return [];
@@ -409,117 +373,6 @@ const dcatDate: Validator = (v, f) => {
   } catch {
     throw new Invalid('Date format incorrect. Supported formats are YYYY, YYYY-MM, YYYY-MM-DD and YYYY-MM-DDTHH:MM:SS');
   }
-};
-
-// --- ckanext-fluent --------------------------------------------------------------------------
-
-const LANGUAGE = /^[a-z]{2,8}(-[0-9a-zA-Z]{1,8})*$/;
-
-function formLanguages(scope: ValidatorScope): string[] {
-  const own = scope.field.form_languages ?? scope.schema.form_languages;
-  return Array.isArray(own) ? own.map(String) : [scope.defaultLocale];
-}
-
-/** The per-language form inputs (<field>-en, <field>-fr), taken out of the dict; undefined when there are none. */
-function languageInputs(f: FieldContext): Record<string, unknown> | undefined {
-  const prefix = `${f.key}-`;
-  const names = Object.keys(f.data).filter((k) => k.startsWith(prefix));
-  if (!names.length) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const name of names) {
-    out[name.slice(prefix.length)] = f.data[name];
-    delete f.data[name];
-  }
-  return out;
-}
-
-/** Shared by fluent_text and fluent_tags: the object of languages, checked. */
-function fluentObject(scope: ValidatorScope, f: FieldContext, v: unknown, item: (lang: string, x: unknown, errs: string[]) => unknown) {
-  const form = languageInputs(f);
-  let value: unknown = form ?? v;
-  if (isBlank(value)) value = {};
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      throw new Stop('Failed to decode JSON string');
-    }
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Stop('expecting JSON object');
-  const errs: string[] = [];
-  const out: Record<string, unknown> = {};
-  for (const [lang, x] of Object.entries(value as Record<string, unknown>)) {
-    if (!LANGUAGE.test(lang)) {
-      errs.push(`invalid language code: "${lang}"`);
-      continue;
-    }
-    const converted = item(lang, x, errs);
-    if (converted !== undefined) out[lang] = converted;
-  }
-  if (scope.field.required && requiredEnforced(scope, f)) {
-    for (const lang of formLanguages(scope)) {
-      const got = out[lang];
-      if (!got || (Array.isArray(got) && !got.length)) errs.push(`Required language "${lang}" missing`);
-    }
-  }
-  if (errs.length) throw new Stop(errs.join(', '));
-  return out;
-}
-
-const fluentText: Factory = (_args, scope) => (v, f) =>
-  fluentObject(scope, f, v, (lang, x, errs) => {
-    if (x === '' || x === null) return '';
-    if (typeof x !== 'string') {
-      errs.push(`invalid type for "${lang}" value`);
-      return undefined;
-    }
-    return x;
-  });
-
-const fluentTags: Factory = (_args, scope) => (v, f) =>
-  fluentObject(scope, f, v, (lang, x, errs) => {
-    const list = typeof x === 'string' ? x.split(',').filter((t) => t.trim()) : x;
-    if (!Array.isArray(list)) {
-      errs.push(`invalid type for "${lang}" value`);
-      return undefined;
-    }
-    const tags: string[] = [];
-    list.forEach((t, i) => {
-      if (typeof t !== 'string') errs.push(`invalid type for "${lang}" value item ${i}`);
-      else {
-        errs.push(...tagNameErrors(t.trim()));
-        tags.push(t.trim());
-      }
-    });
-    return tags;
-  });
-
-const fluentTextOutput: Factory = (_args, scope) => (v) => {
-  if (v && typeof v === 'object' && !Array.isArray(v)) return v;
-  if (typeof v !== 'string') return v;
-  try {
-    const parsed = JSON.parse(v);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
-  } catch {
-    // a plain string: the default locale's text
-  }
-  return { [scope.defaultLocale]: v };
-};
-
-const fluentTagsOutput: Validator = (v) => (typeof v === 'string' ? loadJson(v, undefined as never) : v);
-
-/** On <core>_translated: the object, and the core field (title) in the default locale. */
-const fluentCoreTranslatedOutput: Factory = (args, scope) => {
-  const toObject = fluentTextOutput(args, scope);
-  return async (v, f) => {
-    const value = (await toObject(v, f)) as Record<string, string>;
-    const core = f.key.replace(/_translated$/, '');
-    if (core !== f.key && core in f.data && value && typeof value === 'object') {
-      const text = value[scope.defaultLocale] ?? Object.values(value).find((x) => typeof x === 'string' && x);
-      if (text !== undefined) f.data[core] = text;
-    }
-    return value;
-  };
 };
 
 // --- the registry ----------------------------------------------------------------------------
