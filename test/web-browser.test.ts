@@ -177,7 +177,7 @@ describe('a newcomer publishes a dataset and finds it again', { skip: browserMis
     for (const [label, marker] of [
       [/CSV/, 'station,city'],
       [/TSV/, 'station\tcity'],
-      [/JSON/, '"North Ridge"'],
+      [/^JSON$/, '"North Ridge"'],
       [/XML/, 'North Ridge'],
     ] as const) {
       const href = await downloads.getByRole('link', { name: label }).getAttribute('href');
