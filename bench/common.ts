@@ -3,6 +3,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 
 /** The PostgreSQL server the benchmarks make their databases on (a superuser). */
 export const ADMIN_URL = process.env.SVC_BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -79,4 +80,15 @@ export async function api(port: number, token: string, action: string, body: unk
   const json: any = await res.json();
   if (!json.success) throw new Error(`${action}: ${JSON.stringify(json.error)}`);
   return json.result;
+}
+
+/** The read-only login of the benchmarks' data stores. */
+const READ_ROLE = 'svc_bench_reader';
+
+/** Gives a throw-away data store database its read-only role (as `svc datastore set-permissions`); returns the read URL. */
+export async function grantDataStoreReader(writeUrl: string, database: string): Promise<string> {
+  await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+  const readUrl = urlWith(ADMIN_URL, database, READ_ROLE);
+  await adminQuery(setPermissionsSql(writeUrl, readUrl), writeUrl);
+  return readUrl;
 }

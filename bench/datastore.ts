@@ -42,11 +42,9 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { FIELDS, SOURCE, generateRows, resultsDir, toCsv, type BenchRow } from './data.ts';
-import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
-import { ADMIN_URL, adminQuery, api, log, rssBytes, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, adminQuery, api, grantDataStoreReader, log, rssBytes, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
-const READ_ROLE = 'svc_bench_reader';
 const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
 const DURATION = Number(process.env.SVC_BENCH_DURATION ?? 10);
 const CONNECTIONS = 16;
@@ -271,10 +269,8 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
         await adminQuery(`CREATE DATABASE ${name}`);
         cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       }
-      await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
       const dsUrl = urlWith(ADMIN_URL, names.ds);
-      const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
-      await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+      const readUrl = await grantDataStoreReader(dsUrl, names.ds);
       Object.assign(appConfig, {
         'svc.database_url': urlWith(ADMIN_URL, names.cat),
         'svc.datastore.write_url': dsUrl,

@@ -29,11 +29,9 @@ import pg from 'pg';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FIELDS, generateRows, resultsDir, toCsv } from './data.ts';
-import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 import { quoteIdent } from '../src/db/sql.ts';
-import { ADMIN_URL, adminQuery, api, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, adminQuery, api, grantDataStoreReader, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
 
-const READ_ROLE = 'svc_bench_reader';
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '100000,1000000')
   .split(',')
   .map(Number)
@@ -293,10 +291,8 @@ export async function run(): Promise<void> {
             await adminQuery(`CREATE DATABASE ${name}`);
             cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
           }
-          await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
           dsUrl = urlWith(ADMIN_URL, names.ds);
-          const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
-          await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+          const readUrl = await grantDataStoreReader(dsUrl, names.ds);
           Object.assign(config, {
             'svc.database_url': urlWith(ADMIN_URL, names.cat),
             'svc.datastore.write_url': dsUrl,

@@ -13,12 +13,10 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
-import { ADMIN_URL, adminQuery, log, rssBytes, urlWith } from './common.ts';
+import { ADMIN_URL, adminQuery, grantDataStoreReader, log, rssBytes, urlWith } from './common.ts';
 
 const repo = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const bin = path.join(repo, 'bin', 'svc.js');
-const READ_ROLE = 'svc_bench_reader';
 
 type Env = Record<string, string>;
 
@@ -168,10 +166,8 @@ async function measureMode(kind: 'pglite' | 'postgres', runs: number): Promise<M
         await adminQuery(`CREATE DATABASE ${db}`);
         cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`));
       }
-      await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
       const write = urlWith(ADMIN_URL, `${tag}_ds`);
-      const read = urlWith(ADMIN_URL, `${tag}_ds`, READ_ROLE);
-      await adminQuery(setPermissionsSql(write, read), write);
+      const read = await grantDataStoreReader(write, `${tag}_ds`);
       Object.assign(env, {
         SVC__DATABASE_URL: urlWith(ADMIN_URL, `${tag}_cat`),
         SVC__DATASTORE__WRITE_URL: write,

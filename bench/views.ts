@@ -18,13 +18,11 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { FIELDS, generateRows, resultsDir } from './data.ts';
-import { ADMIN_URL, adminQuery, api, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
-import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
+import { ADMIN_URL, adminQuery, api, grantDataStoreReader, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
 import type { DatastoreBackend } from '../src/datastore/backend.ts';
 import type { ChartConfig } from '../src/views/chart-config.ts';
 import { chartData } from '../src/views/chart-query.ts';
 
-const READ_ROLE = 'svc_bench_reader';
 const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
 const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 20);
 const MB = 1024 * 1024;
@@ -72,10 +70,8 @@ async function runOne(kind: DbKind, n: number): Promise<Record<string, unknown>>
       await adminQuery(`CREATE DATABASE ${name}`);
       cleanups.unshift(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     }
-    await adminQuery(`DO $$ BEGIN CREATE ROLE ${READ_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
     const dsUrl = urlWith(ADMIN_URL, names.ds);
-    const readUrl = urlWith(ADMIN_URL, names.ds, READ_ROLE);
-    await adminQuery(setPermissionsSql(dsUrl, readUrl), dsUrl);
+    const readUrl = await grantDataStoreReader(dsUrl, names.ds);
     Object.assign(config, {
       'svc.database_url': urlWith(ADMIN_URL, names.cat),
       'svc.datastore.write_url': dsUrl,
