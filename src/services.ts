@@ -14,6 +14,7 @@ import { existingEmbeddedTemplate } from './db/embedded-template.ts';
 import { loadPersistedOptions } from './actions/config.ts';
 import { availablePlugins } from './plugins/index.ts';
 import { setupSearch } from './search/service.ts';
+import { setupSpatial } from './search/spatial.ts';
 import { JobService } from './jobs/service.ts';
 import { loadSchemingSchemas } from './scheming/load.ts';
 
@@ -122,6 +123,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     services.scheming = await loadSchemingSchemas(config, logger);
     if (opts.migrate !== false) await migrate(db);
     services.registry.defineAll(coreActions);
+    setupSpatial(services);
     setupSearch(services);
     await loadPersistedOptions(services);
     const enabled = config.list('svc.plugins');

@@ -13,6 +13,7 @@ import { packageDictsOfIds, resourceDict } from '../model/package-dict.ts';
 import { findLicense } from '../model/licenses.ts';
 import { findVocabulary } from '../model/tags.ts';
 import { searchEngine } from '../search/service.ts';
+import { spatialFilterOf } from '../search/spatial.ts';
 import type { SortKey } from '../search/engine.ts';
 import { groupTitles, type FacetItem } from '../search/facets.ts';
 import { RESOURCE_SEARCH_COLUMNS, searchResources, searchTags, type ResourceCriterion } from '../search/catalog-search.ts';
@@ -157,6 +158,11 @@ export const searchActions: ActionDefinition<any, any>[] = [
       include_deleted: p.boolean('also deleted datasets (only when svc.search.remove_deleted_packages is false)').default(false),
       use_default_schema: p.boolean('accepted; svc has one dataset schema').default(false),
       fl: p.any('fields to return instead of whole datasets (list or comma-separated)'),
+      ext_bbox: p
+        .string(
+          'minx,miny,maxx,maxy in degrees (ckanext-spatial): only datasets whose spatial geometry intersects the box; sort=spatial desc orders them by overlap (so does score without words to score)',
+        )
+        .ignoreEmpty(),
       ...Object.fromEntries(ENGINE_PARAMS.map((k) => [k, p.any('Solr tuning parameter: accepted, without effect').hidden()])),
     },
     extras: 'keep',
@@ -208,6 +214,7 @@ export const searchActions: ActionDefinition<any, any>[] = [
           includeDrafts: prm.include_drafts,
           includeDeleted: prm.include_deleted,
         },
+        spatial: spatialFilterOf(prm.ext_bbox),
       };
       // Bounded in time on both databases (the embedded catalog runs in a worker thread that can be stopped).
       const timeoutMs = ctx.config.int('svc.search.timeout');

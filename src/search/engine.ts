@@ -1,6 +1,7 @@
 // The search engine behind package_search: index a dataset, remove one, query. The catalog
 // database serves it today (postgres-engine.ts); another engine can implement the same interface.
 import type { Queryable } from '../db/database.ts';
+import type { SpatialFilter } from './spatial.ts';
 
 /** Who is asking and which datasets beyond the active public ones the call asks for. */
 export interface SearchVisibility {
@@ -30,6 +31,8 @@ export interface PackageQuery {
   facetLimit: number;
   facetMincount: number;
   visibility: SearchVisibility;
+  /** ext_bbox: only datasets whose spatial extent intersects it. */
+  spatial?: SpatialFilter;
 }
 
 export interface PackageQueryResult {

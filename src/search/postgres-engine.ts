@@ -16,6 +16,7 @@ import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordPart
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
+import { spatialCondition, spatialSortKey, type SpatialFilter } from './spatial.ts';
 
 export interface PostgresEngineOptions {
   /** svc.auth.allow_dataset_collaborators: collaborator labels are indexed. */
@@ -237,6 +238,7 @@ export class PostgresSearchEngine implements SearchEngine {
     // filters do not score: their terms are left out of the rank
     builder.scoring = false;
     for (const n of fqNodes) conditions.push(builder.where(n));
+    if (query.spatial) conditions.push(spatialCondition(query.spatial, builder));
     const filters = conditions.filter((c) => c !== 'TRUE');
     const where = [visible.sql, ...filters].filter((c) => c !== 'TRUE').join(' AND ') || 'TRUE';
     // nothing but the visibility of a counted class: the count and facets are read from the counts;
@@ -248,7 +250,10 @@ export class PostgresSearchEngine implements SearchEngine {
     const wordCount =
       term !== null
         ? state.wordCount
-        : qNode.kind === 'all' && fqNodes.length === 1 && (visible.countedClass === 'public' || visible.countedClass === 'active')
+        : qNode.kind === 'all' &&
+            fqNodes.length === 1 &&
+            !query.spatial &&
+            (visible.countedClass === 'public' || visible.countedClass === 'active')
           ? await this.customFilterCount(db, fqNodes[0], schema, visible.countedClass)
           : null;
     const countedClass =
@@ -264,7 +269,7 @@ export class PostgresSearchEngine implements SearchEngine {
             '||',
           )})`
       : null;
-    const order = this.orderBy(query.sort, rankSql, builder, schema);
+    const order = this.orderBy(query.sort, rankSql, builder, schema, query.spatial);
     const rank = order.rank;
 
     // A cached result is valid while no index change has committed since it was computed.
@@ -493,13 +498,25 @@ export class PostgresSearchEngine implements SearchEngine {
     return parts.length ? parts.join(' AND ') : 'TRUE';
   }
 
-  private orderBy(sort: SortKey[], rankSql: (() => string) | null, builder: SqlBuilder, schema: SearchSchemaFields): Order {
+  private orderBy(
+    sort: SortKey[],
+    rankSql: (() => string) | null,
+    builder: SqlBuilder,
+    schema: SearchSchemaFields,
+    spatial?: SpatialFilter,
+  ): Order {
     const keys: string[] = [];
     const cheap: string[] = [];
     let byViews = false;
     // the rank's place in keys; its SQL is made after the loop (its parameters after the sort's)
     const RANK = '\u0000rank';
     for (const k of sort) {
+      const overlap = spatialSortKey(k, spatial, rankSql !== null, builder);
+      if (overlap) {
+        keys.push(overlap);
+        cheap.push(overlap);
+        continue;
+      }
       if (k.field === 'score' || k.field === 'rank') {
         if (rankSql) keys.push(`${RANK} ${k.desc ? 'DESC' : 'ASC'}`);
         continue;

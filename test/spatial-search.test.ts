@@ -1,0 +1,224 @@
+// Spatial search over HTTP, as ckanext-spatial: a dataset's `spatial` extra (a GeoJSON geometry) is
+// checked at every write, package_search's ext_bbox finds the datasets whose geometry's extent
+// intersects the box (with the visibility rules and the other filters), sort=spatial desc (and score
+// without words) orders them by overlap, and a bad box or geometry is a Validation Error naming it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { as, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
+
+let t: TestApp;
+let editor: TestUser;
+
+const polygon = (minx: number, miny: number, maxx: number, maxy: number) => ({
+  type: 'Polygon',
+  coordinates: [
+    [
+      [minx, miny],
+      [maxx, miny],
+      [maxx, maxy],
+      [minx, maxy],
+      [minx, miny],
+    ],
+  ],
+});
+
+/** Datasets by name and their geometry (null: no spatial extra). */
+const PLACES: Record<string, unknown> = {
+  'spatial-lake': polygon(6.1, 46.2, 6.9, 46.5),
+  'spatial-switzerland': polygon(5.9, 45.8, 10.5, 47.8),
+  'spatial-europe': polygon(-25, 34, 45, 72),
+  'spatial-bern': { type: 'Point', coordinates: [7.44, 46.95] },
+  'spatial-fiji': {
+    type: 'MultiPoint',
+    coordinates: [
+      [178.4, -18.1],
+      [-179.9, -16.5],
+    ],
+  },
+  'spatial-route': {
+    type: 'Feature',
+    properties: {},
+    geometry: {
+      type: 'LineString',
+      coordinates: [
+        [-74, 40.7],
+        [-71, 42.3],
+      ],
+    },
+  },
+  'spatial-none': null,
+};
+
+const names = (r: any) => r.results.map((d: any) => d.name).sort();
+const search = (params: Record<string, unknown>, opts = {}) => t.ok('package_search', { rows: 100, ...params }, opts);
+
+before(async () => {
+  t = await startApp();
+  ({
+    users: { spatial_editor: editor },
+  } = await organizationWithTeam(t, { name: 'spatial-org' }, { spatial_editor: 'editor' }));
+  for (const [name, geometry] of Object.entries(PLACES))
+    await t.ok(
+      'package_create',
+      {
+        name,
+        owner_org: 'spatial-org',
+        notes: name === 'spatial-lake' ? 'water quality' : 'other',
+        extras: geometry ? [{ key: 'spatial', value: JSON.stringify(geometry) }] : [],
+      },
+      as(editor),
+    );
+  await t.ok(
+    'package_create',
+    {
+      name: 'spatial-secret',
+      owner_org: 'spatial-org',
+      private: true,
+      extras: [{ key: 'spatial', value: JSON.stringify(polygon(6, 46, 7, 47)) }],
+    },
+    as(editor),
+  );
+});
+after(async () => {
+  await t?.close();
+});
+
+test('ext_bbox finds the datasets whose extent intersects the box, private ones only for their readers', async () => {
+  // Around Geneva: the lake, Switzerland, Europe; not Bern (a point outside), not the others.
+  const r = await search({ ext_bbox: '6,46,6.5,46.4' });
+  assert.deepEqual(names(r), ['spatial-europe', 'spatial-lake', 'spatial-switzerland']);
+  assert.equal(r.count, 3);
+  assert.deepEqual(names(await search({ ext_bbox: '7.4,46.9,7.5,47' })), ['spatial-bern', 'spatial-europe', 'spatial-switzerland']);
+  assert.deepEqual(names(await search({ ext_bbox: '-75,40,-73,41' })), ['spatial-route']);
+  assert.equal((await search({ ext_bbox: '100,-10,110,0' })).count, 0);
+  const mine = await search({ ext_bbox: '6,46,6.5,46.4', include_private: true }, as(editor));
+  assert.deepEqual(names(mine), ['spatial-europe', 'spatial-lake', 'spatial-secret', 'spatial-switzerland']);
+  // Blank: no spatial filter (as CKAN without the box).
+  assert.equal((await search({ ext_bbox: '', q: 'name:spatial-*' })).count, 7);
+});
+
+test('with words and filters: all must match; GET works the same', async () => {
+  assert.deepEqual(names(await search({ ext_bbox: '6,46,6.5,46.4', q: 'water' })), ['spatial-lake']);
+  assert.deepEqual(names(await search({ ext_bbox: '6,46,6.5,46.4', fq: 'name:spatial-europe' })), ['spatial-europe']);
+  const got = await t.call('package_search', { ext_bbox: '6,46,6.5,46.4', rows: 100 }, { method: 'GET' });
+  assert.equal(got.status, 200);
+  assert.equal(got.body.result.count, 3);
+});
+
+test('ordered by overlap: sort=spatial desc, and the default sort when no words are scored', async () => {
+  const box = '6,46,7,46.6';
+  const byOverlap = ['spatial-lake', 'spatial-switzerland', 'spatial-europe'];
+  assert.deepEqual(
+    (await search({ ext_bbox: box, sort: 'spatial desc' })).results.map((d: any) => d.name),
+    byOverlap,
+  );
+  assert.deepEqual(
+    (await search({ ext_bbox: box })).results.map((d: any) => d.name),
+    byOverlap,
+  );
+  assert.deepEqual(
+    (await search({ ext_bbox: box, sort: 'spatial asc' })).results.map((d: any) => d.name),
+    [...byOverlap].reverse(),
+  );
+  // Paging keeps the order.
+  assert.deepEqual(
+    (await search({ ext_bbox: box, sort: 'spatial desc', rows: 1, start: 1 })).results.map((d: any) => d.name),
+    ['spatial-switzerland'],
+  );
+  const r = await t.call('package_search', { sort: 'spatial desc' });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error!.__type, 'Search Query Error');
+  assert.match(r.body.error!.message, /ext_bbox/);
+});
+
+test('a box across the antimeridian (maxx past 180, or minx before -180) finds what lies on either side', async () => {
+  assert.deepEqual(names(await search({ ext_bbox: '175,-20,185,-15' })), ['spatial-fiji']);
+  assert.deepEqual(names(await search({ ext_bbox: '-185,-20,-179,-15' })), ['spatial-fiji']);
+  assert.equal((await search({ ext_bbox: '-180,-90,180,90', q: 'name:spatial-*' })).count, 6);
+});
+
+test('a bad ext_bbox is a Validation Error naming ext_bbox', async () => {
+  for (const bbox of ['1,2,3', 'a,b,c,d', '1,2,3,4,5', '10,0,5,5', '0,10,5,5', '0,-100,5,5', '1,2,3,Infinity']) {
+    const r = await t.call('package_search', { ext_bbox: bbox });
+    assert.equal(r.status, 409, bbox);
+    assert.equal(r.body.error!.__type, 'Validation Error');
+    assert.ok(r.body.error!.ext_bbox?.[0], `${bbox}: ${JSON.stringify(r.body.error)}`);
+  }
+});
+
+test('a spatial value that is no GeoJSON geometry is a Validation Error naming spatial, and nothing changes', async () => {
+  const bad: [unknown, RegExp][] = [
+    ['{not json', /Not valid JSON/],
+    [{ type: 'Circle', coordinates: [0, 0] }, /type "Circle"/],
+    [{ type: 'Point', coordinates: [200, 0] }, /longitude 200/],
+    [{ type: 'Point', coordinates: [0, 95] }, /latitude 95/],
+    [{ type: 'Point', coordinates: ['1', 2] }, /not a position/],
+    [
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      },
+      /not closed/,
+    ],
+    [{ type: 'LineString', coordinates: [[0, 0]] }, /at least 2 positions/],
+    ['[1, 2]', /not a GeoJSON object/],
+  ];
+  for (const [value, message] of bad) {
+    const r = await t.call(
+      'package_create',
+      {
+        name: 'spatial-bad',
+        owner_org: 'spatial-org',
+        extras: [{ key: 'spatial', value: typeof value === 'string' ? value : JSON.stringify(value) }],
+      },
+      as(editor),
+    );
+    assert.equal(r.status, 409, JSON.stringify(value));
+    assert.equal(r.body.error!.__type, 'Validation Error');
+    assert.match(r.body.error!.spatial[0], message);
+  }
+  assert.equal((await t.call('package_show', { id: 'spatial-bad' }, as(editor))).status, 404);
+  // An update with a bad geometry leaves the dataset and its extent as they were.
+  const r = await t.call('package_patch', { id: 'spatial-bern', extras: [{ key: 'spatial', value: '{"type":"Point"}' }] }, as(editor));
+  assert.equal(r.status, 409);
+  assert.ok(r.body.error!.spatial);
+  const shown = await t.ok('package_show', { id: 'spatial-bern' });
+  assert.equal(JSON.parse(shown.extras.find((e: any) => e.key === 'spatial').value).coordinates[0], 7.44);
+  assert.deepEqual(names(await search({ ext_bbox: '7.4,46.9,7.5,47', fq: 'name:spatial-bern' })), ['spatial-bern']);
+});
+
+test('a moved, removed or deleted geometry is found where it is now', async () => {
+  await t.ok('package_create', { name: 'spatial-moving', owner_org: 'spatial-org' }, as(editor));
+  const here = '20,20,21,21';
+  assert.equal((await search({ ext_bbox: here })).count, 0);
+  await t.ok(
+    'package_patch',
+    { id: 'spatial-moving', extras: [{ key: 'spatial', value: JSON.stringify(polygon(20.2, 20.2, 20.4, 20.4)) }] },
+    as(editor),
+  );
+  assert.deepEqual(names(await search({ ext_bbox: here })), ['spatial-moving']);
+  await t.ok(
+    'package_patch',
+    { id: 'spatial-moving', extras: [{ key: 'spatial', value: JSON.stringify({ type: 'Point', coordinates: [30, 30] }) }] },
+    as(editor),
+  );
+  assert.equal((await search({ ext_bbox: here })).count, 0);
+  assert.deepEqual(names(await search({ ext_bbox: '29,29,31,31' })), ['spatial-moving']);
+  await t.ok('package_patch', { id: 'spatial-moving', extras: [] }, as(editor));
+  assert.equal((await search({ ext_bbox: '29,29,31,31' })).count, 0);
+  await t.ok(
+    'package_patch',
+    { id: 'spatial-moving', extras: [{ key: 'spatial', value: JSON.stringify({ type: 'Point', coordinates: [30, 30] }) }] },
+    as(editor),
+  );
+  await t.ok('package_delete', { id: 'spatial-moving' }, as(editor));
+  assert.equal((await search({ ext_bbox: '29,29,31,31' })).count, 0);
+});
