@@ -504,6 +504,7 @@ async function waitForVectors(
   // Time until full text is fast: the first moment from which a rare-term search answers within
   // FAST_MS (checked before each poll until the vectors are complete).
   let fastSince: number | null = null;
+  let filledAt: number | null = null;
   for (;;) {
     const started = Date.now();
     const ok = await api(port, token, 'datastore_search', { resource_id: id, q: rareTerm, limit: 10 }).then(
@@ -517,10 +518,14 @@ async function waitForVectors(
     const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(
       () => null,
     );
-    if (r && Number(r.records[0].n) === 0) break;
+    // Vectors complete; a bulk fill then builds the indexes again: wait until searches are fast too.
+    if (r && Number(r.records[0].n) === 0) {
+      filledAt ??= Date.now();
+      if (fastSince !== null || Date.now() - filledAt > 300_000) break;
+    }
     await new Promise((res) => setTimeout(res, 1000));
   }
-  const fillSeconds = (Date.now() - t0) / 1000;
+  const fillSeconds = ((filledAt ?? Date.now()) - t0) / 1000;
   const fastSeconds = fastSince === null ? null : (fastSince - t0) / 1000;
   log(`full-text vectors complete ${fillSeconds.toFixed(1)} s after the last write`);
   log(
@@ -665,7 +670,7 @@ function printTable(res: any) {
         );
     }
     console.log(
-      `time until full text is fast (rare-term search <= ${FAST_MS} ms): ${f.fastSecondsAfterLoad.toFixed(1)} s after the search index was made (goal 0 s, or vectors complete within 30 s) ${f.fastSecondsAfterLoad === 0 || f.fillSecondsAfterLoad <= 30 ? 'ok' : 'MISSED'}`,
+      `time until full text is fast (rare-term search <= ${FAST_MS} ms): ${f.fastSecondsAfterLoad.toFixed(1)} s after the search index was made (goal 0 s, or within 30 s: vectors complete and indexed) ${f.fastSecondsAfterLoad <= 30 ? 'ok' : 'MISSED'}`,
     );
     console.log(
       `full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`,

@@ -3,10 +3,11 @@
 // work is done in bulk (one UPDATE per batch keeps the indexes, GIN's pending list merging them).
 // A table that keeps being written is filled anyway once it has waited MAX_DEFER_MS, but gently
 // while writes go on (a pause of FORCED_PAUSE times each batch's duration after it): a long load
-// keeps most of the machine.
+// keeps most of the machine. Most of a big table still to fill (a load's end) is filled in bulk:
+// full-text indexes dropped, ranges of rows filled, indexes built again (fts.ts, "bulk fill").
 import type { Database } from '../db/database.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
-import { fillBatch } from './fts.ts';
+import { dropFullTextIndexes, fillBatch, fillPlan, fillRange, restoreFullTextIndexes, withBulkFillLock } from './fts.ts';
 
 /**
  * Quiet time after the last write before filling starts: a client sending batch after batch
@@ -19,6 +20,15 @@ const FORCED_PAUSE = 3;
 const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
 const VACUUM_AFTER = 10_000;
+/** Rows of `_id` per statement of a bulk fill, in batches. */
+const BULK_RANGE_BATCHES = 5;
+
+export interface BulkFillSettings {
+  /** A table with at least this many rows to fill, and at least half of its rows, is filled in bulk (0: never). */
+  minRows: number;
+  /** maintenance_work_mem of each index build, in MB. */
+  buildMemoryMb: number;
+}
 
 export class FullTextFiller {
   /** Tables with rows to fill, with the time they first were. */
@@ -42,7 +52,16 @@ export class FullTextFiller {
     private readonly batch: number,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly parallel = 1,
+    private readonly bulk: BulkFillSettings = { minRows: 0, buildMemoryMb: 64 },
   ) {}
+
+  /** Tables being filled in bulk by this process (their full-text indexes are being made again). */
+  private readonly bulkFilling = new Set<string>();
+
+  /** Whether this process is filling the table in bulk (its indexes are dropped on purpose). */
+  isBulkFilling(table: string): boolean {
+    return this.bulkFilling.has(table);
+  }
 
   /** Writes in progress: the filler does not start a batch while there are any. */
   private writing = 0;
@@ -112,6 +131,9 @@ export class FullTextFiller {
   private async fillAll(): Promise<void> {
     for (const [table, since] of [...this.dirty]) {
       this.dirty.delete(table);
+      const bulk = await this.bulkFill(table);
+      if (bulk >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
+      if (this.closed) return;
       // Several batches at once where the database has the connections (SKIP LOCKED keeps them apart).
       const filled = (await Promise.all(Array.from({ length: this.parallel }, () => this.fillTable(table, since)))).reduce(
         (a, b) => a + b,
@@ -119,6 +141,45 @@ export class FullTextFiller {
       );
       if (filled >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
     }
+  }
+
+  /**
+   * Fills most of a big table at once, when it is that (bulk settings) and no write is in progress:
+   * its full-text indexes dropped, ranges of `_id` filled by `parallel` connections, the indexes
+   * built again. Returns the rows filled (0: not done in bulk; rows left, e.g. a row whose vector
+   * fails, are the batch filler's).
+   */
+  private async bulkFill(table: string): Promise<number> {
+    if (!this.bulk.minRows || this.writing > 0 || this.closed) return 0;
+    // A table gone meanwhile: nothing to fill.
+    const plan = await fillPlan(this.db, table).catch(() => null);
+    if (!plan || plan.pending < this.bulk.minRows || plan.pending * 2 < plan.rows) return 0;
+    return (await withBulkFillLock(this.db, table, () => this.fillInBulk(table, plan))) ?? 0;
+  }
+
+  private async fillInBulk(table: string, plan: { minId: number; maxId: number }): Promise<number> {
+    const defs = await dropFullTextIndexes(this.db, table);
+    if (!defs) return 0;
+    this.bulkFilling.add(table);
+    let filled = 0;
+    try {
+      const step = this.batch * BULK_RANGE_BATCHES;
+      let next = plan.minId;
+      const worker = async () => {
+        while (!this.closed && next <= plan.maxId) {
+          const from = next;
+          next += step;
+          // A range that fails (a row whose text makes no vector) is left to the batch filler.
+          filled += await fillRange(this.db, table, from, from + step).catch(() => 0);
+        }
+      };
+      await Promise.all(Array.from({ length: this.parallel }, worker));
+    } finally {
+      // Closing: the indexes are made again by the next search (rebuildDroppedIndexes).
+      if (!this.closed) await restoreFullTextIndexes(this.db, table, defs, this.parallel, this.bulk.buildMemoryMb).catch(this.onError);
+      this.bulkFilling.delete(table);
+    }
+    return filled;
   }
 
   /** Fills batch after batch until the table has no row left (or writes go on: it stays dirty). */

@@ -7,7 +7,16 @@ import { ValidationError } from '../errors.ts';
 import { COUNTS_TABLE, readTable, type Table } from './catalog.ts';
 import { isRace } from './db-errors.ts';
 import { SCHEMA_CHANNEL, TableCache } from './table-cache.ts';
-import { defaultFtsSettings, fillOwnRows, FTS_COLUMN, setUpFullText, storedLanguage, type FtsSettings } from './fts.ts';
+import {
+  defaultFtsSettings,
+  fillOwnRows,
+  FTS_COLUMN,
+  rebuildDroppedIndexes,
+  rebuildPendingSince,
+  setUpFullText,
+  storedLanguage,
+  type FtsSettings,
+} from './fts.ts';
 import type { TextSearchSetting } from './select.ts';
 import { FullTextFiller } from './fts-filler.ts';
 import { buildIdIndex, lockTimedOut, makeIdIndexPrimary } from './id-key.ts';
@@ -73,7 +82,11 @@ export class Sessions {
     this.onBackgroundError = opts.onBackgroundError ?? (() => undefined);
     // PGlite runs one statement at a time, on this thread: small batches let requests in between.
     const embedded = opts.write.kind === 'pglite';
-    this.filler = new FullTextFiller(opts.write, embedded ? 500 : 10000, this.onBackgroundError, embedded ? 1 : 2);
+    // Bulk fills (indexes dropped and built again) only where index builds do not hold the only connection.
+    this.filler = new FullTextFiller(opts.write, embedded ? 500 : 10000, this.onBackgroundError, embedded ? 1 : 2, {
+      minRows: embedded ? 0 : this.fts.bulkFillMinRows,
+      buildMemoryMb: this.fts.indexBuildMemoryMb,
+    });
     this.write = opts.write;
     this.read = opts.read ?? opts.write;
     this.readerRole = opts.read ? undefined : opts.readerRole;
@@ -154,6 +167,18 @@ export class Sessions {
     this.setUpInBackground(name, () => this.upgrading.delete(name));
   }
 
+  /** A table whose full-text indexes a bulk fill dropped and no process is making again (it died): made again now. */
+  private rebuildIndexesLater(name: string): void {
+    if (this.upgrading.has(name)) return;
+    this.upgrading.add(name);
+    this.writeTx(async (s) => {
+      await s.schemaChanged();
+      await rebuildDroppedIndexes(s, name, this.fts);
+    })
+      .catch(this.onBackgroundError)
+      .finally(() => this.upgrading.delete(name));
+  }
+
   /**
    * A table just loaded, with its full-text column but no indexes: its `_id` key and full-text
    * indexes are made now (id-key.ts), then its vectors filled.
@@ -216,6 +241,7 @@ export class Sessions {
     if (t.relkind === 'r') {
       stored = storedLanguage(t);
       if (!stored && !t.name.startsWith('_')) this.upgradeLater(t.name);
+      else if (stored && rebuildPendingSince(t) && !this.filler.isBulkFilling(t.name)) this.rebuildIndexesLater(t.name);
     } else if (t.aliasOf && t.columns.some((c) => c.id === FTS_COLUMN)) {
       const base = await this.describe(q, t.aliasOf);
       stored = base ? storedLanguage(base) : null;

@@ -107,6 +107,22 @@ declareOption({
     'Full-text searches in the default order (by rank, no sort) rank only the first this many matching rows, so a common term answers without ranking every match; 0 ranks every match (as CKAN)',
 });
 
+declareOption({
+  name: 'svc.datastore.fts_bulk_fill_min_rows',
+  type: 'int',
+  default: 50000,
+  validate: (v: number) => (v >= 0 ? undefined : 'must be 0 or more'),
+  description:
+    'PostgreSQL: a table with at least this many rows whose full-text entries are still to be computed (and at least half of its rows, e.g. after a load) gets them in bulk: its full-text indexes are dropped, the entries computed and the indexes built again, several times faster than row by row; 0: never',
+});
+declareOption({
+  name: 'svc.datastore.fts_index_build_memory',
+  type: 'int',
+  default: 256,
+  validate: (v: number) => (v >= 1 ? undefined : 'must be 1 or more'),
+  description: 'Memory in MB (maintenance_work_mem) of each full-text index build after a bulk fill; two builds may run at once',
+});
+
 /** The full-text settings of the data store from the configuration. */
 export function ftsSettings(config: Services['config']): FtsSettings {
   return {
@@ -115,6 +131,8 @@ export function ftsSettings(config: Services['config']): FtsSettings {
     fieldTypes: config.list('svc.datastore.default_fts_index_field_types'),
     inlineMaxRows: config.int('svc.datastore.fts_inline_max_rows'),
     rankWindow: config.int('svc.datastore.fts_rank_window'),
+    bulkFillMinRows: config.int('svc.datastore.fts_bulk_fill_min_rows'),
+    indexBuildMemoryMb: config.int('svc.datastore.fts_index_build_memory'),
   };
 }
 

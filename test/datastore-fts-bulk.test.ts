@@ -1,0 +1,117 @@
+// A big table whose full-text vectors are mostly still to compute (a load's end) is filled in bulk
+// on PostgreSQL: its full-text indexes dropped, the vectors computed by ranges, the indexes built
+// again (src/datastore/fts.ts "bulk fill"). Searches stay right throughout, and a process that
+// died with the indexes dropped has them made again by the next search.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import type { PostgresBackend } from '../src/datastore/postgres.ts';
+import type { Database } from '../src/db/database.ts';
+import { dropFullTextIndexes } from '../src/datastore/fts.ts';
+
+let a: TestApp;
+let sys: string;
+let backend: PostgresBackend;
+const ROWS = 600;
+
+before(async () => {
+  // Any write of over 10 rows is left to the filler; tables with 100+ such rows are filled in bulk.
+  a = await startApp({ config: { 'svc.datastore.fts_inline_max_rows': 10, 'svc.datastore.fts_bulk_fill_min_rows': 100 } });
+  sys = a.sysadminToken;
+  backend = a.services.plugins.datastore as PostgresBackend;
+  await a.services.db.query(
+    "INSERT INTO groups (id, name, title, type, is_organization) VALUES ($1, 'bulk-org', 'B', 'organization', true)",
+    [randomUUID()],
+  );
+  await a.ok('package_create', { name: 'bulk-ds', owner_org: 'bulk-org' }, { token: sys });
+});
+after(async () => {
+  await a?.close();
+});
+
+const writeDb = () => (backend as any).sessions.write as Database;
+const settle = () => (backend as any).sessions.filler.idle() as Promise<void>;
+const records = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ k: from + i, a: `word${from + i} river`, b: i % 2 ? 'blue water' : 'green lagos' }));
+
+/** The table's full-text indexes (not the pending one) by name, with their oids. */
+async function fullTextIndexes(id: string): Promise<Map<string, number>> {
+  const r = await writeDb().query<{ name: string; oid: number }>(
+    `SELECT c.relname AS name, c.oid::int AS oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE i.indrelid = to_regclass($1) AND c.relname LIKE '%\\_fts%' AND c.relname NOT LIKE '%\\_pending' ORDER BY 1`,
+    [`"${id}"`],
+  );
+  return new Map(r.rows.map((x) => [x.name, Number(x.oid)]));
+}
+
+const pending = async (id: string) =>
+  Number((await backend.readQuery(`SELECT count(*)::int AS n FROM "${id}" WHERE "_full_text" IS NULL`, { rowLimit: 1 })).records[0].n);
+
+async function searchKeys(id: string, q: unknown): Promise<number[]> {
+  const r = await a.ok('datastore_search', { resource_id: id, q, limit: 1000, fields: ['k'], sort: 'k' }, { token: sys });
+  return r.records.map((x: { k: number }) => x.k);
+}
+
+test('a table loaded with its vectors to compute is filled in bulk, its indexes built again, and searches right before and after', async () => {
+  const id = (
+    await a.ok(
+      'datastore_create',
+      {
+        resource: { package_id: 'bulk-ds' },
+        fields: [
+          { id: 'k', type: 'int' },
+          { id: 'a', type: 'text' },
+          { id: 'b', type: 'text' },
+        ],
+      },
+      { token: sys },
+    )
+  ).resource_id;
+  const before = onPostgres ? await fullTextIndexes(id) : new Map();
+  for (let i = 0; i < ROWS; i += 200)
+    await a.ok('datastore_upsert', { resource_id: id, method: 'insert', records: records(i, 200) }, { token: sys });
+  // Right while the vectors are being computed (whatever the filler has done so far).
+  assert.deepEqual(await searchKeys(id, 'word337'), [337]);
+  await settle();
+  assert.equal(await pending(id), 0);
+  assert.deepEqual(await searchKeys(id, 'word337'), [337]);
+  assert.deepEqual(await searchKeys(id, { a: 'word42' }), [42]);
+  assert.equal((await searchKeys(id, 'lagos')).length, ROWS / 2);
+  if (onPostgres) {
+    // The same indexes, made again (new oids): the bulk path ran and left nothing dropped.
+    const now = await fullTextIndexes(id);
+    assert.deepEqual([...now.keys()], [...before.keys()]);
+    assert.ok(before.size >= 3, `full-text indexes: ${[...before.keys()]}`);
+    for (const [name, oid] of now) assert.notEqual(oid, before.get(name), `${name} was built again`);
+    const comment = await writeDb().query<{ c: string }>('SELECT obj_description(to_regclass($1), $2) AS c', [`"${id}"`, 'pg_class']);
+    assert.ok(!comment.rows[0].c.includes('fts_rebuild'), comment.rows[0].c);
+  }
+});
+
+test('indexes dropped by a process that died during a bulk fill are made again by the next search', { skip: !onPostgres }, async () => {
+  const id = (
+    await a.ok(
+      'datastore_create',
+      {
+        resource: { package_id: 'bulk-ds' },
+        fields: [
+          { id: 'k', type: 'int' },
+          { id: 'a', type: 'text' },
+          { id: 'b', type: 'text' },
+        ],
+        records: records(0, 5),
+      },
+      { token: sys },
+    )
+  ).resource_id;
+  const before = await fullTextIndexes(id);
+  // What a bulk fill does first; the process then "dies" (nothing makes them again).
+  assert.ok(await dropFullTextIndexes(writeDb(), id));
+  assert.equal((await fullTextIndexes(id)).size, 0);
+  assert.deepEqual(await searchKeys(id, 'word3'), [3]);
+  const deadline = Date.now() + 15_000;
+  while ((await fullTextIndexes(id)).size < before.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual([...(await fullTextIndexes(id)).keys()], [...before.keys()]);
+  assert.deepEqual(await searchKeys(id, 'word3'), [3]);
+});
