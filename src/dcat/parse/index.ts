@@ -21,6 +21,8 @@ export interface ParseOptions {
   format?: RdfFormat;
   /** Profiles to apply, in order (ckanext-dcat's names); default euro_dcat_ap_3. */
   profiles?: readonly string[];
+  /** The profiles are a configured default, not asked for: when none of them parses, euro_dcat_ap_3 does. */
+  profilesAreDefault?: boolean;
   /** Which DCAT fields stay top-level (the target type's schema); default none: legacy extras. */
   target?: TargetFields;
   /** Set as `type` of every dataset (the dataset type the dicts are meant for). */
@@ -71,7 +73,8 @@ export const DEFAULT_PARSE_PROFILES = ['euro_dcat_ap_3'];
 /** Throws RdfSyntaxError (malformed document) or UnknownProfileError / NoParsingProfileError (profiles). */
 export async function parseDcat(text: string, options: ParseOptions = {}): Promise<ParseResult> {
   const profiles = resolveProfiles(options.profiles?.length ? options.profiles : DEFAULT_PARSE_PROFILES);
-  const parsers = profiles.filter((p) => p.parseDataset);
+  let parsers = profiles.filter((p) => p.parseDataset);
+  if (!parsers.length && options.profilesAreDefault) parsers = resolveProfiles(DEFAULT_PARSE_PROFILES);
   if (!parsers.length) throw new NoParsingProfileError(profiles.map((p) => p.name));
   const format = options.format ?? guessFormat(text);
   const store = await readRdf(text, format, options.baseIRI);

@@ -92,7 +92,15 @@ async function readXml(text: string, baseIRI?: string): Promise<Quad[]> {
   return new Promise((resolve, reject) => {
     parser.on('data', (q: Quad) => quads.push(q));
     parser.on('error', (e: unknown) => reject(new RdfSyntaxError(messageOf(e))));
-    parser.on('end', () => resolve(quads));
+    parser.on('end', () => {
+      // The streaming parser never tells the XML reader the text ended: an unclosed element would pass.
+      try {
+        (parser as unknown as { saxParser: { close(): void } }).saxParser.close();
+      } catch (e) {
+        reject(new RdfSyntaxError(messageOf(e)));
+      }
+      resolve(quads);
+    });
     parser.write(text);
     parser.end();
   });

@@ -13,6 +13,7 @@ import { profileList, UnknownProfileError } from '../../dcat/profiles.ts';
 import { DEFAULT_PARSE_PROFILES, NoParsingProfileError, parseDcat } from '../../dcat/parse/index.ts';
 import { FORMAT_CHOICES, formatByName, RdfSyntaxError } from '../../dcat/parse/read-rdf.ts';
 import type { TargetFields } from '../../dcat/parse/shape.ts';
+import { dcatOption } from './settings.ts';
 
 const MAX_SIZE_OPTION = 'svc.dcat.parse.max_size';
 
@@ -67,7 +68,10 @@ export const dcatParseAction = defineAction({
       .string(`its format (${FORMAT_CHOICES.join(', ')} or a media type); guessed from the first characters when absent`)
       .ignoreEmpty()
       .use(knownFormat),
-    profiles: p.stringList(`profiles to apply, comma or space separated (default ${DEFAULT_PARSE_PROFILES.join(', ')})`, { split: true }),
+    profiles: p.stringList(
+      `profiles to apply, comma or space separated (default svc.dcat.rdf.profiles, else ${DEFAULT_PARSE_PROFILES.join(', ')})`,
+      { split: true },
+    ),
     dataset_type: p
       .string('the dataset type the dicts are for: its schema decides which fields are top-level')
       .default('dataset')
@@ -90,7 +94,8 @@ export const dcatParseAction = defineAction({
     try {
       const result = await parseDcat(prm.data, {
         format: prm.format as ReturnType<typeof formatByName>,
-        profiles: prm.profiles ? profileList(prm.profiles) : undefined,
+        profiles: prm.profiles ? profileList(prm.profiles) : dcatOption<string[]>(ctx.services, 'svc.dcat.rdf.profiles'),
+        profilesAreDefault: !prm.profiles,
         target: targetFields(ctx.services, datasetType),
         datasetType: datasetType === 'dataset' ? undefined : datasetType,
         licenses: DEFAULT_LICENSES,
