@@ -105,6 +105,21 @@ function fieldSpec(
   return [...own, finish, ...core.map(unlessFailed)];
 }
 
+/**
+ * The schema's before_validators / after_validators as chains over the whole dict (CKAN's __before
+ * and __after): their validators are given the field "__before" / "__after" of the schema.
+ */
+function schemaHooks(raw: Record<string, unknown>, locale: string): Pick<Schema, '$before' | '$after'> {
+  const hooks: Pick<Schema, '$before' | '$after'> = {};
+  const chain = (key: '__before' | '__after', spec: unknown) =>
+    typeof spec === 'string' && spec.trim() ? validatorsFromString(spec, scopeOf({ field_name: key }, raw, locale)) : undefined;
+  const before = chain('__before', raw.before_validators);
+  const after = chain('__after', raw.after_validators);
+  if (before) hooks.$before = before;
+  if (after) hooks.$after = after;
+  return hooks;
+}
+
 function withFields(base: Schema, fields: SchemingField[], raw: Record<string, unknown>, locale: string, create: boolean): Schema {
   const out: Schema = { ...base, $extras: 'keep' };
   for (const field of fields) {
@@ -136,7 +151,10 @@ function resourceSchemaOf(ds: DatasetSchema, locale: string, create = false): Sc
 /** The package_create (create) / package_update schema of a dataset type. */
 export function packageSchemaOf(ds: DatasetSchema, opts: { create: boolean }, locale: string): Schema {
   return cached(ds, `package:${locale}:${opts.create}`, () => {
-    const schema = withFields(packageSchema(opts), ds.dataset_fields ?? [], ds.raw, locale, opts.create);
+    const schema = {
+      ...withFields(packageSchema(opts), ds.dataset_fields ?? [], ds.raw, locale, opts.create),
+      ...schemaHooks(ds.raw, locale),
+    };
     const resources = schema.resources as ListOf | undefined;
     if (resources && ds.resource_fields?.length) schema.resources = { ...resources, listOf: resourceSchemaOf(ds, locale, opts.create) };
     return schema;
@@ -145,7 +163,10 @@ export function packageSchemaOf(ds: DatasetSchema, opts: { create: boolean }, lo
 
 /** The validators of a group schema's fields, over a group dict already checked by svc's rules. */
 function groupFieldsSchemaOf(gs: GroupSchema, locale: string, create: boolean): Schema {
-  return cached(gs, `group:${locale}:${create}`, () => withFields({}, gs.fields ?? [], gs.raw, locale, create));
+  return cached(gs, `group:${locale}:${create}`, () => ({
+    ...withFields({}, gs.fields ?? [], gs.raw, locale, create),
+    ...schemaHooks(gs.raw, locale),
+  }));
 }
 
 /**
@@ -193,7 +214,7 @@ export async function validateGroupFields(
   const core: Record<string, unknown> = {};
   const custom: Record<string, unknown> = {};
   for (const name of Object.keys(schema)) {
-    if (name === '$extras' || !(name in data)) continue;
+    if (name.startsWith('$') || !(name in data)) continue;
     if (opts.core.has(name)) core[name] = data[name];
     else custom[name] = data[name];
   }

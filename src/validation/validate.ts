@@ -59,6 +59,14 @@ export interface Schema {
   [field: string]: FieldSpec | ExtrasPolicy | Validator[] | undefined;
   /** What to do with keys the schema does not name: keep them, drop them, or report them. */
   $extras?: ExtrasPolicy;
+  /**
+   * Chains over the whole dict (CKAN's __before / __after): run once before the fields on the dict
+   * as sent, and once after them on the dict as validated. A validator sees the dict as `data`
+   * (and may change it) and the value of the key __before / __after (usually missing); its
+   * messages are reported under that key.
+   */
+  $before?: Validator[];
+  $after?: Validator[];
 }
 export type ExtrasPolicy = 'keep' | 'drop' | 'reject';
 
@@ -96,17 +104,18 @@ async function runChain(chain: Validator[], value: unknown, field: FieldContext)
   return { value: v, messages };
 }
 
-export async function validate(schema: Schema, input: Record<string, unknown>, context?: unknown): Promise<ValidationResult> {
+export async function validate(schema: Schema, sent: Record<string, unknown>, context?: unknown): Promise<ValidationResult> {
   const data: Record<string, unknown> = {};
   const errors: Record<string, unknown> = {};
   const policy = schema.$extras ?? 'drop';
+  const input = schema.$before?.length ? await runWholeDict(schema.$before, '__before', { ...sent }, errors, context) : sent;
   for (const [key, value] of Object.entries(input)) {
     if (key in schema || key === '$extras') continue;
     if (policy === 'keep') data[key] = value;
     else if (policy === 'reject') errors[key] = ['The input field ' + key + ' was not expected.'];
   }
   for (const [key, spec] of Object.entries(schema)) {
-    if (key === '$extras' || spec === undefined) continue;
+    if (key.startsWith('$') || spec === undefined) continue;
     const field: FieldContext = { key, data, context };
     const raw = key in input && input[key] !== undefined ? input[key] : MISSING;
     if (isListOf(spec)) {
@@ -137,7 +146,22 @@ export async function validate(schema: Schema, input: Record<string, unknown>, c
     if (r.messages.length) errors[key] = r.messages;
     if (r.value !== MISSING) data[key] = r.value;
   }
+  if (schema.$after?.length) await runWholeDict(schema.$after, '__after', data, errors, context);
   return { data, errors };
+}
+
+/** A $before / $after chain over `dict` (changed in place); its key never stays in the dict. */
+async function runWholeDict(
+  chain: Validator[],
+  key: '__before' | '__after',
+  dict: Record<string, unknown>,
+  errors: Record<string, unknown>,
+  context: unknown,
+): Promise<Record<string, unknown>> {
+  const r = await runChain(chain, key in dict && dict[key] !== undefined ? dict[key] : MISSING, { key, data: dict, context });
+  if (r.messages.length) errors[key] = r.messages;
+  delete dict[key];
+  return dict;
 }
 
 export async function validateOrThrow<T = Record<string, any>>(
