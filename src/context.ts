@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config/load.ts';
 import type { Connection, Database, PGliteDatabase, Queryable } from './db/database.ts';
 import type { JobService } from './jobs/service.ts';
+import type { ReadReplicas } from './db/replicas.ts';
+import type { CatalogChanges } from './db/notifications.ts';
 import type { UserRow } from './model/users.ts';
 import type { Registry } from './actions/registry.ts';
 import type { SchemingSchemas } from './scheming/types.ts';
@@ -46,6 +48,10 @@ export interface Services {
   openEmbeddedWorker: (name: string) => Promise<Database>;
   /** The background job queue (src/jobs). */
   jobs: JobService;
+  /** Streaming replicas serving side-effect-free actions (svc.database_read_urls; PostgreSQL only). */
+  reads?: ReadReplicas;
+  /** Changes other processes on the same PostgreSQL catalog announce (PostgreSQL only). */
+  changes?: CatalogChanges;
   /** Custom metadata schemas (svc.scheming.*); absent when none is configured. */
   scheming?: SchemingSchemas;
 }

@@ -8,6 +8,8 @@ import { coreActions } from './actions/index.ts';
 import { ConfigError, type Config } from './config/load.ts';
 import { PGliteDatabase, PostgresDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { ReadReplicas } from './db/replicas.ts';
+import { CatalogChanges } from './db/notifications.ts';
 import { PGliteWorkerDatabase } from './db/pglite-worker.ts';
 import { acquireDataDirLock } from './db/lock.ts';
 import { existingEmbeddedTemplate } from './db/embedded-template.ts';
@@ -122,10 +124,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   try {
     services.scheming = await loadSchemingSchemas(config, logger);
     if (opts.migrate !== false) await migrate(db);
+    await openReadReplicas(services);
     services.registry.defineAll(coreActions);
     setupSpatial(services);
     setupSearch(services);
     await loadPersistedOptions(services);
+    await followCatalogChanges(services);
     const enabled = config.list('svc.plugins');
     for (const name of enabled) {
       const plugin = availablePlugins[name];
@@ -143,6 +147,37 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   await ahead?.discard();
   return services;
+}
+
+/** Several processes on one PostgreSQL catalog: what one changes, the others reload (src/db/notifications.ts). */
+async function followCatalogChanges(services: Services): Promise<void> {
+  const url = services.config.str('svc.database_url');
+  if (services.db.kind !== 'postgres' || !url) return;
+  const changes = new CatalogChanges(url, services.logger);
+  changes.on('config', () => loadPersistedOptions(services));
+  services.onClose.push(() => changes.close());
+  await changes.start();
+  services.changes = changes;
+}
+
+/** Read replicas for the catalog (svc.database_read_urls); the embedded database has none and ignores them. */
+async function openReadReplicas(services: Services): Promise<void> {
+  const { config, db, logger } = services;
+  const urls = config.list('svc.database_read_urls');
+  if (!urls.length) return;
+  if (db.kind !== 'postgres') {
+    logger.warn('svc.database_read_urls is ignored: the catalog is the embedded database');
+    return;
+  }
+  const reads = new ReadReplicas(db, urls, {
+    maxLagSeconds: config.get<number>('svc.database_replica_max_lag'),
+    waitMs: config.int('svc.database_replica_wait'),
+    poolSize: config.int('svc.database_pool_size'),
+    logger,
+  });
+  services.onClose.push(() => reads.close());
+  await reads.start();
+  services.reads = reads;
 }
 
 export async function closeServices(services: Services): Promise<void> {

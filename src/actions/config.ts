@@ -10,6 +10,7 @@ import { ConfigError, convertOption } from '../config/load.ts';
 import { optionDeclaration, type OptionType } from '../config/options.ts';
 import { ValidationError } from '../errors.ts';
 import { allSystemInfo, setSystemInfo } from '../model/system-info.ts';
+import { announceChange } from '../db/notifications.ts';
 import { Invalid, validate, type Validator } from '../validation/validate.ts';
 import { ignoreMissing } from '../validation/validators.ts';
 
@@ -143,6 +144,7 @@ export const configActions: ActionDefinition<any, any>[] = [
       const { data, errors } = await validate(schema, input, ctx);
       if (Object.keys(errors).length) throw new ValidationError(errors);
       for (const [k, v] of Object.entries(data)) await setSystemInfo(ctx.db, PREFIX + k, JSON.stringify(v));
+      if (ctx.services.changes) await announceChange(ctx.db, 'config');
       for (const [k, v] of Object.entries(data)) ctx.config.set(k, v);
       return data;
     },

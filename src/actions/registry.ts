@@ -9,6 +9,8 @@ import type { ActionContext, AfterCommit, Identity, Services } from './context.t
 import { backoff, checkInput, databaseErrorAsValidation, isRace, overflowAsValidation } from './call-errors.ts';
 import { compileParams, helpText, type ParamValues, type Params } from '../validation/params.ts';
 import { schemingHelpNotes } from '../scheming/json-schema.ts';
+import { currentRequest } from '../metrics/request-context.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -197,10 +199,13 @@ export async function callAction(services: Services, name: string, input: Record
       afterCommit: (fn: AfterCommit) => committed.push(fn),
     };
     let result: unknown;
+    const reads = def.sideEffectFree ? services.reads : undefined;
     try {
       result = inTransaction
         ? await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input))
-        : await runDefinition(makeContext({ ...base, db: services.db }), def, input);
+        : reads
+          ? await reads.read(currentRequest(), (db) => runDefinition(makeContext({ ...base, db }), def, input))
+          : await runDefinition(makeContext({ ...base, db: services.db }), def, input);
     } catch (e) {
       if (inTransaction && attempt < attempts && isRace(e)) {
         await backoff(attempt);
@@ -208,6 +213,7 @@ export async function callAction(services: Services, name: string, input: Record
       }
       throw overflowAsValidation(databaseErrorAsValidation(e, input), def.lazyLists);
     }
+    if (services.reads && !def.sideEffectFree) await noteWrite(services.reads);
     for (const fn of committed) {
       try {
         await fn();
@@ -218,6 +224,17 @@ export async function callAction(services: Services, name: string, input: Record
     }
     return result;
   }
+}
+
+/** Keeps the primary's WAL position after a write in the request's scope: the caller's next reads must see it. */
+async function noteWrite(reads: ReadReplicas): Promise<void> {
+  const scope = currentRequest();
+  if (!scope) return;
+  const lsn = await reads.primaryLsn().catch(() => null);
+  if (lsn === null || (scope.wroteAt !== undefined && lsn <= scope.wroteAt)) return;
+  // the answer tells the caller; this request's own later reads (a page after its form) must see it too
+  scope.wroteAt = lsn;
+  scope.readAfter = lsn;
 }
 
 /** Runs fn after the call commits (at once for a context without a transaction of its own). */

@@ -65,6 +65,28 @@ const core: OptionDeclaration[] = [
     description: 'Connections per process to the catalog database (server mode)',
   },
   {
+    name: 'svc.database_read_urls',
+    type: 'list',
+    default: [],
+    secret: true,
+    validate: (urls: string[]) => urls.map(postgresUrl).find(Boolean),
+    description: 'PostgreSQL URLs of streaming replicas of the catalog database: side-effect-free actions and pages read there',
+  },
+  {
+    name: 'svc.database_replica_max_lag',
+    type: 'float',
+    default: 10,
+    validate: positive,
+    description: 'Seconds a read replica may be behind the primary before it is skipped',
+  },
+  {
+    name: 'svc.database_replica_wait',
+    type: 'int',
+    default: 1000,
+    validate: nonNegative,
+    description: "Longest a caller's read waits, in ms, for a replica to replay the caller's own write (then the primary answers)",
+  },
+  {
     name: 'svc.plugins',
     type: 'list',
     default: ['datastore', 'loader', 'activity', 'image_view', 'text_view', 'webpage_view', 'datatables_view', 'video_view', 'audio_view'],

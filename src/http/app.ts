@@ -19,6 +19,7 @@ import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { downloadRoutes } from './downloads.ts';
 import { registerOperations, requestIdOptions } from './operations.ts';
+import { registerReadYourWrites } from './read-your-writes.ts';
 import { requestIdentity } from './request-identity.ts';
 import { CSRF_FIELD } from '../auth/sessions.ts';
 import { availablePlugins } from '../plugins/index.ts';
@@ -121,6 +122,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
   const app = Fastify({ ...serverOptions(services), ...requestIdOptions(services), logger: false, bodyLimit });
   registerOperations(app, services);
+  registerReadYourWrites(app, services);
   // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));

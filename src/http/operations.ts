@@ -9,6 +9,7 @@ import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
+import type { ReplicaStatus } from '../db/replicas.ts';
 import { runWithRequestId } from '../metrics/request-context.ts';
 import { serverMetrics, UNMATCHED } from '../metrics/metrics.ts';
 
@@ -84,6 +85,11 @@ function errorType(request: FastifyRequest, reply: FastifyReply, payload: unknow
   return `HTTP ${reply.statusCode}`;
 }
 
+function replicaCheck(r: ReplicaStatus): string {
+  if (r.serving) return `ok (${r.address}, ${r.lagSeconds?.toFixed(1)} s behind)`;
+  return `skipped (${r.address}): ${r.problem}`;
+}
+
 /**
  * Registers the operations routes and the request id and metrics hooks on the app (first, so the
  * request's scope covers every later hook and the handler). A closing app answers every request,
@@ -142,7 +148,9 @@ export function registerOperations(app: FastifyInstance, services: Services): vo
       migrations = 'unknown';
     }
     const ready = database === 'ok' && migrations === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { database, migrations } });
+    // A replica that is down or behind does not make the node unready: its reads go to the primary.
+    const replicas = services.reads ? { replicas: Object.fromEntries(services.reads.status().map((r) => [r.name, replicaCheck(r)])) } : {};
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { database, migrations, ...replicas } });
   });
 
   if (config.bool('svc.metrics.enabled')) {

@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../context.ts';
 import { queueStats, type QueueStats } from '../jobs/queue.ts';
+import type { ReadReplicas, ReplicaStatus } from '../db/replicas.ts';
 
 /** Label of requests that matched no route (their addresses are not labels). */
 export const UNMATCHED = 'unmatched';
@@ -75,6 +76,8 @@ export function serverMetrics(services: Services): ServerMetrics {
   jobGauge('svc_jobs_running', 'Jobs running from each queue', (r) => r.running);
   jobGauge('svc_jobs_oldest_queued_seconds', 'How long the oldest waiting job of each queue has waited', (r) => r.oldest_seconds);
 
+  if (services.reads) replicaMetrics(registry, services.reads);
+
   return {
     registry,
     observe(s) {
@@ -89,4 +92,48 @@ interface PoolCounts {
   totalCount: number;
   idleCount: number;
   waitingCount: number;
+}
+
+/** Lag and health of each read replica, and where side-effect-free actions were served. */
+function replicaMetrics(registry: Registry, reads: ReadReplicas): void {
+  const perReplica = (name: string, help: string, pick: (r: ReplicaStatus) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['replica'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of reads.status()) {
+          const v = pick(r);
+          if (v !== null) this.set({ replica: r.name }, v);
+        }
+      },
+    });
+  perReplica('svc_db_replica_up', 'Whether the read replica answers (1) or not (0)', (r) => (r.up ? 1 : 0));
+  perReplica('svc_db_replica_serving', 'Whether the read replica serves reads (up and within svc.database_replica_max_lag)', (r) =>
+    r.serving ? 1 : 0,
+  );
+  perReplica('svc_db_replica_lag_seconds', 'Seconds the read replica is behind the primary', (r) => r.lagSeconds);
+  perReplica('svc_db_replica_lag_bytes', 'WAL bytes the read replica has still to replay', (r) => r.lagBytes);
+  new Counter({
+    name: 'svc_db_reads_total',
+    help: 'Side-effect-free action calls by the database that served them (primary or a replica)',
+    labelNames: ['target'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [target, n] of reads.counts.byTarget) this.inc({ target }, n);
+    },
+  });
+  new Counter({
+    name: 'svc_db_reads_after_write_total',
+    help: 'Reads of callers who had written, by how they saw their write: on a replica already there, after waiting, or on the primary',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [outcome, n] of Object.entries(reads.counts.afterWrite)) this.inc({ outcome }, n);
+    },
+  });
 }
