@@ -29,6 +29,7 @@ export function optionDeclaration(name: string): OptionDeclaration | undefined {
   return declarations.get(name);
 }
 
+const localeName = (v: string) => (/^[a-z]{2}(_[A-Z]{2})?$/.test(v) ? undefined : `"${v}" must be a locale name such as fr or pt_BR`);
 const positive = (v: number) => (v > 0 ? undefined : 'must be a positive number');
 const nonNegative = (v: number) => (v >= 0 ? undefined : 'must be zero or more');
 const port = (v: number) => (v > 0 && v < 65536 ? undefined : 'must be a port number (1-65535)');
@@ -159,7 +160,20 @@ const core: OptionDeclaration[] = [
     description: 'Name of the alternative header that carries an API token or key',
   },
   { name: 'svc.hide_version', type: 'bool', default: false, description: 'Hide the version in status_show from non-sysadmins' },
-  { name: 'svc.locale_default', type: 'string', default: 'en', description: 'Default locale' },
+  {
+    name: 'svc.locale_default',
+    type: 'string',
+    default: 'en',
+    validate: (v: string) => localeName(v),
+    description: 'Language of the web pages at addresses without a locale prefix and when the browser asks for none offered',
+  },
+  {
+    name: 'svc.locales_offered',
+    type: 'list',
+    default: ['en', 'fr', 'de', 'es'],
+    validate: (locales: string[]) => locales.map(localeName).find(Boolean),
+    description: 'Languages of the web interface: each is served under its own prefix (/fr/dataset) and in the language switcher',
+  },
   { name: 'svc.error_emails_to', type: 'string', default: '', description: 'Address for error e-mails (reported by status_show)' },
   // Runtime-editable site options (config_option_update).
   { name: 'svc.site_title', type: 'string', default: 'svc', runtimeEditable: true, description: 'Site title' },

@@ -15,6 +15,7 @@ import { sweepUploadTmp, uploadTmpDir } from '../files/storage.ts';
 import { closeFileStore, openFileStore, prestageUploads, releaseUploads } from '../files/store.ts';
 import { sameReading } from '../json/array-text.ts';
 import { webRoutes } from '../web/routes.ts';
+import { localePrefixRewriter } from '../web/locale.ts';
 import { CONTENT_SECURITY_POLICY } from '../web/security.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { downloadRoutes } from './downloads.ts';
@@ -120,7 +121,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   if (swept) services.logger.info({ files: swept }, 'removed stale upload temp files');
   await (await openFileStore(services.config)).check();
   const bodyLimit = services.config.int('svc.max_body_size') * 1024 * 1024;
-  const app = Fastify({ ...serverOptions(services), ...requestIdOptions(services), logger: false, bodyLimit });
+  const app = Fastify({
+    ...serverOptions(services),
+    ...requestIdOptions(services),
+    rewriteUrl: localePrefixRewriter(services.config),
+    logger: false,
+    bodyLimit,
+  });
   registerOperations(app, services);
   registerReadYourWrites(app, services);
   // Any body that is not a form is read raw and parsed as JSON by us, whatever its content type.

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import nunjucks from 'nunjucks';
 import { markdownExcerpt, renderMarkdown } from './markdown.ts';
 import type { AssetTable } from './assets.ts';
+import { bcp47, formatNumber, localizedValue } from './i18n.ts';
 
 const templatesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'templates');
 
@@ -24,14 +25,16 @@ export function queryString(params: Record<string, unknown>, changes: Record<str
   return text ? `?${text}` : '';
 }
 
-export function formatDate(value: unknown, withTime = false): string {
+/** A date (an ISO string or Date) in the locale's words: "27 November 2026", "27 novembre 2026". */
+export function formatDate(value: unknown, withTime = false, locale = 'en'): string {
   if (!value) return '';
-  const text = String(value);
+  const text = value instanceof Date ? value.toISOString() : String(value);
   const d = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
   if (Number.isNaN(d.getTime())) return text;
   const opts: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' };
   if (withTime) Object.assign(opts, { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
-  return new Intl.DateTimeFormat('en-GB', opts).format(d);
+  // English as the site has always shown it (day month year), not the US order.
+  return new Intl.DateTimeFormat(locale === 'en' ? 'en-GB' : bcp47(locale), opts).format(d);
 }
 
 export function formatBytes(value: unknown): string {
@@ -59,6 +62,12 @@ export function pageWindow(page: number, pages: number): (number | null)[] {
   return out;
 }
 
+/** What Nunjucks binds `this` to in a filter: the render's variables are its ctx. */
+interface PageContext {
+  ctx?: Record<string, unknown>;
+}
+const localeOf = (context: PageContext | undefined) => String(context?.ctx?.locale ?? 'en');
+
 export interface RendererOptions {
   /** The address prefix of a dataset's pages (/dataset, or /<type> for a custom dataset type). */
   datasetRoot?: (pkg: { type?: unknown } | undefined) => string;
@@ -72,10 +81,21 @@ export function createRenderer(assets: AssetTable, opts: RendererOptions = {}): 
   });
   env.addFilter('markdown', (text: unknown) => new nunjucks.runtime.SafeString(renderMarkdown(text as string)));
   env.addFilter('excerpt', (text: unknown, max?: number) => markdownExcerpt(text as string, max));
-  env.addFilter('date', (value: unknown) => formatDate(value));
-  env.addFilter('datetime', (value: unknown) => formatDate(value, true));
+  // Filters see the page's variables as this.ctx: dates, numbers and multilingual values follow its locale.
+  env.addFilter('date', function (this: PageContext, value: unknown) {
+    return formatDate(value, false, localeOf(this));
+  });
+  env.addFilter('datetime', function (this: PageContext, value: unknown) {
+    return formatDate(value, true, localeOf(this));
+  });
   env.addFilter('filesize', formatBytes);
-  env.addFilter('number', (value: unknown) => (typeof value === 'number' ? value.toLocaleString('en') : String(value ?? '')));
+  env.addFilter('number', function (this: PageContext, value: unknown) {
+    return typeof value === 'number' ? formatNumber(value, localeOf(this)) : String(value ?? '');
+  });
+  // A ckanext-fluent value ({"en": "...", "fr": "..."}) in the page's language, with fallback.
+  env.addFilter('localized', function (this: PageContext, value: unknown) {
+    return localizedValue(value, localeOf(this), [String(this.ctx?.locale_default ?? 'en'), 'en']);
+  });
   // JSON inside <script type="application/ld+json">: `<` escaped so no text can close the element.
   env.addFilter(
     'json_script',

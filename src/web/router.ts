@@ -12,6 +12,7 @@ import { translator, type Translate } from './i18n.ts';
 import { siteVariables } from './site.ts';
 import { fromThisSite } from './security.ts';
 import { siteUrl } from '../config/site-url.ts';
+import { LOCALE_COOKIE, localeLinks, offeredLocales, pageLocale, prefixLinks, withLocalePrefix } from './locale.ts';
 
 export interface FormData {
   data: Record<string, unknown>;
@@ -40,6 +41,8 @@ export interface WebContext {
   identity: Identity;
   user: UserRow | null;
   t: Translate;
+  /** The page's locale (fr, de, ...: see locale.ts); t speaks it. */
+  locale: string;
   /** Route parameters. */
   params: Record<string, string>;
   /** The dataset type whose pages these are ('dataset', or a custom schema's type at /<type>). */
@@ -105,7 +108,17 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
   });
 
   async function run(request: FastifyRequest, reply: FastifyReply, handler: PageHandler, post: boolean): Promise<FastifyReply> {
-    const t = translator(services.config.str('svc.locale_default'));
+    const offered = offeredLocales(services.config);
+    const chosen = pageLocale(services.config, request.originalUrl, request.cookies[LOCALE_COOKIE], request.headers['accept-language']);
+    if (request.method === 'GET' && chosen.fromAddress) {
+      // A prefix is the visitor's choice: remembered for addresses without one.
+      if (request.cookies[LOCALE_COOKIE] !== chosen.fromAddress)
+        reply.setCookie(LOCALE_COOKIE, chosen.fromAddress, { ...cookieOptions(request), maxAge: 365 * 24 * 3600 });
+      // The default locale has no prefix of its own.
+      if (!chosen.prefix) return reply.code(303).header('location', request.url).send();
+    }
+    if (!chosen.fromAddress) reply.header('vary', 'Accept-Language, Cookie');
+    const t = translator(chosen.locale);
     let identity: Identity;
     try {
       identity = await deps.requestIdentity(services, request);
@@ -136,6 +149,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
       identity,
       user: identity.user,
       t,
+      locale: chosen.locale,
       params: (request.params ?? {}) as Record<string, string>,
       datasetType: 'dataset',
       query,
@@ -151,8 +165,19 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
         }) as Promise<any>,
       may: (authName, params = {}) => callerMay(services, identity, authName, params),
       render(template, vars = {}, status = 200) {
+        const base = siteUrl(services.config);
+        // The switcher keeps the query; the alternates for search engines name the page (the default's without prefix).
+        const languages = localeLinks(offered, chosen.locale, request.url);
         const html = render(template, {
           ...siteVariables(services.config, t),
+          locale: chosen.locale,
+          locale_default: offered[0],
+          languages,
+          alternates: localeLinks(offered, chosen.locale, pathPart!).map((l) => ({
+            lang: l.lang,
+            href: `${base}${l.locale === offered[0] ? pathPart : l.href}`,
+          })),
+          alternate_default: `${base}${pathPart}`,
           user: identity.user,
           sysadmin: identity.sysadmin,
           csrf_token: token,
@@ -163,11 +188,18 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
           t,
           ...vars,
         });
-        return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
+        return reply
+          .code(status)
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send(prefixLinks(html, chosen.prefix, offered));
       },
       redirect(url, message) {
         if (message) reply.setCookie(FLASH_COOKIE, JSON.stringify(message), { ...cookieOptions(request), maxAge: 60 });
-        return reply.code(303).header('location', url).send();
+        return reply
+          .code(303)
+          .header('location', withLocalePrefix(url, chosen.prefix, offered))
+          .send();
       },
       setCookie: (name, value, maxAge) => reply.setCookie(name, value, { ...cookieOptions(request), ...(maxAge ? { maxAge } : {}) }),
       clearCookie: (name) => reply.clearCookie(name, { path: '/' }),

@@ -34,8 +34,8 @@ function formOptions(ctx: WebContext, schema: DatasetSchema): FormOptions {
   return { schemaLanguages: schema.raw.form_languages, localeDefault: ctx.services.config.str('svc.locale_default') };
 }
 
-/** The UI language (the site's default locale; its language part). */
-export const uiLanguage = (ctx: WebContext) => ctx.services.config.str('svc.locale_default').split(/[_-]/)[0] || 'en';
+/** The UI language (the page's locale; its language part). */
+export const uiLanguage = (ctx: WebContext) => ctx.locale.split(/[_-]/)[0] || 'en';
 
 /** A type's address prefix: /<type>, or /dataset. */
 export const rootOf = (ctx: WebContext, type: unknown) => typeRoot(ctx.services, type);
