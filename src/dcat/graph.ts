@@ -76,7 +76,11 @@ export function dateLiteral(value: string) {
   if (DATE_ONLY.test(value)) return literal(value, xsd('date'));
   if (YEAR.test(value)) return literal(value, xsd('gYear'));
   if (YEAR_MONTH.test(value)) return literal(value, xsd('gYearMonth'));
-  if (DATE_TIME.test(value)) return literal(value.replace(' ', 'T'), xsd('dateTime'));
+  if (DATE_TIME.test(value)) {
+    // stored times are UTC without a zone
+    const t = value.replace(' ', 'T');
+    return literal(/(Z|[+-]\d{2}:?\d{2})$/.test(t) ? t : `${t}Z`, xsd('dateTime'));
+  }
   return literal(value);
 }
 

@@ -60,7 +60,7 @@ export interface DcatProfile {
   /** Profiles applied before this one whenever it is asked for (DCAT-AP 3 builds on 2). */
   basedOn?: string[];
   /** Adds the triples of one dataset, its distributions and agents. */
-  datasetToGraph?(ctx: OutputContext, dataset: DatasetDict, node: NamedNode): void;
+  datasetToGraph?(ctx: OutputContext, dataset: DatasetDict, node: NamedNode): void | Promise<void>;
   /** Adds the triples of the catalog itself (not its datasets). */
   catalogToGraph?(ctx: OutputContext, catalog: CatalogDict, node: Subject): void;
   /** Reads one dcat:Dataset back into the dict (registered by the parsing side). */

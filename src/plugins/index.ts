@@ -5,6 +5,7 @@ import { datastorePlugin } from './datastore/index.ts';
 import { activityPlugin } from './activity/index.ts';
 import { viewPlugins } from './views/index.ts';
 import { loaderPlugin } from './loader/index.ts';
+import { dcatPlugin } from './dcat/index.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
@@ -12,4 +13,5 @@ export const availablePlugins: Record<string, Plugin> = {
   activity: activityPlugin,
   ...viewPlugins,
   loader: loaderPlugin,
+  dcat: dcatPlugin,
 };
