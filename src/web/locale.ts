@@ -16,7 +16,7 @@ export function offeredLocales(config: Config): string[] {
 }
 
 /** The offered locale an address starts with (/fr/dataset -> fr), and the address without it. */
-export function splitLocalePrefix(url: string, offered: string[]): { locale: string; rest: string } | undefined {
+function splitLocalePrefix(url: string, offered: string[]): { locale: string; rest: string } | undefined {
   const m = PREFIX.exec(url);
   if (!m || !offered.includes(m[1]!)) return undefined;
   const after = url.slice(m[0].length);
@@ -34,7 +34,7 @@ export function localePrefixRewriter(config: Config): (req: IncomingMessage) => 
 }
 
 /** The offered locale an Accept-Language header prefers most (q weights, a region falls back to its language). */
-export function negotiateLocale(header: string | undefined, offered: string[]): string | undefined {
+function negotiateLocale(header: string | undefined, offered: string[]): string | undefined {
   if (!header) return undefined;
   const wanted = header
     .split(',')
@@ -53,7 +53,7 @@ export function negotiateLocale(header: string | undefined, offered: string[]): 
   return undefined;
 }
 
-export interface PageLocale {
+interface PageLocale {
   locale: string;
   /** The address prefix the page's links keep ('' for the default locale or a page without prefix). */
   prefix: string;
@@ -91,6 +91,19 @@ export function prefixLinks(html: string, prefix: string, offered: string[]): st
   );
 }
 
+const ownNames = new Map<string, string>();
+
+/** A language's name in itself, capitalized as a menu entry: Français, Deutsch, Español. */
+function ownName(lang: string): string {
+  let name = ownNames.get(lang);
+  if (!name) {
+    const own = new Intl.DisplayNames([lang], { type: 'language' }).of(lang) ?? lang;
+    name = own.charAt(0).toLocaleUpperCase(lang) + own.slice(1);
+    ownNames.set(lang, name);
+  }
+  return name;
+}
+
 /** The same page in every offered locale: the switcher's links and the hreflang alternates. */
 export function localeLinks(
   offered: string[],
@@ -99,11 +112,10 @@ export function localeLinks(
 ): { locale: string; lang: string; name: string; href: string; current: boolean }[] {
   return offered.map((locale) => {
     const lang = bcp47(locale);
-    const own = new Intl.DisplayNames([lang], { type: 'language' }).of(lang) ?? locale;
     return {
       locale,
       lang,
-      name: own.charAt(0).toLocaleUpperCase(lang) + own.slice(1),
+      name: ownName(lang),
       href: path === '/' ? `/${locale}` : `/${locale}${path}`,
       current: locale === current,
     };
