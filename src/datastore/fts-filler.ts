@@ -131,7 +131,7 @@ export class FullTextFiller {
   private async fillAll(): Promise<void> {
     for (const [table, since] of [...this.dirty]) {
       this.dirty.delete(table);
-      const bulk = await this.bulkFill(table);
+      const bulk = await this.bulkFill(table, since);
       if (bulk >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
       if (this.closed) return;
       // Several batches at once where the database has the connections (SKIP LOCKED keeps them apart).
@@ -149,15 +149,25 @@ export class FullTextFiller {
    * built again. Returns the rows filled (0: not done in bulk; rows left, e.g. a row whose vector
    * fails, are the batch filler's).
    */
-  private async bulkFill(table: string): Promise<number> {
-    if (!this.bulk.minRows || this.writing > 0 || this.closed) return 0;
+  private async bulkFill(table: string, since: number): Promise<number> {
+    if (!this.bulk.minRows || this.closed || this.waitForWrites(table, since)) return 0;
     // A table gone meanwhile: nothing to fill.
     const plan = await fillPlan(this.db, table).catch(() => null);
     if (!plan || plan.pending < this.bulk.minRows || plan.pending * 2 < plan.rows) return 0;
-    return (await withBulkFillLock(this.db, table, () => this.fillInBulk(table, plan))) ?? 0;
+    return (await withBulkFillLock(this.db, table, () => this.fillInBulk(table, since, plan))) ?? 0;
   }
 
-  private async fillInBulk(table: string, plan: { minId: number; maxId: number }): Promise<number> {
+  /**
+   * Whether filling the table waits: a load is going on (writes in progress, or one ended less than
+   * IDLE_MS ago), unless the table's load has ended (only writes in progress count) or it has
+   * waited MAX_DEFER_MS.
+   */
+  private waitForWrites(table: string, since: number): boolean {
+    const busy = this.writing > 0 || (!this.loaded.has(table) && Date.now() - this.lastWrite < IDLE_MS);
+    return busy && Date.now() - since < MAX_DEFER_MS;
+  }
+
+  private async fillInBulk(table: string, since: number, plan: { minId: number; maxId: number }): Promise<number> {
     const defs = await dropFullTextIndexes(this.db, table);
     if (!defs) return 0;
     this.bulkFilling.add(table);
@@ -167,6 +177,11 @@ export class FullTextFiller {
       let next = plan.minId;
       const worker = async () => {
         while (!this.closed && next <= plan.maxId) {
+          // A load started again (the indexes stay dropped meanwhile: the load is not slowed by them).
+          if (this.waitForWrites(table, since)) {
+            await new Promise((resolve) => setTimeout(resolve, IDLE_MS).unref());
+            continue;
+          }
           const from = next;
           next += step;
           // A range that fails (a row whose text makes no vector) is left to the batch filler.
