@@ -90,7 +90,20 @@ const core: OptionDeclaration[] = [
   {
     name: 'svc.plugins',
     type: 'list',
-    default: ['datastore', 'loader', 'activity', 'image_view', 'text_view', 'webpage_view', 'datatables_view', 'video_view', 'audio_view', 'dcat'],
+    default: [
+      'datastore',
+      'loader',
+      'activity',
+      'image_view',
+      'text_view',
+      'webpage_view',
+      'datatables_view',
+      'video_view',
+      'audio_view',
+      'dcat',
+      'structured_data',
+      'croissant',
+    ],
     description: 'Plugins to load, space or comma separated',
   },
   {

@@ -6,6 +6,8 @@ import { activityPlugin } from './activity/index.ts';
 import { viewPlugins } from './views/index.ts';
 import { loaderPlugin } from './loader/index.ts';
 import { dcatPlugin } from './dcat/index.ts';
+import { structuredDataPlugin } from './dcat/structured-data.ts';
+import { croissantPlugin } from './dcat/croissant.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
@@ -14,4 +16,6 @@ export const availablePlugins: Record<string, Plugin> = {
   ...viewPlugins,
   loader: loaderPlugin,
   dcat: dcatPlugin,
+  structured_data: structuredDataPlugin,
+  croissant: croissantPlugin,
 };

@@ -1,68 +1,17 @@
 // The dataset search page and a dataset's pages: the dataset (metadata, resources, tags,
-// organization, licence, followers, schema.org JSON-LD), its groups, activity stream and followers.
+// organization, licence, followers, the plugins' JSON-LD), its groups, activity stream and followers.
 import { NotFoundError, ValidationError } from '../../errors.ts';
-import { markdownExcerpt } from '../markdown.ts';
+import { datasetMap } from './map-figures.ts';
 import type { WebContext, WebRouter } from '../router.ts';
+import { pageJsonLd } from '../json-ld.ts';
 import { activityPage, amFollowing, hasAction, safeLink, showOr404, siteUrl } from './catalog-common.ts';
+import { datasetHeadLinks } from '../head-links.ts';
 import { quoteTerm, runSearch } from './catalog-search.ts';
 import { displayRows } from '../scheming/display.ts';
 import { choiceFacets } from '../scheming/facets.ts';
 import { helperChoices, rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
 
 type Dict = Record<string, any>;
-
-/** A stored UTC time ('2024-01-02T03:04:05.6') as ISO 8601 with its zone. */
-function isoUtc(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !value) return undefined;
-  return /[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`;
-}
-
-/** A resource's address for JSON-LD: absolute http(s) only (a same-site path gets the site's address). */
-function contentUrl(url: unknown, site: string): string | undefined {
-  const link = safeLink(url);
-  if (!link || link.startsWith('mailto:')) return undefined;
-  return link.startsWith('/') ? `${site}${link}` : link;
-}
-
-/** The schema.org Dataset description of a dataset (https://schema.org/Dataset), for search engines. */
-export function datasetJsonLd(pkg: Dict, site: { url: string; title: string }, root = '/dataset'): Dict {
-  const page = `${site.url}${root}/${encodeURIComponent(pkg.name)}`;
-  const org = pkg.organization as Dict | null;
-  const orgLd = org
-    ? { '@type': 'Organization', name: org.title || org.name, url: `${site.url}/organization/${encodeURIComponent(org.name)}` }
-    : undefined;
-  const person = (name: unknown, email: unknown) =>
-    typeof name === 'string' && name ? { '@type': 'Person', name, ...(typeof email === 'string' && email ? { email } : {}) } : undefined;
-  const ld: Dict = {
-    '@context': 'https://schema.org',
-    '@type': 'Dataset',
-    '@id': page,
-    name: pkg.title || pkg.name,
-    description: markdownExcerpt(pkg.notes, 5000) || pkg.title || pkg.name,
-    url: page,
-    identifier: pkg.id,
-    keywords: (pkg.tags ?? []).map((tag: Dict) => tag.display_name || tag.name),
-    license: pkg.license_url || pkg.license_title || pkg.license_id || undefined,
-    creator: person(pkg.author, pkg.author_email) ?? orgLd,
-    publisher: orgLd,
-    maintainer: person(pkg.maintainer, pkg.maintainer_email),
-    version: pkg.version || undefined,
-    dateCreated: isoUtc(pkg.metadata_created),
-    dateModified: isoUtc(pkg.metadata_modified),
-    isAccessibleForFree: true,
-    includedInDataCatalog: { '@type': 'DataCatalog', name: site.title, url: site.url },
-    distribution: (pkg.resources ?? []).map((r: Dict) => ({
-      '@type': 'DataDownload',
-      name: r.name || undefined,
-      description: markdownExcerpt(r.description, 500) || undefined,
-      contentUrl: contentUrl(r.url, site.url),
-      encodingFormat: r.mimetype || r.format || undefined,
-      contentSize: typeof r.size === 'number' ? r.size : undefined,
-      dateModified: isoUtc(r.last_modified ?? r.metadata_modified),
-    })),
-  };
-  return ld;
-}
 
 /** A dataset the visitor may read, else 404. */
 const readDataset = (ctx: WebContext) => showOr404<Dict>(ctx, 'package_show', { id: ctx.params.name });
@@ -97,13 +46,13 @@ export function datasetPages(web: WebRouter): void {
 
   web.get('/dataset/:name', async (ctx) => {
     const pkg = await readDataset(ctx);
-    const [followers, following, mayEdit, mayDelete] = await Promise.all([
+    const [followers, following, mayEdit, mayDelete, jsonld] = await Promise.all([
       ctx.call<number>('dataset_follower_count', { id: pkg.id }),
       amFollowing(ctx, 'dataset', pkg.id),
       ctx.user ? ctx.may('package_update', { id: pkg.id }) : false,
       ctx.user ? ctx.may('package_delete', { id: pkg.id }) : false,
+      pageJsonLd(ctx.services, ctx.call, { page: 'dataset', pkg }),
     ]);
-    const site = { url: siteUrl(ctx), title: ctx.services.config.str('svc.site_title') || ctx.t('site.default_title') };
     const schema = schemaOf(ctx, pkg.type);
     const root = rootOf(ctx, pkg.type);
     return ctx.render('catalog/dataset.njk', {
@@ -120,8 +69,10 @@ export function datasetPages(web: WebRouter): void {
       may_edit: mayEdit,
       may_delete: mayDelete,
       has_activity: hasAction(ctx, 'package_activity_list'),
-      jsonld: datasetJsonLd(pkg, site, root),
-      canonical: `${site.url}${root}/${encodeURIComponent(pkg.name)}`,
+      head_links: datasetHeadLinks(ctx.services, pkg),
+      jsonld,
+      spatial_map: datasetMap(ctx, pkg),
+      canonical: `${siteUrl(ctx)}${root}/${encodeURIComponent(pkg.name)}`,
     });
   });
 

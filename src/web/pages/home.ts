@@ -1,5 +1,6 @@
 // The home and about pages.
 import type { WebRouter } from '../router.ts';
+import { pageJsonLd } from '../json-ld.ts';
 
 export function homePages(web: WebRouter): void {
   web.get('/', async (ctx) => {
@@ -23,6 +24,7 @@ export function homePages(web: WebRouter): void {
       }));
     return ctx.render('home.njk', {
       recent: search.results,
+      jsonld: await pageJsonLd(ctx.services, ctx.call, { page: 'home', datasets: search.results }),
       counts: { datasets: search.count, organizations: orgNames.length, groups: groupNames.length },
       organizations: top('organization'),
       groups: top('groups'),
