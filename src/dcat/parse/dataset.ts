@@ -32,12 +32,45 @@ function set(d: Dict, key: string, value: unknown): void {
 const IANA_MEDIA_TYPE = /^https?:\/\/www\.iana\.org\/assignments\/media-types\//;
 const EU_FILE_TYPE = /^https?:\/\/publications\.europa\.eu\/resource\/authority\/file-type\//;
 
-/** dct:format as CKAN writes formats: "CSV" for the EU file-type IRI, the media type for an IANA IRI, a label for a blank node. */
+/** The format names CKAN portals give the common media types (what a format-less IANA IRI becomes). */
+const FORMAT_OF_MEDIA_TYPE: Record<string, string> = {
+  'text/csv': 'CSV',
+  'text/tab-separated-values': 'TSV',
+  'text/plain': 'TXT',
+  'text/html': 'HTML',
+  'application/json': 'JSON',
+  'application/geo+json': 'GeoJSON',
+  'application/ld+json': 'JSON-LD',
+  'application/xml': 'XML',
+  'text/xml': 'XML',
+  'application/rdf+xml': 'RDF',
+  'text/turtle': 'TTL',
+  'application/n-triples': 'NT',
+  'application/vnd.ms-excel': 'XLS',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'XLSX',
+  'application/vnd.oasis.opendocument.spreadsheet': 'ODS',
+  'application/msword': 'DOC',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'DOCX',
+  'application/pdf': 'PDF',
+  'application/zip': 'ZIP',
+  'application/gzip': 'GZ',
+  'application/vnd.google-earth.kml+xml': 'KML',
+  'application/vnd.apache.parquet': 'PARQUET',
+  'image/png': 'PNG',
+  'image/jpeg': 'JPEG',
+};
+
+/**
+ * dct:format as CKAN writes formats: "CSV" for the EU file-type IRI, the format name of a common
+ * IANA media type (else the media type itself), a blank node's label, a literal as written.
+ */
 function formatOf(r: Reader, distribution: Quad_Subject): string | undefined {
   const v = r.value(distribution, dct('format'), (n) => labelOf(r, n));
   if (!v) return undefined;
   if (EU_FILE_TYPE.test(v)) return v.replace(EU_FILE_TYPE, '');
-  return v.replace(IANA_MEDIA_TYPE, '');
+  if (!IANA_MEDIA_TYPE.test(v)) return v;
+  const mediaType = v.replace(IANA_MEDIA_TYPE, '');
+  return FORMAT_OF_MEDIA_TYPE[mediaType.toLowerCase()] ?? mediaType;
 }
 
 function mediaTypeOf(r: Reader, distribution: Quad_Subject): string | undefined {
@@ -137,7 +170,7 @@ function parseDcatAp(input: ParseInput): void {
   set(d, 'title', r.value(s, dct('title')));
   set(d, 'notes', r.value(s, dct('description')));
   set(d, 'url', r.value(s, dcat('landingPage')));
-  set(d, 'version', r.value(s, owl('versionInfo')) ?? r.value(s, adms('version')));
+  set(d, 'version', r.value(s, dcat('version')) ?? r.value(s, owl('versionInfo')) ?? r.value(s, adms('version')));
   d.tags = r.texts(s, dcat('keyword')).map((name) => ({ name }));
   set(d, 'uri', nodeUri(s));
   for (const [key, p] of SIMPLE)
