@@ -127,7 +127,7 @@ function row(field: SchemingField, value: unknown, ctx: DisplayContext): Display
   if (kind === 'date' || kind === 'datetime' || kind === 'datetime_tz' || /date/.test(display)) {
     const text = out.text;
     const withTime = kind !== 'date' && /T\d/.test(text);
-    const formatted = formatDate(text, withTime || (display !== 'date.html' && /T\d/.test(text)));
+    const formatted = formatDate(text, withTime || (display !== 'date.html' && /T\d/.test(text)), ctx.lang);
     if (formatted && formatted !== text) {
       out.time = text;
       out.text = formatted;
