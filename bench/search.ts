@@ -252,6 +252,8 @@ function customMix(org: string, email: string): Q[] {
     { label: 'number range: population:[1000 TO 5000]', params: { q: '*:*', fq: 'population:[1000 TO 5000]' } },
     { label: 'subfield list: contact_email', params: { q: '*:*', fq: `contact_email:"${email}"` } },
     { label: 'q=data AND theme:health, theme facet', params: { q: 'data AND theme:health', 'facet.field': JSON.stringify(['theme']) } },
+    { label: 'sort by a date field: temporal_start desc', params: { q: '*:*', sort: 'temporal_start desc' } },
+    { label: 'sort by a number field: population asc', params: { q: '*:*', sort: 'population asc' } },
   ];
 }
 

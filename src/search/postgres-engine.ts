@@ -16,6 +16,7 @@ import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordPart
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
+import { typedSortPage, type TypedSortKey } from './typed-sort.ts';
 import { spatialCondition, spatialSortKey, type SpatialFilter } from './spatial.ts';
 
 export interface PostgresEngineOptions {
@@ -107,8 +108,11 @@ ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
   .map((c) => `${c} = EXCLUDED.${c}`)
   .join(', ')}
 RETURNING package_id, extras, state, private)
-INSERT INTO package_search_field_values (package_id, field, num, ts, state, private)
-SELECT r.package_id, t.field, t.num, t.ts, r.state, r.private FROM rows r, package_search_typed_values(r.extras) t`;
+INSERT INTO package_search_field_values (package_id, field, num, ts, state, private, least_ts, least_num)
+SELECT r.package_id, t.field, t.num, t.ts, r.state, r.private,
+  t.ts IS NOT NULL AND row_number() OVER (PARTITION BY r.package_id, t.field ORDER BY t.ts NULLS LAST) = 1,
+  t.num IS NOT NULL AND row_number() OVER (PARTITION BY r.package_id, t.field ORDER BY t.num NULLS LAST) = 1
+FROM rows r, package_search_typed_values(r.extras) t`;
 
 interface IndexState {
   generation: string;
@@ -137,24 +141,29 @@ interface Order {
   cheapParams: number;
   /** The rank's SQL when the sort has score (its parameters are the last ones). */
   rank: string | null;
+  /** The first sort key is a typed custom field: the page walks the index of its values. */
+  typed?: TypedSortKey;
 }
 
 /** Whether the results are ordered by score first (only the rank window is scored). */
 const scoresFirst = (query: PackageQuery, rank: string | null) =>
   rank !== null && (query.sort[0]?.field === 'score' || query.sort[0]?.field === 'rank');
 
-function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nullable: boolean } {
+function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nullable: boolean; typedKey?: string } {
   switch (f.type) {
     case 'string':
       return { sql: `${columnSql(f.column)} COLLATE "C"`, nullable: !['name', 'package_id', 'state', 'type', 'title'].includes(f.column) };
     case 'extra':
       // a typed field by its least value (a list's), found by the index of its values
-      if (f.typed)
+      if (f.typed) {
+        const typedKey = builder.param(f.key);
         return {
           sql: `(SELECT min(v.${f.typed === 'date' ? 'ts' : 'num'}) FROM package_search_field_values v
-            WHERE v.package_id = s.package_id AND v.field = ${builder.param(f.key)}::text)`,
+            WHERE v.package_id = s.package_id AND v.field = ${typedKey}::text)`,
           nullable: true,
+          typedKey,
         };
+      }
       return { sql: `(s.extras ->> ${builder.param(f.key)}::text) COLLATE "C"`, nullable: true };
     case 'int':
     case 'date':
@@ -363,9 +372,10 @@ export class PostgresSearchEngine implements SearchEngine {
     const wanted = [...new Set(facetFields.filter((f) => countedCustomField(f, schema) !== null))];
     const missing = wanted.filter((f) => !this.countedFields.has(f));
     if (missing.length) {
-      const listed = await db.query<{ field: string }>('SELECT field FROM package_search_counted_fields WHERE field = ANY($1::text[])', [
-        missing,
-      ]);
+      const listed = await db.query<{ field: string }>(
+        'SELECT field FROM package_search_counted_fields WHERE field = ANY($1::text[]) AND ready',
+        [missing],
+      );
       for (const r of listed.rows) this.countedFields.add(r.field);
       const unlisted = missing.filter((f) => !this.countedFields.has(f));
       if (unlisted.length && isDatabase(db) && (await countFields(db, unlisted))) for (const f of unlisted) this.countedFields.add(f);
@@ -449,7 +459,7 @@ export class PostgresSearchEngine implements SearchEngine {
         (SELECT coalesce((SELECT n FROM package_search_value_counts WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
          FROM x WHERE x.lexeme IS NOT NULL) AS n,
         (SELECT lexeme FROM x) AS lexeme,
-        EXISTS (SELECT 1 FROM package_search_counted_words w, x WHERE w.word = x.lexeme) AS counted`,
+        EXISTS (SELECT 1 FROM package_search_counted_words w, x WHERE w.word = x.lexeme AND w.ready) AS counted`,
       [tqs.map((t) => t.kind), tqs.map((t) => t.value), word?.cls ?? null, word?.word ?? null],
     );
     const row = r.rows[0];
@@ -508,6 +518,7 @@ export class PostgresSearchEngine implements SearchEngine {
     const keys: string[] = [];
     const cheap: string[] = [];
     let byViews = false;
+    let typedFirst: Omit<TypedSortKey, 'rest'> | undefined;
     // the rank's place in keys; its SQL is made after the loop (its parameters after the sort's)
     const RANK = '\u0000rank';
     for (const k of sort) {
@@ -530,6 +541,8 @@ export class PostgresSearchEngine implements SearchEngine {
       if (!f) throw new SearchQueryError(`Can not sort on field "${k.field}"`);
       const e = sortExpression(f, builder);
       const sql = `${e.sql} ${k.desc ? 'DESC' : 'ASC'}${e.nullable ? ' NULLS LAST' : ''}`;
+      if (e.typedKey && !keys.length && f.type === 'extra')
+        typedFirst = { field: e.typedKey, column: f.typed === 'date' ? 'ts' : 'num', desc: k.desc };
       keys.push(sql);
       cheap.push(sql);
     }
@@ -545,7 +558,13 @@ export class PostgresSearchEngine implements SearchEngine {
     const cheapParams = builder.params.length;
     const rank = rankSql && keys.some((k) => k.startsWith(RANK)) ? rankSql() : null;
     const full = keys.map((k) => (rank && k.startsWith(RANK) ? rank + k.slice(RANK.length) : k));
-    return { full: full.join(', ') || 's.metadata_modified DESC, s.package_id', cheap: cheap.join(', '), cheapParams, rank };
+    return {
+      full: full.join(', ') || 's.metadata_modified DESC, s.package_id',
+      cheap: cheap.join(', '),
+      cheapParams,
+      rank,
+      typed: typedFirst && { ...typedFirst, rest: full.slice(1).join(', ') },
+    };
   }
 
   /**
@@ -593,6 +612,7 @@ export class PostgresSearchEngine implements SearchEngine {
       );
     // with score first, the window holds every match when there are fewer: the same order as scoring all
     if (!scoreFirst) {
+      if (order.typed) return typedSortPage(db, where, params, order.typed, start, rows);
       return select(`SELECT s.package_id AS id FROM package_search_index s WHERE ${where} ORDER BY ${order.full}`, rows, start);
     }
     const ids: string[] = [];

@@ -74,6 +74,19 @@ function likePattern(value: string): string {
     .replace(/\?/g, '_');
 }
 
+/** Fields and values longer than this (in characters) have no key in extra_keys (migration 018). */
+const EXTRA_KEY_MAX = 200;
+
+/**
+ * The key of a field's value in the index row's extra_keys (migration 018: a GIN index that finds
+ * it exactly), or null when the value is too long to have one. PostgreSQL's length counts code points.
+ */
+function extraKey(field: string, value: string): string | null {
+  const fieldLength = [...field].length;
+  if (fieldLength > EXTRA_KEY_MAX || [...value].length > EXTRA_KEY_MAX) return null;
+  return `${fieldLength}:${field}=${value}`;
+}
+
 /** What the database said of a query's words and phrases (PostgresSearchEngine.readState). */
 export interface TextFacts {
   /** Keys (textKey) of the words and phrases made only of stop words. */
@@ -317,6 +330,9 @@ export class SqlBuilder {
       }
       case 'extra': {
         if (f.typed && !onlyStar && !node.wildcard) return this.typedValues(this.typedTest(node, f.key, f.typed)!);
+        // a value by its exact key; any value, a pattern or a long value by the extras themselves
+        const key = onlyStar || node.wildcard ? null : extraKey(f.key, node.value);
+        if (key !== null) return `s.extra_keys @> ARRAY[${this.param(key)}]::text[]`;
         const k = this.param(f.key);
         if (onlyStar) return `s.extras ? ${k}`;
         if (node.wildcard) return `(s.extras ->> ${k}::text) LIKE ${this.param(likePattern(node.value))}`;

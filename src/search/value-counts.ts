@@ -54,68 +54,101 @@ export async function readCounts(
   return out;
 }
 
+/** Whether a statement was stopped by its time limit (statement_timeout, or the embedded database's worker). */
+const stopped = (e: unknown) => (e as { code?: string }).code === '57014';
+
 /**
- * Starts counting the facets of a word (a lexeme of the index's text), migration 012: under a
- * SHARE lock on the index, so that no write is in flight, the word is listed (from then on every
- * write counts it) and its counts are taken from one scan. Gives false when the lock was not had
- * within lockTimeoutMs (writes kept it; the query scans, a later one tries again).
+ * Waits until the transactions of this database that hold a transaction id now have ended (ids are
+ * the whole server's: a snapshot's xmin would wait for other databases too); false when some
+ * still run after waitMs. Each check is a statement of its own.
  */
-export async function countWord(db: Database, word: string, lockTimeoutMs = 1000): Promise<boolean> {
+async function earlierWritersEnded(db: Queryable, waitMs: number): Promise<boolean> {
+  const writers = (
+    await db.query<{ pid: number; xid: string }>(
+      `SELECT pid, backend_xid::text AS xid FROM pg_stat_activity
+       WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`,
+    )
+  ).rows;
+  if (!writers.length) return true;
+  const until = Date.now() + waitMs;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const r = await db.query<{ running: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_stat_activity a, unnest($1::int[], $2::text[]) w (pid, xid)
+       WHERE a.pid = w.pid AND a.backend_xid::text = w.xid) AS running`,
+      [writers.map((w) => w.pid), writers.map((w) => w.xid)],
+    );
+    if (!r.rows[0].running) return true;
+    if (Date.now() >= until) return false;
+  }
+}
+
+/*
+ * Counting starts without a lock on the index (migration 018), in three steps:
+ *   1. the word or fields are listed, not ready: every index write that starts after this commit
+ *      counts them (its triggers read the list);
+ *   2. wait for the transactions that may have written before the list said so (those of the
+ *      database that hold a transaction id after the commit) to end: from then on every write
+ *      that a new snapshot does not see counts them;
+ *   3. one statement (one snapshot) adds to the counts what a scan of the index finds less what
+ *      the triggers had counted in that snapshot, and marks them ready; writes committed after its
+ *      snapshot add their own. Queries read the counts of ready ones only.
+ * False when step 2 or 3 took too long: the list stays (the triggers count it), and the query
+ * scans; a later one goes on from step 2. Writes in REPEATABLE READ transactions would read an
+ * older list: svc writes the index in READ COMMITTED ones only.
+ */
+
+/** Starts counting the facets of a word (a lexeme of the index's text), migration 012. */
+export async function countWord(db: Database, word: string, waitMs = 1000): Promise<boolean> {
   try {
-    await db.transaction(
-      async (tx) => {
-        await tx.query('LOCK TABLE package_search_index IN SHARE MODE');
-        const listed = await tx.query('INSERT INTO package_search_counted_words (word) VALUES ($1) ON CONFLICT DO NOTHING', [word]);
-        if (!listed.rowCount) return;
-        await tx.query('DELETE FROM package_search_value_counts WHERE class = $1', [`public:${word}`]);
-        await tx.query(
-          `INSERT INTO package_search_value_counts (class, field, value, n)
-           SELECT 'public:' || $1, t.field, t.value, count(*) FROM package_search_index r,
-             package_search_field_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
-           WHERE r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
-           GROUP BY 2, 3`,
-          [word, lexemeQuery(word)],
-        );
-      },
-      { settings: { lock_timeout: String(lockTimeoutMs) } },
+    await db.query('INSERT INTO package_search_counted_words (word, ready) VALUES ($1, false) ON CONFLICT DO NOTHING', [word]);
+    if (!(await earlierWritersEnded(db, waitMs))) return false;
+    await db.query(
+      `WITH ready AS (UPDATE package_search_counted_words SET ready = true WHERE word = $1 AND NOT ready RETURNING word)
+       INSERT INTO package_search_value_counts AS c (class, field, value, n)
+       SELECT class, field, value, sum(n) FROM (
+         SELECT 'public:' || $1 AS class, t.field, t.value, count(*) AS n FROM package_search_index r,
+           package_search_field_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
+         WHERE EXISTS (SELECT 1 FROM ready) AND r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
+         GROUP BY 2, 3
+         UNION ALL
+         SELECT class, field, value, -n FROM package_search_value_counts WHERE class = 'public:' || $1 AND EXISTS (SELECT 1 FROM ready)
+       ) x
+       GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
+       ON CONFLICT (class, field, value) DO UPDATE SET n = c.n + EXCLUDED.n`,
+      [word, lexemeQuery(word)],
     );
     return true;
   } catch (e) {
-    if ((e as { code?: string }).code === '55P03') return false; // lock_not_available
+    if (stopped(e)) return false;
     throw e;
   }
 }
 
-/**
- * Starts counting the values of custom facet fields (migration 017), as countWord does for a
- * word: under a SHARE lock on the index they are listed and counted from one scan. False when the
- * lock was not had within lockTimeoutMs (the query scans, a later one tries again).
- */
-export async function countFields(db: Database, fields: string[], lockTimeoutMs = 1000): Promise<boolean> {
+/** Starts counting the values of custom facet fields (migration 017), as countWord does for a word. */
+export async function countFields(db: Database, fields: string[], waitMs = 1000): Promise<boolean> {
   try {
-    await db.transaction(
-      async (tx) => {
-        await tx.query('LOCK TABLE package_search_index IN SHARE MODE');
-        const listed = await tx.query<{ field: string }>(
-          'INSERT INTO package_search_counted_fields (field) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING field',
-          [fields],
-        );
-        const added = listed.rows.map((r) => r.field);
-        if (!added.length) return;
-        await tx.query('DELETE FROM package_search_field_counts WHERE field = ANY($1::text[])', [added]);
-        await tx.query(
-          `INSERT INTO package_search_field_counts (class, field, value, n)
-           SELECT t.class, t.field, t.value, count(*) FROM package_search_index r,
-             package_search_custom_triples(r.state, r.private, r.extras) t
-           WHERE t.field = ANY($1::text[]) GROUP BY 1, 2, 3`,
-          [added],
-        );
-      },
-      { settings: { lock_timeout: String(lockTimeoutMs) } },
+    await db.query('INSERT INTO package_search_counted_fields (field, ready) SELECT unnest($1::text[]), false ON CONFLICT DO NOTHING', [
+      fields,
+    ]);
+    if (!(await earlierWritersEnded(db, waitMs))) return false;
+    await db.query(
+      `WITH ready AS (UPDATE package_search_counted_fields SET ready = true WHERE field = ANY($1::text[]) AND NOT ready RETURNING field)
+       INSERT INTO package_search_field_counts AS c (class, field, value, n)
+       SELECT class, field, value, sum(n) FROM (
+         SELECT t.class, t.field, t.value, count(*) AS n FROM package_search_index r,
+           package_search_custom_triples(r.state, r.private, r.extras) t
+         WHERE t.field IN (SELECT field FROM ready) GROUP BY 1, 2, 3
+         UNION ALL
+         SELECT class, field, value, -n FROM package_search_field_counts WHERE field IN (SELECT field FROM ready)
+       ) x
+       GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
+       ON CONFLICT (class, field, value) DO UPDATE SET n = c.n + EXCLUDED.n`,
+      [fields],
     );
     return true;
   } catch (e) {
-    if ((e as { code?: string }).code === '55P03') return false; // lock_not_available
+    if (stopped(e)) return false;
     throw e;
   }
 }
