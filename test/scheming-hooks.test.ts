@@ -49,14 +49,14 @@ test('a schema whose hooks pass: the dataset is created with its fields and no t
 test('an after_validators chain that refuses is reported under __after, and nothing is stored', async () => {
   const r = await t.call('package_create', { type: 'sealed', name: 'sealed-1', title: 'Sealed', owner_org: 'hook-org' }, { token: sys });
   assert.equal(r.body.success, false);
-  assert.equal(r.body.error.__type, 'Validation Error');
-  assert.deepEqual(r.body.error.__after, ['Missing value']);
+  assert.equal(r.body.error?.__type, 'Validation Error');
+  assert.deepEqual(r.body.error?.__after, ['Missing value']);
   const gone = await t.call('package_show', { id: 'sealed-1' }, { token: sys });
-  assert.equal(gone.body.error.__type, 'Not Found Error');
+  assert.equal(gone.body.error?.__type, 'Not Found Error');
   // a field error and the hook's error come together, as CKAN reports them
   const both = await t.call('package_create', { type: 'sealed', name: 'Not A Name', owner_org: 'hook-org' }, { token: sys });
-  assert.ok(both.body.error.name, JSON.stringify(both.body.error));
-  assert.deepEqual(both.body.error.__after, ['Missing value']);
+  assert.ok(both.body.error?.name, JSON.stringify(both.body.error));
+  assert.deepEqual(both.body.error?.__after, ['Missing value']);
 });
 
 test('before_validators and after_validators run on updates too: package_patch of a hooked dataset', async () => {

@@ -72,8 +72,16 @@ describe('a dataset of a custom type through its generated form', { skip: browse
     const first = page.getByRole('group', { name: 'Contact 1' });
     await first.getByLabel(/^Name/).fill('Ann Lee');
     await first.getByLabel('Role').selectOption({ label: 'Lead scientist' });
-    await page.getByRole('group', { name: 'Translated title' }).getByLabel('English (en)').fill('Wader count');
-    await page.getByRole('group', { name: 'Translated title' }).getByLabel('German (de)').fill('Watvogelzählung');
+    // The languages of a fluent field are tabs: English's panel first; the arrow key opens German's.
+    const titles = page.getByRole('group', { name: 'Translated title' });
+    await titles.getByLabel('Translated title (English (en))').fill('Wader count');
+    assert.equal(await titles.getByLabel('Translated title (German (de))').isVisible(), false);
+    await titles.getByRole('tab', { name: 'English (en)' }).focus();
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await titles.getByRole('tab', { name: 'German (de)' }).getAttribute('aria-selected'), 'true');
+    assert.equal(await titles.getByLabel('Translated title (English (en))').isVisible(), false);
+    await titles.getByRole('tabpanel', { name: 'German (de)' }).getByLabel('Translated title (German (de))').fill('Watvogelzählung');
+    await b.shot(page, 'language-tabs');
 
     // Add a second contact: the page comes back with both, the values kept.
     await page.getByRole('button', { name: 'Add another Contact' }).click();

@@ -108,9 +108,8 @@ test('the new form of a type is generated from its schema: labels, help, placeho
   assert.equal(res.statusCode, 200, res.body);
   const html = res.body;
   assert.match(html, /<form method="post" action="\/survey\/new"/);
-  // Pages of the form (start_form_page) are fieldsets with their titles.
-  for (const title of ['Basics', 'Details', 'People and languages']) assert.match(html, new RegExp(`<legend>${title}</legend>`));
-  assert.match(html, /What the survey is called and who publishes it/);
+  // A schema without start_form_page is one page (test/web-scheming-pages.test.ts has the pages).
+  assert.doesNotMatch(html, /class="form-steps"/);
   assert.match(html, /<label for="field-title">Survey title<\/label>/);
   assert.match(html, /placeholder="e.g. Bird count 2024"/);
   assert.match(html, /<label for="field-name">Address <span class="required" aria-hidden="true">\*<\/span><\/label>/);
@@ -155,11 +154,21 @@ test('the new form of a type is generated from its schema: labels, help, placeho
   );
   assert.match(html, /name="funder-0-grant"/);
   assert.doesNotMatch(html, /value="funder-0"|value="funder"/);
-  // fluent fields: one input per language of form_languages, named field-<lang>
+  // fluent fields: one panel per language of form_languages (tabs with scripts), inputs named field-<lang>
   const fluent = element(html, 'field-title_translated');
   assert.match(fluent, /<legend>Translated title<\/legend>/);
-  assert.match(html, /<label for="field-title_translated-en">English \(en\)<\/label>/);
-  assert.match(html, /<label for="field-title_translated-de">German \(de\)<\/label>/);
+  assert.match(fluent, /<ul class="lang-tabs" data-lang-tabs aria-label="Translated title: languages">/);
+  assert.match(
+    fluent,
+    /<a id="field-title_translated-en-tab" href="#field-title_translated-en-panel" data-lang="en" data-selected>English \(en\)<\/a>/,
+  );
+  assert.match(fluent, /<a id="field-title_translated-de-tab" href="#field-title_translated-de-panel" data-lang="de">German \(de\)<\/a>/);
+  assert.match(
+    html,
+    /<section class="field lang-panel" id="field-title_translated-de-panel" aria-labelledby="field-title_translated-de-tab">/,
+  );
+  assert.match(html, /<label for="field-title_translated-en">Translated title \(English \(en\)\)<\/label>/);
+  assert.match(html, /<label for="field-title_translated-de">Translated title \(German \(de\)\)<\/label>/);
   assert.match(html, /<input id="field-title_translated-de" name="title_translated-de" lang="de"/);
   assert.match(html, /<textarea id="field-description_translated-en" name="description_translated-en" lang="en"/);
 });

@@ -2,7 +2,16 @@
 // metadata form saves a draft, then the resource form adds data and "Finish" makes it active.
 import type { WebContext, WebRouter } from '../router.ts';
 import { attempt, enc, field, forbidden, otherMessages, type FieldMessages } from './manage-forms.ts';
-import { rootOf, schemaEditForm, schemaEditPost, schemaNewForm, schemaNewPost, schemaOf } from './manage-scheming.ts';
+import {
+  rootOf,
+  schemaEditForm,
+  schemaEditPost,
+  schemaNewForm,
+  schemaNewPost,
+  schemaOf,
+  schemaPageForm,
+  schemaPagePost,
+} from './manage-scheming.ts';
 
 const TEXT_FIELDS = [
   'title',
@@ -195,6 +204,18 @@ export function datasetFormPages(web: WebRouter): void {
       return ctx.redirect(`${root}/${enc(saved.name)}`, { kind: 'success', text: ctx.t('manage.dataset.saved') });
     }),
   );
+
+  // The steps of a custom schema's form with pages (start_form_page): a new draft, or an edit, a page at a time.
+  for (const mode of ['new', 'edit'] as const) {
+    web.get(
+      `/dataset/${mode}/:name/:page`,
+      withDataset(async (ctx, pkg) => schemaPageForm(ctx, mode, pkg, await formChoices(ctx, pkg.organization))),
+    );
+    web.post(
+      `/dataset/${mode}/:name/:page`,
+      withDataset(async (ctx, pkg) => schemaPagePost(ctx, mode, pkg, await formChoices(ctx, pkg.organization))),
+    );
+  }
 
   web.get('/dataset/delete/:name', async (ctx) => {
     const pkg = await ctx.call('package_show', { id: ctx.params.name });

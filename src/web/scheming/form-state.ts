@@ -18,13 +18,14 @@ export interface FormState {
 export interface FormOptions {
   /** The schema's form_languages (fluent fields without their own). */
   schemaLanguages?: unknown;
-  localeDefault: string;
+  /** The site's languages (fluent fields when neither the field nor the schema names any). */
+  siteLanguages: string[];
 }
 
 /** Name of the hidden time-zone select of a datetime_tz field. */
 export const TZ_SUFFIX = '_tz';
 
-const langsOf = (field: SchemingField, opts: FormOptions) => fluentLanguages(field, opts.schemaLanguages, opts.localeDefault);
+const langsOf = (field: SchemingField, opts: FormOptions) => fluentLanguages(field, opts.schemaLanguages, opts.siteLanguages);
 
 function text(value: unknown): string {
   if (value === undefined || value === null) return '';

@@ -20,6 +20,8 @@ export interface LangInput {
   value: string;
   placeholder: string;
   errors: string[];
+  /** The tab shown first when scripts make the languages tabs: the first with an error, else the UI language's. */
+  selected: boolean;
 }
 
 export interface WidgetView {
@@ -150,7 +152,7 @@ function widget(field: SchemingField, name: string, state: FormState, ctx: FormC
     const own = nested !== undefined ? nested : errors[name];
     const byLang = own && typeof own === 'object' && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
     view.errors = Array.isArray(own) || typeof own === 'string' ? messagesOf(own) : [];
-    view.langs = fluentLanguages(field, ctx.schemaLanguages, ctx.localeDefault).map((lang) => ({
+    view.langs = fluentLanguages(field, ctx.schemaLanguages, ctx.siteLanguages).map((lang) => ({
       lang,
       name: `${name}-${lang}`,
       id: `field-${name}-${lang}`,
@@ -158,7 +160,10 @@ function widget(field: SchemingField, name: string, state: FormState, ctx: FormC
       value: first(flat[`${name}-${lang}`]),
       placeholder: labelText(field.form_placeholder, lang),
       errors: [...messagesOf(byLang[lang]), ...messagesOf(errors[`${name}-${lang}`])],
+      selected: false,
     }));
+    const shown = view.langs.find((l) => l.errors.length) ?? view.langs.find((l) => l.lang === ctx.lang) ?? view.langs[0];
+    if (shown) shown.selected = true;
     return view;
   }
   view.errors = errorsAt(errors, name, nested);

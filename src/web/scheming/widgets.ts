@@ -129,11 +129,14 @@ export function isRequired(field: SchemingField): boolean {
   return validators.includes('not_empty');
 }
 
-/** The languages of a fluent field: its form_languages, the schema's, else the site's default and English. */
-export function fluentLanguages(field: SchemingField, schemaLanguages: unknown, localeDefault: string): string[] {
+/**
+ * The languages of a fluent field, as ckanext-fluent picks them: its form_languages, the schema's,
+ * else the site's (the languages of svc.locale_default and svc.locales_offered).
+ */
+export function fluentLanguages(field: SchemingField, schemaLanguages: unknown, siteLanguages: string[]): string[] {
   if (Array.isArray(field.form_languages) && field.form_languages.length) return field.form_languages.map(String);
   if (Array.isArray(schemaLanguages) && schemaLanguages.length) return schemaLanguages.map(String);
-  return [...new Set([localeDefault, 'en'])];
+  return siteLanguages;
 }
 
 export const FLUENT_KINDS: readonly WidgetKind[] = ['fluent', 'fluent_markdown', 'fluent_tags'];
