@@ -9,8 +9,9 @@ import '../../dcat/dcat-us.ts';
 import { registerJsonLdProfiles } from '../../dcat/jsonld-profiles.ts';
 import { dcatActions } from './actions.ts';
 import { dcatParseAction } from './parse-action.ts';
-import { dcatRoutes } from './routes.ts';
-import './settings.ts';
+import { datasetAlternates, dcatRoutes } from './routes.ts';
+import { dcatSettings } from './settings.ts';
+import { addDatasetHeadLinks } from '../../web/head-links.ts';
 
 let siteText = { title: 'svc', description: '' };
 registerJsonLdProfiles(() => siteText);
@@ -24,6 +25,8 @@ export const dcatPlugin: Plugin = {
   setup(services) {
     siteText = { title: services.config.str('svc.site_title') || 'svc', description: services.config.str('svc.site_description') };
     services.registry.defineAll([...dcatActions, dcatParseAction]);
+    const settings = dcatSettings(services);
+    if (settings.endpoints) addDatasetHeadLinks(services, (pkg) => datasetAlternates(settings.siteUrl, pkg.name));
   },
   routes,
 };

@@ -9,6 +9,7 @@ import { ActionError, AuthorizationError, NotFoundError, ValidationError } from 
 import { requestIdentity } from '../../http/request-identity.ts';
 import { negotiateRdf, RDF_FORMATS, type RdfFormat } from '../../dcat/serialize.ts';
 import { dcatSettings } from './settings.ts';
+import type { HeadLink } from '../../web/head-links.ts';
 
 const CATALOG_PARAMS = ['page', 'modified_since', 'q', 'fq', 'profiles'] as const;
 
@@ -103,7 +104,11 @@ export async function dcatRoutes(app: FastifyInstance, services: Services): Prom
 }
 
 /** The dataset page's `<link rel="alternate">` entries: one per RDF format. */
-export function datasetAlternates(siteUrl: string, name: string): { type: string; href: string }[] {
+export function datasetAlternates(siteUrl: string, name: string): HeadLink[] {
   const formats: RdfFormat[] = ['xml', 'ttl', 'jsonld', 'n3', 'nt'];
-  return formats.map((f) => ({ type: RDF_FORMATS[f].mediaType, href: `${siteUrl}/dataset/${encodeURIComponent(name)}.${f}` }));
+  return formats.map((f) => ({
+    rel: 'alternate',
+    type: RDF_FORMATS[f].mediaType,
+    href: `${siteUrl}/dataset/${encodeURIComponent(name)}.${f}`,
+  }));
 }
