@@ -199,12 +199,14 @@ export async function callAction(services: Services, name: string, input: Record
       afterCommit: (fn: AfterCommit) => committed.push(fn),
     };
     let result: unknown;
-    const reads = def.sideEffectFree ? services.reads : undefined;
+    // Reads outside a request (jobs, the CLI) stay on the primary: nothing tells them what to wait for.
+    const scope = currentRequest();
+    const reads = def.sideEffectFree && scope ? services.reads : undefined;
     try {
       result = inTransaction
         ? await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input))
         : reads
-          ? await reads.read(currentRequest(), (db) => runDefinition(makeContext({ ...base, db }), def, input))
+          ? await reads.read(scope, (db) => runDefinition(makeContext({ ...base, db }), def, input))
           : await runDefinition(makeContext({ ...base, db: services.db }), def, input);
     } catch (e) {
       if (inTransaction && attempt < attempts && isRace(e)) {

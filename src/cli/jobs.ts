@@ -76,14 +76,21 @@ export function registerJobsCommands(program: Command, { withServices, print, se
     .command('worker [queues...]')
     .description('run a worker on these queues, first queue first (default: svc.jobs.queues), until stopped')
     .option('--burst', 'stop once the queues are empty')
-    .action(async (queues: string[], o: { burst?: boolean }) =>
+    .option('--metrics-port <port>', 'serve Prometheus /metrics and /healthz on this port (at svc.host) while the worker runs')
+    .action(async (queues: string[], o: { burst?: boolean; metricsPort?: string }) =>
       withServices(async (s) => {
         if (s.db.kind === 'pglite') {
           io.err('svc: embedded mode runs jobs inside the server (`svc serve`); separate workers need PostgreSQL (svc.database_url)\n');
           setExitCode(1);
           return;
         }
-        await runWorker(s, queues, !!o.burst);
+        const port = o.metricsPort === undefined ? undefined : Number(o.metricsPort);
+        if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+          io.err(`svc: --metrics-port must be a port number (0-65535), not "${o.metricsPort}"\n`);
+          setExitCode(1);
+          return;
+        }
+        await runWorker(s, queues, !!o.burst, port);
       }),
     );
 }
@@ -92,13 +99,17 @@ export function registerJobsCommands(program: Command, { withServices, print, se
  * Runs a worker in this process until SIGINT/SIGTERM (or, with burst, until no job is left); a job
  * running at the signal is asked to stop and handed back to the queue for another worker.
  */
-export async function runWorker(s: Services, queues: string[], burst: boolean): Promise<void> {
+export async function runWorker(s: Services, queues: string[], burst: boolean, metricsPort?: number): Promise<void> {
   // Loads read uploads from the file store: a store this process cannot use is told at start.
   const { openFileStore, closeFileStore } = await import('../files/store.ts');
   await (await openFileStore(s.config)).check();
+  const { serveWorkerMetrics } = await import('../http/worker-metrics.ts');
+  const listener = metricsPort === undefined ? undefined : await serveWorkerMetrics(s, metricsPort, s.config.str('svc.host'));
+  if (listener) console.error(`svc: worker metrics at http://${s.config.str('svc.host')}:${listener.port}/metrics`);
   try {
     await work(s, queues, burst);
   } finally {
+    await listener?.close();
     closeFileStore(s.config);
   }
 }

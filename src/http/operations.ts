@@ -85,6 +85,17 @@ function errorType(request: FastifyRequest, reply: FastifyReply, payload: unknow
   return `HTTP ${reply.statusCode}`;
 }
 
+/** Whether an Authorization header may read /metrics (svc.metrics.token; none set: anyone). */
+export function metricsAuthorization(config: Services['config']): (header: string | undefined) => boolean {
+  const token = config.str('svc.metrics.token');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return (header) => {
+    if (!token) return true;
+    const given = Buffer.from(String(header ?? ''));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+}
+
 function replicaCheck(r: ReplicaStatus): string {
   if (r.serving) return `ok (${r.address}, ${r.lagSeconds?.toFixed(1)} s behind)`;
   return `skipped (${r.address}): ${r.problem}`;
@@ -154,14 +165,10 @@ export function registerOperations(app: FastifyInstance, services: Services): vo
   });
 
   if (config.bool('svc.metrics.enabled')) {
-    const token = config.str('svc.metrics.token');
-    const expected = Buffer.from(`Bearer ${token}`);
+    const authorized = metricsAuthorization(config);
     app.get('/metrics', async (request, reply) => {
-      if (token) {
-        const given = Buffer.from(String(request.headers.authorization ?? ''));
-        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-          return reply.code(401).header('www-authenticate', 'Bearer').type('text/plain; charset=utf-8').send('A bearer token is required');
-        }
+      if (!authorized(request.headers.authorization)) {
+        return reply.code(401).header('www-authenticate', 'Bearer').type('text/plain; charset=utf-8').send('A bearer token is required');
       }
       const text = await metrics.registry.metrics();
       return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);

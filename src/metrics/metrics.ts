@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Services } from '../context.ts';
 import { queueStats, type QueueStats } from '../jobs/queue.ts';
 import type { ReadReplicas, ReplicaStatus } from '../db/replicas.ts';
+import { loaderTotals } from './throughput.ts';
 
 /** Label of requests that matched no route (their addresses are not labels). */
 export const UNMATCHED = 'unmatched';
@@ -77,6 +78,24 @@ export function serverMetrics(services: Services): ServerMetrics {
   jobGauge('svc_jobs_oldest_queued_seconds', 'How long the oldest waiting job of each queue has waited', (r) => r.oldest_seconds);
 
   if (services.reads) replicaMetrics(registry, services.reads);
+  const loaderCounter = (name: string, help: string, pick: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(pick());
+      },
+    });
+  loaderCounter('svc_loader_loads_total', 'Files loaded into the data store by this process', () => loaderTotals.loads);
+  loaderCounter('svc_loader_rows_total', 'Rows loaded into the data store by this process', () => loaderTotals.rows);
+  loaderCounter('svc_loader_bytes_total', 'Bytes of the files loaded into the data store by this process', () => loaderTotals.bytes);
+  loaderCounter(
+    'svc_loader_seconds_total',
+    'Seconds spent on loads into the data store (rows_total / seconds_total: rows per second)',
+    () => loaderTotals.seconds,
+  );
 
   return {
     registry,

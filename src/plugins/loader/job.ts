@@ -20,6 +20,7 @@ import { loadDirect, NotDirect, planDirect } from '../../loader/direct.ts';
 import { replaceTable, type BulkLoadBackend, type LoadOptions } from '../../loader/load.ts';
 import { loadTmpFiles, sweepStaleLoadFiles } from './tmp-files.ts';
 import { loadTask, nowIso, parseValue, saveLoadTask, type LoadTaskValue, type LogLine } from './status.ts';
+import { countLoad } from '../../metrics/throughput.ts';
 
 export interface LoadProgress {
   phase: 'download' | 'read' | 'copy';
@@ -155,6 +156,7 @@ export async function runLoad(services: Services, resourceId: string, opts: Load
       (await loadInTwoPasses(backend, resourceId, file, spool, overrides, log, opts.signal, progress, total, elapsed));
     const rows = loaded.rows;
     log(`${rows} row(s) loaded into the data store (${elapsed()})`);
+    countLoad(rows, total ?? 0, (performance.now() - started) / 1000);
     // The catalog: the resource is active in the data store, the dataset changed.
     const later: (() => void | Promise<void>)[] = [];
     const actor = await loadActor(services, opts.userId);
