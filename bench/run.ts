@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   web: () => import('./web.ts'),
   startup: () => import('./startup.ts'),
   views: () => import('./views.ts'),
+  spatial: () => import('./spatial.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);

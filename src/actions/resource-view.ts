@@ -46,8 +46,9 @@ export interface ViewType {
   /**
    * Checks the validated options against the resource's data (e.g. the columns of its data store
    * table) and completes them; a ValidationError names the option (a default view is then not made).
+   * db is the calling action's connection (the catalog is read through it, inside its transaction).
    */
-  prepare?(services: Services, resourceId: string, options: Record<string, unknown>): Promise<Record<string, unknown>>;
+  prepare?(services: Services, resourceId: string, options: Record<string, unknown>, db: Queryable): Promise<Record<string, unknown>>;
 }
 
 const viewTypes = new WeakMap<object, Map<string, ViewType>>();
@@ -116,7 +117,7 @@ async function createDefaultViews(
       let config = await validateOrThrow(compileParams(t.options), {});
       if (t.prepare) {
         try {
-          config = await t.prepare(services, r.id, config);
+          config = await t.prepare(services, r.id, config, db);
         } catch (e) {
           if (e instanceof ValidationError) continue;
           throw e;
@@ -168,7 +169,7 @@ async function viewConfig(
 ): Promise<Record<string, unknown>> {
   const base = prm.config ?? {};
   const options = await validateOrThrow(compileParams(type.options), { ...base, ...prm }, ctx);
-  return { ...base, ...(type.prepare ? await type.prepare(ctx.services, resourceId, options) : options) };
+  return { ...base, ...(type.prepare ? await type.prepare(ctx.services, resourceId, options, ctx.db) : options) };
 }
 
 const common = {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
@@ -22,8 +23,22 @@ interface Asset {
   type: string;
 }
 
+/** Files of npm packages served as static assets too (vendor/<name>), by their paths in node_modules. */
+const VENDOR: Record<string, string> = {
+  'vendor/leaflet.js': 'leaflet/dist/leaflet.js',
+  'vendor/leaflet.css': 'leaflet/dist/leaflet.css',
+  'vendor/leaflet.markercluster.js': 'leaflet.markercluster/dist/leaflet.markercluster.js',
+  'vendor/MarkerCluster.css': 'leaflet.markercluster/dist/MarkerCluster.css',
+  'vendor/MarkerCluster.Default.css': 'leaflet.markercluster/dist/MarkerCluster.Default.css',
+};
+
 function loadAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
+  const require = createRequire(import.meta.url);
+  for (const [name, file] of Object.entries(VENDOR)) {
+    const body = fs.readFileSync(require.resolve(file));
+    assets.set(name, { hash: createHash('sha256').update(body).digest('hex').slice(0, 12), body, type: TYPES[path.extname(name)] });
+  }
   const walk = (sub: string) => {
     for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
       const rel = sub ? `${sub}/${entry.name}` : entry.name;

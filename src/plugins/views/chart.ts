@@ -48,7 +48,7 @@ export const chartViewType: ViewType = {
 };
 
 /** The view's dataset must be readable (as resource_view_show). */
-async function canReadView(ctx: ActionContext, prm: Record<string, any>): Promise<void> {
+export async function canReadView(ctx: ActionContext, prm: Record<string, any>): Promise<void> {
   const view = typeof prm.id === 'string' ? await findView(ctx.db, prm.id) : undefined;
   const resource = view ? await findResource(ctx.db, view.resource_id) : undefined;
   const pkg = resource ? await findPackage(ctx.db, resource.package_id) : undefined;

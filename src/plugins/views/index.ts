@@ -1,11 +1,12 @@
 // View plugins: each adds one resource view type (as CKAN's image_view, text_view, webpage_view,
-// datatables_view, video_view and audio_view do), and svc's chart view of data store tables. Which
+// datatables_view, video_view and audio_view do), and svc's chart and map views of data store tables. Which
 // are created by default, and for which resources, is svc.views.default_views and each type's canView.
 import type { Plugin } from '../plugin.ts';
 import { p } from '../../validation/params.ts';
 import { registerViewType, type ViewType } from '../../actions/resource-view.ts';
 import { ConfigError } from '../../config/load.ts';
 import { chartActions, chartViewType } from './chart.ts';
+import { mapActions, mapViewType } from './map.ts';
 
 const fmt = (r: { format: string | null }) => (r.format ?? '').toLowerCase();
 const urlSuffix = (r: { url: string }) => (r.url.split(/[?#]/)[0].split('.').pop() ?? '').toLowerCase();
@@ -63,10 +64,11 @@ export const VIEW_TYPES: ViewType[] = [
     canView: (r) => AUDIO_FORMATS.includes(fmt(r)),
   },
   chartViewType,
+  mapViewType,
 ];
 
 /** Actions a view type brings. */
-const VIEW_ACTIONS: Record<string, typeof chartActions> = { chart: chartActions };
+const VIEW_ACTIONS: Record<string, typeof chartActions> = { chart: chartActions, map: mapActions };
 
 function viewPlugin(type: ViewType): Plugin {
   return {

@@ -4,6 +4,7 @@
 import { SearchQueryError, ValidationError } from '../../errors.ts';
 import { queryString } from '../render.ts';
 import type { WebContext } from '../router.ts';
+import { searchArea } from './map-figures.ts';
 
 /** The facets of the search pages, in the order they are shown. */
 export const FACET_FIELDS = ['organization', 'groups', 'tags', 'res_format', 'license_id'] as const;
@@ -93,6 +94,8 @@ export interface SearchView {
   error: string | null;
   /** Whether anything narrows the search (for the "no results" text). */
   filtered: boolean;
+  /** The area (ext_bbox) the datasets are in, and the link that drops it. */
+  area: ReturnType<typeof searchArea> & { clear_href: string | null };
 }
 
 /** Runs the search the page's query string asks for; a malformed query is an error on the page (status 400). */
@@ -109,6 +112,8 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
   const expanded = fields.filter((f) => queryValue(query, `_${f}_limit`) === '0');
   const params: Record<string, unknown> = { q, sort, ...selected };
   for (const f of expanded) params[`_${f}_limit`] = '0';
+  const area = searchArea(ctx);
+  if (area.ext_bbox) params.ext_bbox = area.ext_bbox;
 
   let result: { count: number; results: Record<string, unknown>[]; search_facets: Record<string, { items: any[] }> } = {
     count: 0,
@@ -120,6 +125,7 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
     result = await ctx.call('package_search', {
       ...(q ? { q } : {}),
       ...(opts.fq ? { fq: opts.fq } : {}),
+      ...(area.ext_bbox ? { ext_bbox: area.ext_bbox } : {}),
       fq_list: fields.flatMap((f) => selected[f].map((v) => `${f}:${quoteTerm(v)}`)),
       sort: sort || RELEVANCE,
       rows: PAGE_SIZE,
@@ -184,7 +190,8 @@ export async function runSearch(ctx: WebContext, opts: SearchOptions): Promise<{
     facets,
     selected: chosen,
     error,
-    filtered: !!q || chosen.length > 0,
+    filtered: !!q || chosen.length > 0 || !!area.ext_bbox,
+    area: { ...area, clear_href: area.ext_bbox ? link({ ext_bbox: null }) : null },
   };
   return { view, status: error ? 400 : 200 };
 }

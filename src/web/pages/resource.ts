@@ -5,6 +5,7 @@ import { AuthorizationError, NotFoundError, ValidationError } from '../../errors
 import { readSmallFile } from '../../files/store.ts';
 import type { WebContext, WebRouter } from '../router.ts';
 import { chartFigure } from '../../views/chart-svg.ts';
+import { mapFigure } from './map-figures.ts';
 import { dictionaryOf, dumpLinks, loadExplorer, type Explorer } from './resource-explorer.ts';
 import { type DisplayRow, displayRows } from '../scheming/display.ts';
 import { schemaOf, uiLanguage } from './manage-scheming.ts';
@@ -235,6 +236,13 @@ export function resourcePages(web: WebRouter): void {
           },
         ),
       );
+    let map: Dict | null = null;
+    if (view?.view_type === 'map' && view.id && view.known)
+      work.push(
+        mapFigure(ctx, view).then((m) => {
+          map = m;
+        }),
+      );
     if (view?.view_type === 'text_view')
       work.push(
         smallUploadedText(ctx, res).then((t) => {
@@ -251,6 +259,7 @@ export function resourcePages(web: WebRouter): void {
       view,
       explorer,
       chart,
+      map,
       dictionary: explorer?.dictionary ?? fields,
       text_content: text ?? null,
       download_url: download,
