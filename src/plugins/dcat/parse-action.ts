@@ -22,7 +22,7 @@ declareOption({
   type: 'int',
   default: 10,
   validate: (v: number) => (v > 0 ? undefined : 'must be a positive number'),
-  description: 'Largest DCAT document dcat_parse reads, in MB (UTF-8)',
+  description: 'Largest DCAT document dcat_parse reads, in MB (UTF-8); a larger one is a Validation Error on `data`',
 });
 
 const withinSize: Validator = (v: string, field) => {
