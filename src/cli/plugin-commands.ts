@@ -5,5 +5,6 @@ export async function loadPluginCommands(): Promise<void> {
     import('../plugins/datastore/permissions.ts'),
     import('../plugins/datastore/fts-cli.ts'),
     import('../plugins/loader/cli.ts'),
+    import('../plugins/dcat/cli.ts'),
   ]);
 }
