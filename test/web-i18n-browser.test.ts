@@ -85,7 +85,7 @@ describe('the portal in several languages', { skip: browserMissing }, () => {
       await page.getByRole('searchbox').first().fill('rainfall');
       await page.getByRole('searchbox').first().press('Enter');
       await page.waitForURL(/\/dataset\?q=rainfall/);
-      assert.match((await page.locator('.result-count').textContent()) ?? '', /1 conjunto de datos encontrado/);
+      assert.match((await page.locator('.result-count').textContent()) ?? '', /^\s*2 conjuntos de datos encontrados para «rainfall»\s*$/);
     } finally {
       await context.close();
     }

@@ -48,7 +48,7 @@ describe('the catalogues', () => {
     const missing: string[] = [];
     const catalogues = SHIPPED.map((l) => [l, catalogueOf(l)] as const);
     for (const file of filesUnder(WEB, /\.(njk|ts)$/)) {
-      for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bt\('([\w.-]+)'/g))
+      for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bt\('([\w.-]+)'\s*[,)]/g))
         for (const [locale, own] of catalogues) if (!(m[1]! in own)) missing.push(`${path.relative(WEB, file)}: ${m[1]} (${locale})`);
     }
     assert.deepEqual(missing, []);
