@@ -2,10 +2,13 @@
 // checked at every write, package_search's ext_bbox finds the datasets whose geometry's extent
 // intersects the box (with the visibility rules and the other filters), sort=spatial desc (and score
 // without words) orders them by overlap, and a bad box or geometry is a Validation Error naming it.
-import { after, before, test } from 'node:test';
+// The search page's area box works without JavaScript and, in Chromium, by dragging on its map;
+// a dataset's page shows its extent.
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { as, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
+import { axeViolations, browserMissing, describeViolations, startBrowserApp, type BrowserApp } from './helpers/browser.ts';
 
 let t: TestApp;
 let editor: TestUser;
@@ -54,7 +57,7 @@ const names = (r: any) => r.results.map((d: any) => d.name).sort();
 const search = (params: Record<string, unknown>, opts = {}) => t.ok('package_search', { rows: 100, ...params }, opts);
 
 before(async () => {
-  t = await startApp();
+  t = await startApp({ config: { 'svc.views.map.tile_url': '' } });
   ({
     users: { spatial_editor: editor },
   } = await organizationWithTeam(t, { name: 'spatial-org' }, { spatial_editor: 'editor' }));
@@ -221,4 +224,98 @@ test('a moved, removed or deleted geometry is found where it is now', async () =
   );
   await t.ok('package_delete', { id: 'spatial-moving' }, as(editor));
   assert.equal((await search({ ext_bbox: '29,29,31,31' })).count, 0);
+});
+
+test('the search page: the area from four inputs (no JavaScript), kept by its links; a bad one is an error on the page', async () => {
+  const page = await t.app.inject({ method: 'GET', url: '/dataset?minx=6&miny=46&maxx=6.5&maxy=46.4&q=name:spatial-*' });
+  assert.equal(page.statusCode, 200);
+  for (const name of ['spatial-europe', 'spatial-lake', 'spatial-switzerland'])
+    assert.match(page.body, new RegExp(`href="/dataset/${name}"`));
+  assert.doesNotMatch(page.body, /href="\/dataset\/spatial-bern"/);
+  assert.match(page.body, /<input id="bbox-minx" name="minx" type="number"[^>]* value="6"/);
+  assert.match(page.body, /<input type="hidden" name="ext_bbox" value="6,46,6.5,46.4">/, 'the search and sort forms keep the area');
+  assert.match(page.body, /<a class="button" href="\/dataset\?q=name%3Aspatial-\*">Any area<\/a>/);
+  const bad = await t.app.inject({ method: 'GET', url: '/dataset?ext_bbox=1,2,3' });
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.body, /Invalid ext_bbox: Must be four numbers/);
+});
+
+test("a dataset's page shows its spatial extent as a small map, in words", async () => {
+  const page = await t.app.inject({ method: 'GET', url: '/dataset/spatial-lake' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.body, /<h2 id="dataset-map-title">Spatial extent<\/h2>/);
+  assert.match(page.body, /<path d="M[^"]+Z" class="map-area"\/>/);
+  assert.match(page.body, /Longitude 6\.1 to 6\.9, latitude 46\.2 to 46\.5\./);
+  assert.doesNotMatch((await t.app.inject({ method: 'GET', url: '/dataset/spatial-none' })).body, /dataset-map-title/);
+});
+
+describe('spatial search in Chromium', { skip: browserMissing }, () => {
+  let b: BrowserApp;
+  before(async () => {
+    b = await startBrowserApp('spatial-search', { config: { 'svc.views.map.tile_url': '' } });
+    const { users } = await organizationWithTeam(b.t, { name: 'spatial-org' }, { spatial_editor: 'editor' });
+    for (const [name, geometry] of Object.entries(PLACES))
+      await b.t.ok(
+        'package_create',
+        {
+          name,
+          title: name.replace('spatial-', 'Place '),
+          owner_org: 'spatial-org',
+          extras: geometry ? [{ key: 'spatial', value: JSON.stringify(geometry) }] : [],
+        },
+        as(users.spatial_editor),
+      );
+  });
+  after(async () => {
+    await b?.close();
+  });
+
+  test("a box dragged on the search page's map fills the area inputs and finds the datasets there", async () => {
+    const page = await b.visitor();
+    await page.goto('/dataset');
+    const map = page.locator('[data-bbox-map].leaflet-container');
+    await map.waitFor({ timeout: 60_000 });
+    const box = (await map.boundingBox())!;
+    // The world at zoom 1 (512 px wide, centred): drag around western Europe and the Alps.
+    const at = (lon: number, lat: number) => {
+      const x = box.x + box.width / 2 + (lon / 360) * 512;
+      const s = Math.sin((lat * Math.PI) / 180);
+      const y =
+        box.y +
+        box.height / 2 -
+        (Math.log((1 + s) / (1 - s)) / (4 * Math.PI)) * 512 +
+        (Math.log((1 + Math.sin((20 * Math.PI) / 180)) / (1 - Math.sin((20 * Math.PI) / 180))) / (4 * Math.PI)) * 512;
+      return [x, y] as const;
+    };
+    await page.mouse.move(...at(0, 52));
+    await page.mouse.down();
+    await page.mouse.move(...at(10, 47), { steps: 5 });
+    await page.mouse.move(...at(12, 44), { steps: 5 });
+    await page.mouse.up();
+    const west = Number(await page.locator('#bbox-minx').inputValue());
+    const north = Number(await page.locator('#bbox-maxy').inputValue());
+    assert.ok(Math.abs(west) < 3 && Math.abs(north - 52) < 3, `${west} ${north}`);
+    await b.shot(page, 'search-box-drawn');
+    await page.locator('.bbox-search button[type="submit"]').click();
+    await page.waitForURL(/minx=/);
+    const found = await page.locator('.dataset-item h3').allInnerTexts();
+    const text = found.join(' ');
+    for (const title of ['Place lake', 'Place switzerland', 'Place bern', 'Place europe'])
+      assert.ok(text.includes(title), `${title} in ${text}`);
+    assert.ok(!text.includes('Place route') && !text.includes('Place fiji'), text);
+    await b.shot(page, 'search-box-results');
+    const violations = await axeViolations(page);
+    assert.equal(violations.length, 0, `serious or critical violations:\n${describeViolations(page.url(), violations)}`);
+  });
+
+  test("a dataset's extent is a Leaflet map on its page, axe-clean", async () => {
+    const page = await b.visitor();
+    await page.goto('/dataset/spatial-switzerland');
+    await page.locator('.dataset-map .map-ready .leaflet-container').waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('.dataset-map path.leaflet-interactive').count(), 1);
+    await b.shot(page, 'dataset-extent');
+    const violations = await axeViolations(page);
+    assert.equal(violations.length, 0, `serious or critical violations:\n${describeViolations(page.url(), violations)}`);
+    assert.deepEqual(b.problems, []);
+  });
 });

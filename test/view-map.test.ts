@@ -350,9 +350,12 @@ describe('map views in Chromium', { skip: browserMissing }, () => {
       const url = `/dataset/views-map-page/resource/${id}?view_id=${view.id}`;
       const res = await page.goto(url);
       assert.equal(res?.status(), 200);
-      await page.locator('.map-canvas.map-ready .leaflet-container').waitFor();
+      await page
+        .locator('.map-canvas.map-ready .leaflet-container')
+        .waitFor({ timeout: 60_000 })
+        .catch((e) => assert.fail(`${e.message}; ${b.problems.join('; ')}`));
       if (clustered) {
-        await page.locator('.marker-cluster').first().waitFor();
+        await page.locator('.marker-cluster').first().waitFor({ timeout: 60_000 });
         assert.ok((await page.locator('.marker-cluster').count()) >= 1);
       } else assert.equal(await page.locator('path.leaflet-interactive').count(), 3, 'a dot per station');
       assert.ok(await page.getByRole('region', { name: 'Map' }).isVisible());

@@ -103,7 +103,6 @@ const BBOX_KEYS = ['minx', 'miny', 'maxx', 'maxy'] as const;
 export function searchArea(ctx: WebContext): {
   ext_bbox: string;
   inputs: Record<string, string>;
-  text: string;
   tiles: string;
   attribution: string;
 } {
@@ -118,6 +117,5 @@ export function searchArea(ctx: WebContext): {
     const parts = ext.split(',');
     if (parts.length === 4) BBOX_KEYS.forEach((k, i) => (inputs[k] = parts[i].trim()));
   }
-  const text = ext ? ctx.t('map.bbox_active', { west: inputs.minx, south: inputs.miny, east: inputs.maxx, north: inputs.maxy }) : '';
-  return { ext_bbox: ext, inputs, text, ...tiles(ctx) };
+  return { ext_bbox: ext, inputs, ...tiles(ctx) };
 }
