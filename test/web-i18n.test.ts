@@ -280,6 +280,8 @@ describe('pages in several languages', () => {
     assert.equal(back.headers.location, '/dataset?q=rain');
     assert.equal(web.cookies.get('svc_locale'), 'en');
     assert.match((await web.get('/dataset', { 'accept-language': 'fr' })).body, /<html lang="en">/);
+    // The redirect stays on this site.
+    assert.equal((await web.get('/en//evil.example/x')).headers.location, '/');
   });
 
   test('the switcher links the same page in every offered language; hreflang alternates name them', async () => {

@@ -115,7 +115,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
       if (request.cookies[LOCALE_COOKIE] !== chosen.fromAddress)
         reply.setCookie(LOCALE_COOKIE, chosen.fromAddress, { ...cookieOptions(request), maxAge: 365 * 24 * 3600 });
       // The default locale has no prefix of its own.
-      if (!chosen.prefix) return reply.code(303).header('location', request.url).send();
+      if (!chosen.prefix) return reply.code(303).header('location', localPath(request.url)).send();
     }
     if (!chosen.fromAddress) reply.header('vary', 'Accept-Language, Cookie');
     const t = translator(chosen.locale);
