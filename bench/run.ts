@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   web: () => import('./web.ts'),
   startup: () => import('./startup.ts'),
   views: () => import('./views.ts'),
+  cluster: () => import('./cluster.ts'),
   dcat: () => import('./dcat.ts'),
   spatial: () => import('./spatial.ts'),
 };
