@@ -58,6 +58,7 @@ test('a DCAT-AP 3 Turtle catalog page: datasets in the legacy shape, the catalog
   assert.equal(e.issued, '2020-01-15');
   assert.equal(e.modified, '2026-11-01T10:30:00');
   assert.equal(e.identifier, 'river-levels-0001');
+  assert.equal(e.dcat_type, 'http://purl.org/dc/dcmitype/Dataset');
   assert.equal(e.version_notes, 'Gauge 7 recalibrated.');
   assert.equal(e.frequency, 'http://publications.europa.eu/resource/authority/frequency/DAILY');
   assert.equal(e.provenance, "Measured by the city's gauges.");
@@ -194,7 +195,8 @@ test('with a schema defining the DCAT fields they stay top-level: lists as lists
   assert.deepEqual(river.theme, ['http://publications.europa.eu/resource/authority/data-theme/ENVI']);
   assert.equal(river.issued, '2020-01-15');
   const e = extras(river);
-  assert.equal(e.uri, 'https://opendata.example.org/dataset/river-levels', 'a field the schema lacks is still an extra');
+  assert.equal(river.uri, 'https://opendata.example.org/dataset/river-levels');
+  assert.equal(e.dcat_type, 'http://purl.org/dc/dcmitype/Dataset', 'a field the schema lacks is still an extra');
   assert.equal(e.contact_name, undefined);
   assert.deepEqual(river.resources[0].documentation ?? [], [], 'no foaf:page on this distribution');
   const air = (await scheming.ok('dcat_parse', { data: rdfXml })).datasets[0];
