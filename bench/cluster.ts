@@ -26,7 +26,7 @@ import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 import { log, rssBytes } from './common.ts';
 
 const DURATION_S = Number(process.env.SVC_BENCH_DURATION ?? 600);
-const RATE = Number(process.env.SVC_BENCH_RATE ?? 40);
+const RATE = Number(process.env.SVC_BENCH_RATE ?? 20);
 const PRIMARY_PORT = 55432;
 const REPLICA_PORT = 55433;
 const LB_PORT = 55480;
@@ -124,7 +124,7 @@ const procs: Proc[] = [
   { name: 'worker', args: ['jobs', 'worker', '--metrics-port', String(WORKER_METRICS_PORT)], extra: { SVC__HOST: '127.0.0.1' } },
 ];
 
-async function waitHttp(url: string, ms = 120_000): Promise<void> {
+async function waitHttp(url: string, ms = 300_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {
@@ -543,7 +543,10 @@ export async function run(): Promise<void> {
       await pause(10);
       await startProc(procs[2]);
       phase = 'steady end';
-    })();
+    })().catch((e) => {
+      log(`fault sequence stopped: ${(e as Error).message}`);
+      phase = 'steady end';
+    });
     const end = sleep(d);
     await drive(
       lb,

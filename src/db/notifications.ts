@@ -7,13 +7,13 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Queryable } from './database.ts';
 
-export const CHANGE_CHANNEL = 'svc_catalog_changes';
+const CHANGE_CHANNEL = 'svc_catalog_changes';
 const RECONNECT_MS = 1_000;
 /** The listening connection's application_name (pg_stat_activity). */
 export const LISTENER_NAME = 'svc catalog changes';
 
 /** What was changed: the kind of thing a process may hold in memory. */
-export type ChangeTopic = 'config';
+type ChangeTopic = 'config';
 
 /** Sends the change to every process, when the caller's transaction commits. */
 export async function announceChange(db: Queryable, topic: ChangeTopic): Promise<void> {

@@ -46,7 +46,7 @@ export interface ReplicaStatus {
 }
 
 /** Where the reads went: the replica's name or 'primary'; how read-your-writes was answered. */
-export interface ReadCounts {
+interface ReadCounts {
   byTarget: Map<string, number>;
   /** replica: already caught up; waited: caught up within the wait; primary: not in time. */
   afterWrite: { replica: number; waited: number; primary: number };
@@ -84,12 +84,12 @@ function addressOf(url: string): string {
 }
 
 /** What one request's reads must see: its caller's last write; primaryOnly once a wait for it failed. */
-export interface ReadConsistency {
+interface ReadConsistency {
   readAfter?: bigint | null;
   primaryOnly?: boolean;
 }
 
-export interface ReadReplicaOptions {
+interface ReadReplicaOptions {
   maxLagSeconds: number;
   /** How long a caller's read waits for a replica to replay the caller's write. */
   waitMs: number;

@@ -10,8 +10,8 @@ import { credentialFrom } from '../auth/identity.ts';
 import { formatLsn, parseLsn } from '../db/replicas.ts';
 import { currentRequest } from '../metrics/request-context.ts';
 
-export const READ_AFTER_HEADER = 'x-svc-read-after';
-export const READ_AFTER_COOKIE = 'svc_read_after';
+const READ_AFTER_HEADER = 'x-svc-read-after';
+const READ_AFTER_COOKIE = 'svc_read_after';
 /** Credentials remembered at most (the oldest go first). */
 const MAX_REMEMBERED = 10_000;
 /** Beyond the lag limit: a serving replica was measured up to a few checks ago. */
