@@ -58,7 +58,7 @@ describe('a dataset of a custom type through its generated form', { skip: browse
     await page.getByLabel('Survey title').fill('Wader count 2024');
     await page.getByLabel(/^Address/).fill('wader-count');
     await page.getByLabel('Summary').fill('Waders on the **mudflats**.');
-    await page.getByLabel('Keywords').fill('waders, coast');
+    await page.getByLabel('Keywords', { exact: true }).fill('waders, coast');
     await page.getByLabel(/^Method/).selectOption({ label: 'Point count' });
     await page.getByRole('group', { name: 'Frequency' }).getByLabel('Once').check();
     await page.getByRole('group', { name: 'Habitats' }).getByLabel('Wetland').check();

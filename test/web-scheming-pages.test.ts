@@ -72,6 +72,7 @@ test('each step is saved to a draft; the last one publishes it; back links keep 
   assert.equal(second.statusCode, 200, second.body);
   assert.match(second.body, /<h2 class="form-page-title">Details<\/h2>/);
   assert.match(second.body, /name="region"/);
+  assert.match(second.body, /name="crew-0-name"/, 'a new step has its empty group of subfields, as page 1 would');
   assert.doesNotMatch(second.body, /name="title"/);
   assert.match(second.body, /<a class="button" href="\/expedition\/new\/fp-ice\/1">Back<\/a>/);
   assert.match(second.body, /<li><a href="\/expedition\/new\/fp-ice\/1">Basic info<\/a><\/li>/);
@@ -168,4 +169,16 @@ test("the dataset page shows a fluent value in the page's language, else the def
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /Onwards/);
   assert.doesNotMatch(page.body, /Vorwärts/);
+  const french = await web.get('/fr/expedition/fp-ice');
+  assert.equal(french.statusCode, 200);
+  assert.match(french.body, /En avant/);
+  assert.doesNotMatch(french.body, /Onwards/);
+  // a language the value does not have: the site's default language (English here)
+  const spanish = await web.get('/es/expedition/fp-ice');
+  assert.match(spanish.body, /Onwards/);
+  // the form's tabs start at the page's language
+  const editor = await signedIn();
+  const form = await editor.get('/de/expedition/edit/fp-ice/3');
+  assert.match(form.body, /<a id="field-motto-de-tab" href="#field-motto-de-panel" data-lang="de" data-selected>/);
+  assert.doesNotMatch(form.body, /data-lang="en" data-selected/);
 });

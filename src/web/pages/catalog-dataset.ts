@@ -9,7 +9,7 @@ import { datasetHeadLinks } from '../head-links.ts';
 import { quoteTerm, runSearch } from './catalog-search.ts';
 import { displayRows } from '../scheming/display.ts';
 import { choiceFacets } from '../scheming/facets.ts';
-import { helperChoices, rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
+import { displayLanguages, helperChoices, rootOf, schemaOf, uiLanguage } from './manage-scheming.ts';
 
 type Dict = Record<string, any>;
 
@@ -61,7 +61,10 @@ export function datasetPages(web: WebRouter): void {
       // A custom schema's fields replace the usual rows (source, author, maintainer, version are fields of it too).
       info: schema ? [] : infoRows(pkg),
       custom: schema
-        ? displayRows(schema.dataset_fields, pkg, { lang: uiLanguage(ctx), helperChoices: await helperChoices(ctx, schema.dataset_fields) })
+        ? displayRows(schema.dataset_fields, pkg, {
+            ...displayLanguages(ctx),
+            helperChoices: await helperChoices(ctx, schema.dataset_fields),
+          })
         : [],
       license_link: safeLink(pkg.license_url),
       followers,

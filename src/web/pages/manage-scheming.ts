@@ -49,6 +49,12 @@ function formOptions(ctx: WebContext, schema: DatasetSchema): FormOptions {
 /** The UI language (the page's locale; its language part). */
 export const uiLanguage = (ctx: WebContext) => ctx.locale.split(/[_-]/)[0] || 'en';
 
+/** The languages a custom field's multilingual value is shown in: the page's, else the site's default. */
+export const displayLanguages = (ctx: WebContext) => ({
+  lang: uiLanguage(ctx),
+  defaultLang: ctx.services.config.str('svc.locale_default').split(/[_-]/)[0] || 'en',
+});
+
 /** A type's address prefix: /<type>, or /dataset. */
 export const rootOf = (ctx: WebContext, type: unknown) => typeRoot(ctx.services, type);
 
@@ -128,7 +134,7 @@ interface SchemaPage {
  * The pages of a schema's form, as ckanext-scheming splits them: a page starts at each field with
  * start_form_page. None when no field starts a page (the form is one page).
  */
-export function schemaPages(schema: DatasetSchema): SchemaPage[] {
+function schemaPages(schema: DatasetSchema): SchemaPage[] {
   const pages: SchemaPage[] = [];
   for (const f of schema.dataset_fields) {
     const start = f.start_form_page as { title?: unknown; description?: unknown } | undefined;
@@ -197,7 +203,10 @@ export async function schemaPageForm(ctx: WebContext, mode: 'new' | 'edit', pkg:
   const { schema, page, pages } = pageParam(ctx, schemaOf(ctx, pkg.type));
   // A dataset already published is edited, not created.
   if (mode === 'new' && pkg.state !== 'draft') return ctx.redirect(`${rootOf(ctx, pkg.type)}/edit/${enc(pkg.name)}/${page}`);
-  const state = stateFromDataset(pages[page - 1].fields, pkg, formOptions(ctx, schema));
+  // A step of a new dataset is a new form for its fields: defaults and empty groups, as page 1 has them.
+  const fields = pages[page - 1].fields;
+  const state =
+    mode === 'new' ? blankState(fields, formOptions(ctx, schema), pkg) : stateFromDataset(fields, pkg, formOptions(ctx, schema));
   return renderSchemaForm(ctx, schema, { mode, pkg, state, step: { page, name: pkg.name } }, choices);
 }
 

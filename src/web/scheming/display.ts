@@ -27,7 +27,10 @@ export interface DisplayRow {
 /** Fields every dataset page shows in its own place. */
 const SHOWN_ELSEWHERE = new Set(['title', 'name', 'notes', 'tag_string', 'owner_org', 'license_id', 'private']);
 
-type DisplayContext = Pick<FormContext, 'lang' | 'helperChoices'>;
+type DisplayContext = Pick<FormContext, 'lang' | 'helperChoices'> & {
+  /** The site's default language: a multilingual value without the page's language shows this one's. */
+  defaultLang?: string;
+};
 
 function isEmpty(value: unknown): boolean {
   if (value === undefined || value === null || value === '') return true;
@@ -50,10 +53,12 @@ function asList(value: unknown): unknown[] {
 const asText = (value: unknown): string =>
   typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
-function inLanguage(value: unknown, lang: string): unknown {
+/** A multilingual value in the page's language, else the site's default, else English, else the first language in order. */
+function inLanguage(value: unknown, ctx: DisplayContext): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   const byLang = value as Record<string, unknown>;
-  for (const key of [lang, 'en', ...Object.keys(byLang)]) if (!isEmpty(byLang[key])) return byLang[key];
+  const order = [ctx.lang, ctx.defaultLang ?? 'en', 'en', ...Object.keys(byLang).sort()];
+  for (const key of order) if (!isEmpty(byLang[key])) return byLang[key];
   return '';
 }
 
@@ -93,7 +98,7 @@ function row(field: SchemingField, value: unknown, ctx: DisplayContext): Display
     }
     case 'fluent':
     case 'fluent_markdown': {
-      const text = inLanguage(value, ctx.lang);
+      const text = inLanguage(value, ctx);
       if (isEmpty(text)) return null;
       if (kind === 'fluent_markdown' || display === 'fluent_markdown.html') out.markdown = asText(text);
       else out.text = asText(text);
@@ -101,7 +106,7 @@ function row(field: SchemingField, value: unknown, ctx: DisplayContext): Display
       return out;
     }
     case 'fluent_tags':
-      out.items = asList(inLanguage(value, ctx.lang)).map(asText);
+      out.items = asList(inLanguage(value, ctx)).map(asText);
       return out.items.length ? out : null;
     case 'select':
     case 'radio':
