@@ -215,6 +215,7 @@ test('malformed documents, unknown formats and profiles: Validation Errors namin
     [{ data: '"just a string"', format: 'jsonld' }, 'data', /object or an array/],
     [{ data: turtle, format: 'docx' }, 'format', /Unknown format "docx"/],
     [{ data: turtle, profiles: 'euro_dcat_ap_9' }, 'profiles', /Unknown RDF profile "euro_dcat_ap_9"/],
+    [{ data: turtle, profiles: 'schemaorg' }, 'profiles', /None of the profiles schemaorg reads DCAT documents/],
     [{ format: 'ttl' }, 'data', /Missing value/],
   ];
   for (const [params, field, message] of cases) {
