@@ -36,12 +36,3 @@ export async function setSpatialExtent(db: Queryable, packageId: string, extent:
   );
 }
 
-/** The extents of these datasets, by id. */
-export async function spatialExtentsOf(db: Queryable, packageIds: string[]): Promise<Map<string, Bbox>> {
-  const r = await db.query<{ package_id: string; minx: number; miny: number; maxx: number; maxy: number }>(
-    `SELECT package_id, (extent[1])[0] AS minx, (extent[1])[1] AS miny, (extent[0])[0] AS maxx, (extent[0])[1] AS maxy
-     FROM package_spatial_extents WHERE package_id = ANY($1::text[])`,
-    [packageIds],
-  );
-  return new Map(r.rows.map((x) => [x.package_id, { minx: x.minx, miny: x.miny, maxx: x.maxx, maxy: x.maxy }]));
-}

@@ -12,7 +12,7 @@ export interface MapConfig {
 
 const NUMBER_TYPES = new Set(['int', 'int2', 'int4', 'int8', 'float4', 'float8', 'float', 'numeric']);
 /** Column types a coordinate may be read from (text only when it holds a plain decimal number). */
-export const isCoordinateType = (type: string) => NUMBER_TYPES.has(type) || type === 'text';
+const isCoordinateType = (type: string) => NUMBER_TYPES.has(type) || type === 'text';
 
 /** Names in their simplest form (lower case, letters and digits only), best first. */
 const LATITUDE_NAMES = ['latitude', 'lat', 'decimallatitude', 'latdd', 'latwgs84', 'wgs84lat', 'y', 'breite', 'latitud'];
@@ -34,7 +34,7 @@ function byName(fields: DatastoreField[], names: string[]): DatastoreField | und
 }
 
 /** The coordinate columns found by their names, undefined when the table has no such pair. */
-export function pickCoordinateColumns(fields: DatastoreField[]): { latitude_field: string; longitude_field: string } | undefined {
+function pickCoordinateColumns(fields: DatastoreField[]): { latitude_field: string; longitude_field: string } | undefined {
   const lat = byName(fields, LATITUDE_NAMES);
   const lon = byName(
     fields.filter((f) => f.id !== lat?.id),

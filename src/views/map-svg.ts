@@ -73,7 +73,7 @@ function shape(g: any, p: Projection, out: string[]): void {
   }
 }
 
-export interface MapDrawing {
+interface MapDrawing {
   extent: Bbox | null;
   /** [longitude, latitude, rows] */
   points?: [number, number, number, ...unknown[]][];

@@ -24,19 +24,19 @@ interface Asset {
 }
 
 /** Files of npm packages served as static assets too (vendor/<name>), by their paths in node_modules. */
+const require = createRequire(import.meta.url);
 const VENDOR: Record<string, string> = {
-  'vendor/leaflet.js': 'leaflet/dist/leaflet.js',
-  'vendor/leaflet.css': 'leaflet/dist/leaflet.css',
-  'vendor/leaflet.markercluster.js': 'leaflet.markercluster/dist/leaflet.markercluster.js',
-  'vendor/MarkerCluster.css': 'leaflet.markercluster/dist/MarkerCluster.css',
-  'vendor/MarkerCluster.Default.css': 'leaflet.markercluster/dist/MarkerCluster.Default.css',
+  'vendor/leaflet.js': require.resolve('leaflet/dist/leaflet.js'),
+  'vendor/leaflet.css': require.resolve('leaflet/dist/leaflet.css'),
+  'vendor/leaflet.markercluster.js': require.resolve('leaflet.markercluster/dist/leaflet.markercluster.js'),
+  'vendor/MarkerCluster.css': require.resolve('leaflet.markercluster/dist/MarkerCluster.css'),
+  'vendor/MarkerCluster.Default.css': require.resolve('leaflet.markercluster/dist/MarkerCluster.Default.css'),
 };
 
 function loadAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  const require = createRequire(import.meta.url);
   for (const [name, file] of Object.entries(VENDOR)) {
-    const body = fs.readFileSync(require.resolve(file));
+    const body = fs.readFileSync(file);
     assets.set(name, { hash: createHash('sha256').update(body).digest('hex').slice(0, 12), body, type: TYPES[path.extname(name)] });
   }
   const walk = (sub: string) => {

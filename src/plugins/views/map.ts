@@ -42,7 +42,7 @@ const GEOJSON_MAX_BYTES = 10 * 1024 * 1024;
 const backendOf = (services: Services) => services.plugins.datastore as DatastoreBackend | undefined;
 
 /** A resource the map reads as a GeoJSON file (by its format or its file name). */
-export const isGeojson = (r: Pick<ResourceRow, 'format' | 'url'>) =>
+const isGeojson = (r: Pick<ResourceRow, 'format' | 'url'>) =>
   ['geojson', 'application/geo+json'].includes((r.format ?? '').toLowerCase()) || /\.geojson$/i.test(r.url.split(/[?#]/)[0]);
 
 async function tableFields(services: Services, resourceId: string): Promise<DatastoreField[] | undefined> {
