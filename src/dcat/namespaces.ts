@@ -28,8 +28,6 @@ export const PREFIXES = {
   xsd: 'http://www.w3.org/2001/XMLSchema#',
 } as const;
 
-export type Prefix = keyof typeof PREFIXES;
-
 /** A term maker for one vocabulary: `dct('title')` is <http://purl.org/dc/terms/title>; terms are made once. */
 export type Vocabulary = (local: string) => NamedNode;
 
@@ -47,7 +45,6 @@ function vocabulary(base: string): Vocabulary {
 
 export const adms = vocabulary(PREFIXES.adms);
 export const cnt = vocabulary(PREFIXES.cnt);
-export const cr = vocabulary(PREFIXES.cr);
 export const dcat = vocabulary(PREFIXES.dcat);
 export const dcatap = vocabulary(PREFIXES.dcatap);
 export const dcatus = vocabulary(PREFIXES.dcatus);
@@ -56,8 +53,6 @@ export const foaf = vocabulary(PREFIXES.foaf);
 export const gsp = vocabulary(PREFIXES.gsp);
 export const hydra = vocabulary(PREFIXES.hydra);
 export const locn = vocabulary(PREFIXES.locn);
-export const odrs = vocabulary(PREFIXES.odrs);
-export const org = vocabulary(PREFIXES.org);
 export const owl = vocabulary(PREFIXES.owl);
 export const prov = vocabulary(PREFIXES.prov);
 export const rdf = vocabulary(PREFIXES.rdf);
@@ -91,12 +86,4 @@ export function iri(value: string): NamedNode {
 /** True when the string is an absolute http(s), urn or mailto reference, i.e. meant as a resource rather than text. */
 export function looksLikeIri(value: string): boolean {
   return /^(https?:\/\/\S+|urn:\S+|mailto:\S+)$/i.test(value.trim());
-}
-
-/** The full IRI of a compact one ("dcat:Dataset"); other strings unchanged. */
-export function expandPrefixed(value: string): string {
-  const colon = value.indexOf(':');
-  if (colon <= 0) return value;
-  const base = PREFIXES[value.slice(0, colon) as Prefix];
-  return base ? base + value.slice(colon + 1) : value;
 }
