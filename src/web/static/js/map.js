@@ -6,7 +6,8 @@
 const CLUSTER_ABOVE = 2000;
 
 function baseMap(element, tiles, attribution) {
-  const map = L.map(element, { worldCopyJump: true, attributionControl: !!tiles });
+  // a maximum zoom of its own: clustering needs one, and without tiles no layer gives it
+  const map = L.map(element, { worldCopyJump: true, attributionControl: !!tiles, maxZoom: 18 });
   if (tiles) L.tileLayer(tiles, { attribution, maxZoom: 18 }).addTo(map);
   return map;
 }
