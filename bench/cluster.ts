@@ -12,6 +12,7 @@
 // p50/p99, replica lag, RSS of each process at start and end, and a check that every acknowledged
 // write is in the primary, whole. Needs root (runs PostgreSQL as the postgres user) and haproxy.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,8 @@ const NODE_PORTS = [55481, 55482];
 const WORKER_METRICS_PORT = 55489;
 const S3_PORT = 55490;
 const BUCKET = 'svc-bench';
+/** The nodes sign and check API tokens with one secret. */
+const SECRET = randomBytes(32).toString('hex');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-'));
 const repo = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const primaryUrl = (db: string, user = 'postgres') => `postgresql://${user}@127.0.0.1:${PRIMARY_PORT}/${db}`;
@@ -107,6 +110,7 @@ const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
   SVC__LOG_LEVEL: 'warn',
   SVC__LOG__FORMAT: 'json',
   SVC__SHUTDOWN_TIMEOUT: '10',
+  SVC__SECRET: SECRET,
   ...extra,
 });
 
@@ -359,6 +363,7 @@ async function setup(): Promise<void> {
       'svc.datastore.read_url': primaryUrl('svc_datastore', 'svc_ds_reader'),
       'svc.storage_path': path.join(root, 'storage'),
       'svc.log_level': 'warn',
+      'svc.secret': SECRET,
     },
   });
   const services = await createServices(config, { logger: pino({ level: 'warn' }), worker: false });
