@@ -151,7 +151,7 @@ function resourceSchemaOf(ds: DatasetSchema, locale: string, create = false): Sc
 /** The package_create (create) / package_update schema of a dataset type. */
 export function packageSchemaOf(ds: DatasetSchema, opts: { create: boolean }, locale: string): Schema {
   return cached(ds, `package:${locale}:${opts.create}`, () => {
-    const schema = {
+    const schema: Schema = {
       ...withFields(packageSchema(opts), ds.dataset_fields ?? [], ds.raw, locale, opts.create),
       ...schemaHooks(ds.raw, locale),
     };
