@@ -1,6 +1,6 @@
 // npm run bench -- cluster: svc on several machines' worth of processes, on this one, under faults.
-// A PostgreSQL primary of its own (initdb, port 55432) and a streaming replica made from it with
-// pg_basebackup -R (port 55433); two `svc serve --no-workers` web nodes reading on the replica
+// A PostgreSQL primary of its own (initdb, port 25432: below the ephemeral port range) and a streaming replica made from it with
+// pg_basebackup -R (port 25433); two `svc serve --no-workers` web nodes reading on the replica
 // (svc.database_read_urls), one `svc jobs worker --metrics-port`, haproxy in front (health check
 // /readyz), files on an S3-compatible server (s3rver). A fixed-rate open-loop load (90 % reads:
 // package_search, package_show, datastore_search, pages; 10 % writes: package_create with a
@@ -28,12 +28,12 @@ import { log, rssBytes } from './common.ts';
 
 const DURATION_S = Number(process.env.SVC_BENCH_DURATION ?? 600);
 const RATE = Number(process.env.SVC_BENCH_RATE ?? 20);
-const PRIMARY_PORT = 55432;
-const REPLICA_PORT = 55433;
-const LB_PORT = 55480;
-const NODE_PORTS = [55481, 55482];
-const WORKER_METRICS_PORT = 55489;
-const S3_PORT = 55490;
+const PRIMARY_PORT = 25432;
+const REPLICA_PORT = 25433;
+const LB_PORT = 25480;
+const NODE_PORTS = [25481, 25482];
+const WORKER_METRICS_PORT = 25489;
+const S3_PORT = 25490;
 const BUCKET = 'svc-bench';
 /** The nodes sign and check API tokens with one secret. */
 const SECRET = randomBytes(32).toString('hex');
