@@ -35,4 +35,3 @@ export async function setSpatialExtent(db: Queryable, packageId: string, extent:
     [packageId, boxText(extent)],
   );
 }
-
