@@ -244,7 +244,7 @@ test('every message a template or page names is in the English catalogue', async
       const file = path.join(dir, e.name);
       if (e.isDirectory()) walk(file);
       else if (/\.(njk|ts)$/.test(e.name)) {
-        for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bt\('([\w.|-]+)'/g))
+        for (const m of fs.readFileSync(file, 'utf8').matchAll(/\bt\('([\w.|-]+)'\s*[,)]/g))
           if (!known.has(m[1])) missing.push(`${file}: ${m[1]}`);
       }
     }

@@ -32,11 +32,7 @@ describe('the portal in several languages', { skip: browserMissing }, () => {
     assert.equal(res?.status(), 200, `${url} answers ${res?.status()}`);
     assert.equal(await page.locator('html').getAttribute('lang'), lang, url);
     await b.shot(page, step);
-    // Known outside this suite (reported): Leaflet's attribution link on the search page's area map
-    // is not underlined (link-in-text-block); the map's own tests own it. Everything else counts.
-    const violations = (await axeViolations(page)).filter(
-      (v) => !(v.id === 'link-in-text-block' && v.nodes.every((n) => n.html.includes('leafletjs.com'))),
-    );
+    const violations = await axeViolations(page);
     assert.equal(violations.length, 0, `serious or critical violations:\n${describeViolations(url, violations)}`);
   }
 

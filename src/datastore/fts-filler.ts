@@ -167,33 +167,51 @@ export class FullTextFiller {
     return busy && Date.now() - since < MAX_DEFER_MS;
   }
 
-  private async fillInBulk(table: string, since: number, plan: { minId: number; maxId: number }): Promise<number> {
+  private async fillInBulk(table: string, since: number, first: { minId: number; maxId: number }): Promise<number> {
     const defs = await dropFullTextIndexes(this.db, table);
     if (!defs) return 0;
     this.bulkFilling.add(table);
     let filled = 0;
     try {
-      const step = this.batch * BULK_RANGE_BATCHES;
-      let next = plan.minId;
-      const worker = async () => {
-        while (!this.closed && next <= plan.maxId) {
-          // A load started again (the indexes stay dropped meanwhile: the load is not slowed by them).
-          if (this.waitForWrites(table, since)) {
-            await new Promise((resolve) => setTimeout(resolve, IDLE_MS).unref());
-            continue;
-          }
-          const from = next;
-          next += step;
-          // A range that fails (a row whose text makes no vector) is left to the batch filler.
-          filled += await fillRange(this.db, table, from, from + step).catch(() => 0);
-        }
-      };
-      await Promise.all(Array.from({ length: this.parallel }, worker));
+      // Passes over the pending rows' range of `_id`: writes during a pass (a load that went on)
+      // may have emptied rows already passed, and those are many: another pass, while the
+      // indexes are still dropped.
+      for (let plan = first; ; ) {
+        const pass = await this.fillPass(table, since, plan);
+        filled += pass;
+        if (this.closed || !pass) break;
+        const again = await fillPlan(this.db, table);
+        if (again.pending < this.batch) break;
+        plan = again;
+      }
     } finally {
       // Closing: the indexes are made again by the next search (rebuildDroppedIndexes).
       if (!this.closed) await restoreFullTextIndexes(this.db, table, defs, this.parallel, this.bulk.buildMemoryMb).catch(this.onError);
       this.bulkFilling.delete(table);
     }
+    return filled;
+  }
+
+  /** One pass of a bulk fill: ranges of `_id` from minId to maxId, `parallel` at once; the rows filled. */
+  private async fillPass(table: string, since: number, plan: { minId: number; maxId: number }): Promise<number> {
+    const step = this.batch * BULK_RANGE_BATCHES;
+    let next = plan.minId;
+    let filled = 0;
+    const worker = async () => {
+      while (!this.closed && next <= plan.maxId) {
+        // A load started again (the indexes stay dropped meanwhile: the load is not slowed by them).
+        if (this.waitForWrites(table, since)) {
+          await new Promise((resolve) => setTimeout(resolve, IDLE_MS).unref());
+          continue;
+        }
+        const from = next;
+        next += step;
+        // A range that fails (a row whose text makes no vector) is left to the batch filler.
+        const n = await fillRange(this.db, table, from, from + step).catch(() => 0);
+        filled += n;
+      }
+    };
+    await Promise.all(Array.from({ length: this.parallel }, worker));
     return filled;
   }
 

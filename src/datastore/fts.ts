@@ -110,7 +110,8 @@ export async function setUpFullText(q: Queryable, name: string, settings: FtsSet
   ]);
   for (const c of indexedColumns(t, settings))
     wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
-  if (indexes) {
+  // A bulk fill has dropped them and makes them again when it is done (see "bulk fill" below).
+  if (indexes && !rebuildPendingSince(t)) {
     for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
     for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
   }
@@ -332,6 +333,6 @@ export function withBulkFillLock<T>(db: Database, name: string, fn: () => Promis
  */
 export async function rebuildDroppedIndexes(q: Queryable, name: string, settings: FtsSettings): Promise<void> {
   if (!(await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${BULK_LOCK}) AS ok`, [name])).rows[0].ok) return;
-  await setUpFullText(q, name, settings);
   await setRebuildFlag(q, name, false);
+  await setUpFullText(q, name, settings);
 }

@@ -144,6 +144,8 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     'svc.storage_path': storagePath,
     'svc.site_url': 'http://test.local',
     'svc.log_level': 'silent',
+    // Tests run without a network: maps draw their points with no tiles.
+    'svc.views.map.tile_url': '',
     ...(opts.plugins ? { 'svc.plugins': opts.plugins } : {}),
     ...opts.config,
   };
