@@ -53,21 +53,18 @@ async function searchKeys(id: string, q: unknown): Promise<number[]> {
   return r.records.map((x: { k: number }) => x.k);
 }
 
+/** A new table (k, a, b) of the dataset with these rows; its id. */
+async function createTable(rows: Record<string, unknown>[]): Promise<string> {
+  const fields = [
+    { id: 'k', type: 'int' },
+    { id: 'a', type: 'text' },
+    { id: 'b', type: 'text' },
+  ];
+  return (await a.ok('datastore_create', { resource: { package_id: 'bulk-ds' }, fields, records: rows }, { token: sys })).resource_id;
+}
+
 test('a table loaded with its vectors to compute is filled in bulk, its indexes built again, and searches right before and after', async () => {
-  const id = (
-    await a.ok(
-      'datastore_create',
-      {
-        resource: { package_id: 'bulk-ds' },
-        fields: [
-          { id: 'k', type: 'int' },
-          { id: 'a', type: 'text' },
-          { id: 'b', type: 'text' },
-        ],
-      },
-      { token: sys },
-    )
-  ).resource_id;
+  const id = await createTable([]);
   const before = onPostgres ? await fullTextIndexes(id) : new Map();
   for (let i = 0; i < ROWS; i += 200)
     await a.ok('datastore_upsert', { resource_id: id, method: 'insert', records: records(i, 200) }, { token: sys });
@@ -90,21 +87,7 @@ test('a table loaded with its vectors to compute is filled in bulk, its indexes 
 });
 
 test('indexes dropped by a process that died during a bulk fill are made again by the next search', { skip: !onPostgres }, async () => {
-  const id = (
-    await a.ok(
-      'datastore_create',
-      {
-        resource: { package_id: 'bulk-ds' },
-        fields: [
-          { id: 'k', type: 'int' },
-          { id: 'a', type: 'text' },
-          { id: 'b', type: 'text' },
-        ],
-        records: records(0, 5),
-      },
-      { token: sys },
-    )
-  ).resource_id;
+  const id = await createTable(records(0, 5));
   const before = await fullTextIndexes(id);
   // What a bulk fill does first; the process then "dies" (nothing makes them again).
   assert.ok(await dropFullTextIndexes(writeDb(), id));
