@@ -163,8 +163,11 @@ export class FullTextFiller {
    * waited MAX_DEFER_MS.
    */
   private waitForWrites(table: string, since: number): boolean {
-    const busy = this.writing > 0 || (!this.loaded.has(table) && Date.now() - this.lastWrite < IDLE_MS);
-    return busy && Date.now() - since < MAX_DEFER_MS;
+    return this.loading(table) && Date.now() - since < MAX_DEFER_MS;
+  }
+
+  private loading(table: string): boolean {
+    return this.writing > 0 || (!this.loaded.has(table) && Date.now() - this.lastWrite < IDLE_MS);
   }
 
   private async fillInBulk(table: string, since: number, first: { minId: number; maxId: number }): Promise<number> {
@@ -220,9 +223,8 @@ export class FullTextFiller {
     let filled = 0;
     for (;;) {
       if (this.closed) return filled;
-      // A load is going on: wait for it to pause (unless the table has waited long enough). A
-      // table whose load has ended waits only for writes in progress.
-      const busy = this.writing > 0 || (!this.loaded.has(table) && Date.now() - this.lastWrite < IDLE_MS);
+      // A load is going on: wait for it to pause (unless the table has waited long enough).
+      const busy = this.loading(table);
       if (busy && Date.now() - since < MAX_DEFER_MS) {
         this.dirty.set(table, since);
         return filled;

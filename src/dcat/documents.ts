@@ -48,14 +48,17 @@ export async function addDataset(ctx: OutputContext, profiles: readonly DcatProf
   return node;
 }
 
+/** A dataset's quads; inCatalog: in a catalog page, with the catalog's dcat:dataset link to it. */
 export async function datasetQuads(
   settings: UriSettings,
   profiles: readonly DcatProfile[],
   dataset: DatasetDict,
-  tables: Map<string, DataStoreTable> = new Map(),
+  tables: Map<string, DataStoreTable>,
+  inCatalog = false,
 ): Promise<Quad[]> {
   const graph = new Graph();
-  await addDataset(outputContext(settings, graph, tables), profiles, dataset);
+  const node = await addDataset(outputContext(settings, graph, tables), profiles, dataset);
+  if (inCatalog) graph.add(catalogUri(settings), dcat('dataset'), node);
   return graph.quads;
 }
 
@@ -88,17 +91,4 @@ function addPaging(graph: Graph, catalog: NamedNode, paging: Paging): void {
   if (paging.page > 1) graph.add(view, hydra('previous'), iri(paging.pageUrl(Math.min(paging.page - 1, last))));
   graph.add(view, hydra('totalItems'), DataFactory.literal(String(paging.count), xsd('integer')));
   graph.add(view, hydra('itemsPerPage'), DataFactory.literal(String(paging.itemsPerPage), xsd('integer')));
-}
-
-/** The quads a catalog page adds for one dataset: the dataset, and the catalog's dcat:dataset link. */
-export async function catalogDatasetQuads(
-  settings: UriSettings,
-  profiles: readonly DcatProfile[],
-  dataset: DatasetDict,
-  tables: Map<string, DataStoreTable> = new Map(),
-): Promise<Quad[]> {
-  const graph = new Graph();
-  const node = await addDataset(outputContext(settings, graph, tables), profiles, dataset);
-  graph.add(catalogUri(settings), dcat('dataset'), node);
-  return graph.quads;
 }

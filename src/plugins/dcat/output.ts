@@ -4,7 +4,7 @@
 import type { ActionContext } from '../../actions/context.ts';
 import type { DatastoreBackend } from '../../datastore/backend.ts';
 import { ValidationError } from '../../errors.ts';
-import { catalogDatasetQuads, catalogHead, datasetQuads, type Paging } from '../../dcat/documents.ts';
+import { catalogHead, datasetQuads, type Paging } from '../../dcat/documents.ts';
 import {
   type CatalogDict,
   type DatasetDict,
@@ -119,7 +119,7 @@ export async function catalogDocument(ctx: ActionContext, format: RdfFormat, que
     paging,
   );
   for (const dataset of results)
-    quads.push(...(await catalogDatasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles))));
+    quads.push(...(await datasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles), true)));
   return serializeQuads(quads, format);
 }
 
@@ -144,7 +144,7 @@ export async function streamCatalog(
     const result = await ctx.call('package_search', searchParams({ ...query, page: 1 }, rows, start));
     const results = result.results as DatasetDict[];
     for (const dataset of results)
-      await writer.add(await catalogDatasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles)));
+      await writer.add(await datasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles), true));
     done += results.length;
     opts.onPage?.(done, result.count);
     if (results.length < rows || done >= result.count) break;
