@@ -237,5 +237,16 @@ describe('read replicas on PostgreSQL', { skip: !onPostgres && 'PostgreSQL only:
     const ready = await app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
     assert.match(ready.json().checks.replicas.replica3, /^skipped .*down: /);
+
+    // status_show tells a sysadmin each replica's lag and health; others see no topology
+    const shown = (await api('GET', 'status_show', undefined, { authorization: token })).json().result;
+    const byName = Object.fromEntries(shown.read_replicas.map((r: { name: string }) => [r.name, r]));
+    assert.equal(byName.replica1.serving, true);
+    assert.equal(byName.replica1.lag_seconds, 0);
+    assert.equal(byName.replica3.serving, false);
+    assert.equal(byName.replica3.lag_seconds, null);
+    assert.match(byName.replica3.problem, /down: /);
+    assert.doesNotMatch(JSON.stringify(shown), /postgres@/, 'no URL with its user in the answer');
+    assert.equal((await api('GET', 'status_show')).json().result.read_replicas, undefined);
   });
 });

@@ -28,7 +28,7 @@ export const siteActions: ActionDefinition<any, any>[] = [
     description: "Return information about the site's configuration.",
     returns: {
       description:
-        'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true)',
+        'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true); for sysadmins, read_replicas: each replica of svc.database_read_urls with its lag',
       rtype: 'dictionary',
       schema: Type.Object({
         site_title: Type.String(),
@@ -38,6 +38,18 @@ export const siteActions: ActionDefinition<any, any>[] = [
         locale_default: Type.String(),
         extensions: Type.Array(Type.String()),
         ckan_version: Type.Optional(Type.String()),
+        read_replicas: Type.Optional(
+          Type.Array(
+            Type.Object({
+              name: Type.String(),
+              address: Type.String(),
+              serving: Type.Boolean(),
+              lag_seconds: Type.Union([Type.Number(), Type.Null()]),
+              lag_bytes: Type.Union([Type.Number(), Type.Null()]),
+              problem: Type.Optional(Type.String()),
+            }),
+          ),
+        ),
       }),
     },
     handler: (ctx) => {
@@ -51,6 +63,16 @@ export const siteActions: ActionDefinition<any, any>[] = [
         extensions: config.list('svc.plugins'),
       };
       if (!config.bool('svc.hide_version') || ctx.identity.sysadmin) out.ckan_version = API_COMPAT_VERSION;
+      const replicas = ctx.services.reads?.status();
+      if (replicas?.length && ctx.identity.sysadmin)
+        out.read_replicas = replicas.map((r) => ({
+          name: r.name,
+          address: r.address,
+          serving: r.serving,
+          lag_seconds: r.lagSeconds,
+          lag_bytes: r.lagBytes,
+          ...(r.problem ? { problem: r.problem } : {}),
+        }));
       return out;
     },
   }),
