@@ -119,6 +119,8 @@ export interface ReadQueryOptions {
   rowLimit: number;
   /** Statement timeout in ms (PostgreSQL; PGlite has none). */
   timeoutMs?: number;
+  /** The statement bounds its own rows (a LIMIT): run without a cursor, so PostgreSQL may plan it in parallel. */
+  bounded?: boolean;
 }
 
 export interface DumpChunk {
@@ -152,6 +154,9 @@ export interface DatastoreBackend {
   search_sql(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult>;
   /** Same as search_sql: a read-only query as the reader role with a row limit. */
   readQuery(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult>;
+
+  /** Changes whenever a write to the table commits (null: no marker, e.g. no such table); for caches of its contents. */
+  writeMarker(id: string): Promise<string | null>;
 
   /** Whether a table or alias of that name exists (`_table_metadata` counts). */
   resource_exists(id: string): Promise<boolean>;

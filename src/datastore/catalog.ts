@@ -126,6 +126,15 @@ export async function countRows(q: Queryable, t: Table): Promise<number> {
   return Number((await q.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${qi(t.name)}`)).rows[0].n);
 }
 
+/**
+ * A marker that changes with every committed write to the table: the transaction id that last
+ * wrote its row in the counts table, which every write touches (sessions.ts countsSql).
+ */
+export async function writeMarker(q: Queryable, name: string): Promise<string | null> {
+  const r = await q.query<{ v: string }>(`SELECT xmin::text AS v FROM ${COUNTS_TABLE} WHERE id = $1`, [name]);
+  return r.rows[0]?.v ?? null;
+}
+
 /** Visible columns: `_id` first, then the user's (other `_` columns are hidden), except in `_table_metadata`. */
 export function visibleColumns(t: Table): Column[] {
   return t.columns.filter((c) => c.id === '_id' || !c.id.startsWith('_'));

@@ -24,7 +24,7 @@ import type {
   SearchResult,
   UpsertInput,
 } from './backend.ts';
-import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo } from './catalog.ts';
+import { COUNTS_TABLE, METADATA_VIEW_SQL, resourceInfo, writeMarker } from './catalog.ts';
 import { createTable } from './create.ts';
 import { isDbError, isRace } from './db-errors.ts';
 import { fillBatch, pendingRows, setUpFullText } from './fts.ts';
@@ -196,6 +196,10 @@ export class PostgresBackend implements DatastoreBackend {
 
   readQuery(sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
     return readQuery(this.sessions, sql, opts);
+  }
+
+  writeMarker(id: string): Promise<string | null> {
+    return this.sessions.readSession(async (q) => writeMarker(q, id));
   }
 
   async resource_exists(id: string): Promise<boolean> {

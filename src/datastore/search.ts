@@ -121,9 +121,13 @@ async function plannedRows(q: Queryable, sql: string, params: unknown[]): Promis
 export async function readQuery(sessions: Sessions, sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
   const limit = Math.max(0, Math.floor(opts.rowLimit));
   return sessions.readTx(async (q) => {
-    await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
-    const r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
-    await q.exec('CLOSE ds_read');
+    let r: { rows: Record<string, unknown>[]; fields: { name: string; dataTypeID: number }[] };
+    if (opts.bounded) r = await q.query<Record<string, unknown>>(sql, opts.params ?? []);
+    else {
+      await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
+      r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
+      await q.exec('CLOSE ds_read');
+    }
     const truncated = r.rows.length > limit;
     const fields: { id: string; type: string }[] = [];
     for (const f of r.fields) fields.push({ id: f.name, type: reportedType(await typeName(sessions.typeNames, q, f.dataTypeID)) });

@@ -128,7 +128,7 @@ export class Sessions {
               changed = true;
             },
             addCount: (name, n) => {
-              if (n) counts.set(name, (counts.get(name) ?? 0) + n);
+              counts.set(name, (counts.get(name) ?? 0) + n);
             },
             flushCounts: async () => {
               const sql = countsSql(counts);
@@ -136,6 +136,7 @@ export class Sessions {
               if (sql) await tx.exec(sql);
             },
             wroteRows: (t, n) => {
+              if (!counts.has(t.name)) counts.set(t.name, 0);
               const w = written.get(t.name);
               if (w) w.n += n;
               else if (n > 0 && storedLanguage(t)) written.set(t.name, { t, n });
@@ -265,7 +266,9 @@ function countsSql(counts: Map<string, number>): string {
   let sql = '';
   for (const [name, n] of counts) {
     if (!Number.isSafeInteger(n)) throw new Error(`bad row count ${n}`);
-    if (n)
+    // A write that adds no rows still touches the row: its xmin is the table's write marker (catalog.ts writeMarker).
+    if (!n) sql += `UPDATE ${COUNTS_TABLE} SET n = n WHERE id = ${quoteLiteral(name)}; `;
+    else
       sql += `INSERT INTO ${COUNTS_TABLE} (id, n) VALUES (${quoteLiteral(name)}, ${n}) ON CONFLICT (id) DO UPDATE SET n = ${COUNTS_TABLE}.n + EXCLUDED.n; `;
   }
   return sql;

@@ -5,6 +5,7 @@
 import type { DatastoreBackend, DatastoreField } from '../datastore/backend.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { type Aggregate, type AxisKind, axisKind, type ChartConfig } from './chart-config.ts';
+import { timeValue } from './chart-scales.ts';
 
 export const MAX_POINTS = 2000;
 export const MAX_GROUPS = 10;
@@ -39,7 +40,30 @@ const col = (name: string) => `d.${qi(name)}`;
 /** The label of a group whose value is null. */
 export const NULL_GROUP = '(no value)';
 
-/** The chart's points (config checked against the table before: checkChartConfig). */
+/** How the x values are put in intervals, with the x range passed back as parameters. */
+function bucketOf(x: string, xType: string, xKind: AxisKind, lo: unknown, hi: unknown, n: number, params: unknown[]): string {
+  const p = (v: unknown, cast: string) => {
+    params.push(v);
+    return `$${params.length}::${cast}`;
+  };
+  if (xKind === 'time' && xType === 'date') {
+    // Whole days between the date and the first: integer arithmetic, nothing converted per row.
+    const first = p(lo, 'date');
+    return `(${x} - ${first})::int8 * ${n} / (${p(hi, 'date')} - ${first} + 1)`;
+  }
+  if (xKind === 'time') {
+    const ms = Math.max(0, timeValue(String(hi)) - timeValue(String(lo)));
+    const stride = (Math.floor(ms / n) + 1) / 1000;
+    return `date_bin(make_interval(secs => ${p(stride, 'float8')}), ${x}, ${p(lo, xType)})`;
+  }
+  const [l, h] = [Number(lo), Number(hi)];
+  return `width_bucket(${x}::float8, ${p(l, 'float8')}, ${p(h > l ? h : l + 1, 'float8')}, ${n})`;
+}
+
+/**
+ * The chart's points (config checked against the table before: checkChartConfig). Every statement
+ * bounds its rows, so runs without a cursor: PostgreSQL may scan the table with parallel workers.
+ */
 export async function chartData(
   backend: DatastoreBackend,
   table: string,
@@ -58,21 +82,26 @@ export async function chartData(
   let groupsLeftOut = 0;
   let groups: (string | null)[] = [];
   // Numeric and date x: the x range is read with the groups (or alone), so the points take one more scan.
-  const xNum = xKind === 'time' ? `extract(epoch FROM ${x})::float8` : xKind === 'number' ? `${x}::float8` : null;
-  const rangeSelect = xNum ? `, min(${xNum}) AS "lo", max(${xNum}) AS "hi"` : '';
-  let range: { lo: number; hi: number } | null = null;
+  const ranged = xKind !== 'category';
+  const rangeSelect = ranged ? `, min(${x}) AS "lo", max(${x}) AS "hi"` : '';
+  const order = (v: unknown) => (xKind === 'time' ? timeValue(String(v)) : Number(v));
+  let range: { lo: unknown; hi: unknown } | null = null;
   const widen = (rows: Record<string, unknown>[]) => {
     for (const row of rows) {
       if (row.lo === null || row.lo === undefined) continue;
-      const [lo, hi] = [Number(row.lo), Number(row.hi)];
-      range = range ? { lo: Math.min(range.lo, lo), hi: Math.max(range.hi, hi) } : { lo, hi };
+      if (!range) range = { lo: row.lo, hi: row.hi };
+      else {
+        if (order(row.lo) < order(range.lo)) range.lo = row.lo;
+        if (order(row.hi) > order(range.hi)) range.hi = row.hi;
+      }
     }
   };
   if (g) {
     // The largest groups (and their x range), one scan of the table.
+    const limit = MAX_GROUPS + 1000;
     const r = await backend.readQuery(
-      `SELECT ${g}::text AS "g", count(*)::int AS "n"${rangeSelect} FROM ${t} WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${MAX_GROUPS + 1000}`,
-      { rowLimit: MAX_GROUPS + 1000 },
+      `SELECT ${g}::text AS "g", count(*)::int AS "n"${rangeSelect} FROM ${t} WHERE ${where} GROUP BY ${g} ORDER BY 2 DESC, 1 LIMIT ${limit + 1}`,
+      { rowLimit: limit, bounded: true },
     );
     groups = r.records.slice(0, MAX_GROUPS).map((row) => (row.g === null ? null : String(row.g)));
     widen(r.records.slice(0, MAX_GROUPS));
@@ -84,26 +113,26 @@ export async function chartData(
       );
       where += ` AND (${g}::text = ANY($1::text[]) OR ($2::bool AND ${g} IS NULL))`;
     }
-  } else if (xNum) {
-    widen((await backend.readQuery(`SELECT ${rangeSelect.slice(2)} FROM ${t} WHERE ${where}`, { rowLimit: 1 })).records);
+  } else if (ranged) {
+    widen((await backend.readQuery(`SELECT ${rangeSelect.slice(2)} FROM ${t} WHERE ${where}`, { rowLimit: 1, bounded: true })).records);
   }
   const gSelect = g ? `, ${g}::text AS "g"` : '';
   const perSeries = Math.max(1, Math.floor(MAX_POINTS / Math.max(1, groups.length)));
   let sql: string;
   let rowLimit: number;
-  if (!xNum) {
+  if (!ranged) {
     rowLimit = MAX_POINTS;
     sql = `SELECT ${x}::text AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 1${g ? ', 2' : ''} ORDER BY 1${g ? ', 2' : ''}`;
   } else {
     // Equal-width intervals between the smallest and largest x; each point at its interval's smallest x.
     const { lo, hi } = range ?? { lo: 0, hi: 1 };
-    params.push(lo, hi > lo ? hi : lo + 1);
-    const [pLo, pHi] = [`$${params.length - 1}::float8`, `$${params.length}::float8`];
+    const bucket = range ? bucketOf(x, xType, xKind, lo, hi, perSeries, params) : 'true';
     rowLimit = (perSeries + 1) * Math.max(1, groups.length);
     sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where}
-      GROUP BY width_bucket(${xNum}, ${pLo}, ${pHi}, ${perSeries})${g ? `, ${g}` : ''} ORDER BY 1${g ? ', 2' : ''}`;
+      GROUP BY ${bucket}${g ? `, ${g}` : ''} ORDER BY 1${g ? ', 2' : ''}`;
   }
-  const r = await backend.readQuery(sql, { params, rowLimit });
+  sql += ` LIMIT ${rowLimit + 1}`;
+  const r = await backend.readQuery(sql, { params, rowLimit, bounded: true });
   const names = config.y.length ? config.y : ['count'];
   const series = new Map<string, ChartSeries>();
   const seriesOf = (key: string) => {
