@@ -1,5 +1,7 @@
 // The contract between a harvest source's reader (what is over there) and the harvest run (what
 // becomes of it here). Readers never write; the run never speaks to the remote catalog.
+import type { ParseOptions } from '../dcat/parse/index.ts';
+
 export type HarvestSourceType = 'ckan' | 'dcat_rdf' | 'dcat_json';
 
 /** A source's `config` (a JSON object in the API, ckanext-harvest's keys). */
@@ -48,6 +50,17 @@ export interface RemoteDataset {
    * null when the record could not be read (then `error` says why: an error of this object only). */
   dataset: Record<string, unknown> | null;
   error?: string;
+  /** The remote organization (a CKAN dataset's) or publisher (data.json), for config remote_orgs. */
+  organization?: RemoteOrganization | null;
+}
+
+/** An organization as the remote catalog names it: matched here by id, then by name. */
+export interface RemoteOrganization {
+  id?: string;
+  name: string;
+  title?: string;
+  description?: string;
+  image_url?: string;
 }
 
 /** Fetches a URL's body as text, with the harvest limits (SSRF rule, time, size, User-Agent). */
@@ -61,6 +74,9 @@ export interface ReadOptions {
   since: string | null;
   signal: AbortSignal;
   fetch: HarvestFetch;
+  /** DCAT sources: how documents become dataset dicts here (the target type's schema fields, the
+   * licence register, the site's default profiles); a source's config.profiles wins over profiles. */
+  dcat?: Pick<ParseOptions, 'target' | 'licenses' | 'profiles' | 'datasetType' | 'language'>;
 }
 
 export interface SourceReader {

@@ -79,13 +79,18 @@ export function isPrivateAddress(address: string): boolean {
   return true;
 }
 
-const systemResolve: LookupAll = (hostname) =>
+export const systemResolve: LookupAll = (hostname) =>
   new Promise((resolve, reject) => {
     dns.lookup(hostname, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs)));
   });
 
-/** A connect-time lookup that only hands out allowed addresses. */
-function safeLookup(resolve: LookupAll, allowPrivate: boolean, isBlocked: (a: string) => boolean): net.LookupFunction {
+/** A connect-time lookup that only hands out allowed addresses (`option` is named in the refusal). */
+export function safeLookup(
+  resolve: LookupAll,
+  allowPrivate: boolean,
+  isBlocked: (a: string) => boolean,
+  option = 'svc.loader.allow_private_urls',
+): net.LookupFunction {
   return ((hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void) => {
     resolve(hostname).then(
       (addrs) => {
@@ -98,7 +103,7 @@ function safeLookup(resolve: LookupAll, allowPrivate: boolean, isBlocked: (a: st
             const shown = refused.map((a) => a.address).join(', ') || 'none';
             return callback(
               new FetchError(
-                `refused to connect to ${hostname} (${shown}): a private, loopback, link-local or reserved address (set svc.loader.allow_private_urls to allow)`,
+                `refused to connect to ${hostname} (${shown}): a private, loopback, link-local or reserved address (set ${option} to allow)`,
               ),
             );
           }
