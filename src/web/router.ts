@@ -12,6 +12,7 @@ import { translator, type Translate } from './i18n.ts';
 import { siteVariables } from './site.ts';
 import { fromThisSite } from './security.ts';
 import { siteUrl } from '../config/site-url.ts';
+import { feedHeadLinks } from './head-links.ts';
 import { LOCALE_COOKIE, localeLinks, offeredLocales, pageLocale, prefixLinks, withLocalePrefix } from './locale.ts';
 
 export interface FormData {
@@ -178,6 +179,7 @@ export function createWebRouter(app: FastifyInstance, deps: WebDeps, render: Ren
             href: `${base}${l.locale === offered[0] ? pathPart : l.href}`,
           })),
           alternate_default: `${base}${pathPart}`,
+          feed_links: status === 200 ? feedHeadLinks(base, pathPart!, query, t) : [],
           user: identity.user,
           sysadmin: identity.sysadmin,
           csrf_token: token,

@@ -13,14 +13,16 @@ import { catalogPages } from './pages/catalog.ts';
 import { peoplePages } from './pages/people.ts';
 import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
+import { feedPages } from './pages/feeds.ts';
 import { datasetPages } from './pages/catalog-dataset.ts';
 import { datasetFormPages } from './pages/manage-datasets.ts';
 import { resourceFormPages } from './pages/manage-resources.ts';
+import { harvestPages } from './pages/harvest.ts';
 import { routedTypes, typeRoot, typedRouter } from './scheming/dataset-types.ts';
 
 /** The areas with pages of datasets: registered again under /<type> for each custom dataset type. */
 const DATASET_AREAS = [datasetPages, datasetFormPages, resourceFormPages, resourcePages];
-const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages, passwordResetPages];
+const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages, passwordResetPages, feedPages, harvestPages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = assetRoutes(app);
