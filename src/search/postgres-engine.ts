@@ -12,7 +12,9 @@ import { packagePermissionLabels } from '../auth/authz.ts';
 import { columnSql, countedCustomField, resolveField, sortableField, type FieldKind } from './fields.ts';
 import type { SearchSchemaFields } from './schema-fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
-import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, withWordParts, type TextFacts } from './sql-builder.ts';
+import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, type TextFacts } from './sql-builder.ts';
+import { INDEX_SQL } from './index-rows.ts';
+import { ResultCache } from './result-cache.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
 import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
@@ -34,85 +36,6 @@ export interface PostgresEngineOptions {
   /** What the configured dataset schemas say of custom fields (schema-fields.ts). */
   schemaFields: () => SearchSchemaFields;
 }
-
-const INDEX_COLUMNS = [
-  'package_id',
-  'name',
-  'title',
-  'state',
-  'private',
-  'type',
-  'owner_org',
-  'organization',
-  'license_id',
-  'version',
-  'url',
-  'author',
-  'maintainer',
-  'creator_user_id',
-  'tags',
-  'groups',
-  'res_format',
-  'res_url',
-  'res_type',
-  'res_name',
-  'res_description',
-  'extras',
-  'labels',
-  'num_resources',
-  'num_tags',
-  'metadata_created',
-  'metadata_modified',
-  'doc',
-];
-
-// One statement builds the index rows of many datasets from the catalog tables ($1 ids, $2 labels by
-// id), and their typed values (dates and numbers of the extras, migration 017). The extras hold
-// the custom fields, the package extras and the keys derived from the custom fields' lists of
-// objects and multilingual objects (package_search_derived_keys).
-const INDEX_SQL = `
-WITH gone AS (DELETE FROM package_search_field_values WHERE package_id = ANY($1::text[])),
-rows AS (INSERT INTO package_search_index (${INDEX_COLUMNS.join(', ')})
-SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, p.type, p.owner_org, o.name, p.license_id, p.version,
-  p.url, p.author, p.maintainer, p.creator_user_id, coalesce(t.names, '{}'), coalesce(g.names, '{}'), coalesce(r.formats, '{}'),
-  coalesce(r.urls, '{}'), coalesce(r.types, '{}'), r.names, r.descriptions,
-  package_search_derived_keys(coalesce(p.custom_fields, '{}'::jsonb)) || coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
-  ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> p.id)),
-  coalesce(r.n, 0), coalesce(cardinality(t.names), 0), p.metadata_created, p.metadata_modified,
-  setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.title, '')")}), 'A')
-  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.name, array_to_string(t.names, ' '), g.text, o.name, o.title)), 'B')
-  || setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.notes, '')")}), 'C')
-  || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.author, p.maintainer, p.url, p.version,
-    ${withWordParts("concat_ws(' ', r.names, r.descriptions, e.text)")})), 'D')
-  || setweight(jsonb_to_tsvector('${TS_CONFIG}', coalesce(p.custom_fields, '{}'::jsonb), '["string", "numeric"]'), 'D')
-FROM packages p
-LEFT JOIN groups o ON o.id = p.owner_org
-LEFT JOIN LATERAL (
-  SELECT array_agg(tg.name ORDER BY tg.name) AS names FROM package_tags pt JOIN tags tg ON tg.id = pt.tag_id
-  WHERE pt.package_id = p.id AND pt.state = 'active' AND tg.vocabulary_id IS NULL) t ON true
-LEFT JOIN LATERAL (
-  SELECT array_agg(gr.name ORDER BY gr.name) AS names, string_agg(concat_ws(' ', gr.name, gr.title), ' ') AS text
-  FROM members m JOIN groups gr ON gr.id = m.group_id
-  WHERE m.table_name = 'package' AND m.table_id = p.id AND m.state = 'active' AND NOT gr.is_organization AND gr.state = 'active') g ON true
-LEFT JOIN LATERAL (
-  SELECT count(*) AS n, array_agg(DISTINCT rs.format) FILTER (WHERE coalesce(rs.format, '') <> '') AS formats,
-    array_agg(rs.url ORDER BY rs.position) FILTER (WHERE rs.url <> '') AS urls,
-    array_agg(DISTINCT rs.resource_type) FILTER (WHERE coalesce(rs.resource_type, '') <> '') AS types,
-    string_agg(rs.name, ' ' ORDER BY rs.position) AS names, string_agg(rs.description, ' ' ORDER BY rs.position) AS descriptions
-  FROM resources rs WHERE rs.package_id = p.id AND rs.state = 'active') r ON true
-LEFT JOIN LATERAL (
-  SELECT jsonb_object_agg(pe.key, pe.value) AS extras, string_agg(pe.value, ' ') AS text
-  FROM package_extras pe WHERE pe.package_id = p.id) e ON true
-WHERE p.id = ANY($1::text[])
-ON CONFLICT (package_id) DO UPDATE SET ${INDEX_COLUMNS.slice(1)
-  .map((c) => `${c} = EXCLUDED.${c}`)
-  .join(', ')}
-RETURNING package_id, extras, state, private)
-INSERT INTO package_search_field_values (package_id, field, num, ts, state, private, least_ts, least_num)
-SELECT r.package_id, t.field, t.num, t.ts, r.state, r.private,
-  t.ts IS NOT NULL AND row_number() OVER (PARTITION BY r.package_id, t.field ORDER BY t.ts NULLS LAST) = 1,
-  t.num IS NOT NULL AND row_number() OVER (PARTITION BY r.package_id, t.field ORDER BY t.num NULLS LAST) = 1
-FROM rows r, package_search_typed_values(r.extras) t`;
 
 interface IndexState {
   generation: string;
@@ -171,26 +94,6 @@ function sortExpression(f: FieldKind, builder: SqlBuilder): { sql: string; nulla
       return { sql: columnSql(f.column), nullable: false };
     default:
       throw new Error('not sortable');
-  }
-}
-
-/** Results of recent queries, valid while the index generation is unchanged. */
-class ResultCache {
-  private readonly entries = new Map<string, { gen: string; result: PackageQueryResult }>();
-  constructor(private readonly max = 500) {}
-
-  get(key: string, gen: string): PackageQueryResult | undefined {
-    const e = this.entries.get(key);
-    if (!e || e.gen !== gen) return undefined;
-    this.entries.delete(key); // most recently used last
-    this.entries.set(key, e);
-    return e.result;
-  }
-
-  set(key: string, gen: string, result: PackageQueryResult): void {
-    this.entries.delete(key);
-    this.entries.set(key, { gen, result });
-    while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
   }
 }
 
