@@ -14,7 +14,8 @@ import { findResource } from '../../model/resources.ts';
 import { findView } from '../../model/resource-views.ts';
 import { p } from '../../validation/params.ts';
 import { AGGREGATES, CHART_KINDS, type ChartConfig, checkChartConfig } from '../../views/chart-config.ts';
-import { chartData, MAX_POINTS } from '../../views/chart-query.ts';
+import { cachedChartData } from '../../views/chart-cache.ts';
+import { MAX_POINTS } from '../../views/chart-query.ts';
 
 const backendOf = (services: Services) => services.plugins.datastore as DatastoreBackend | undefined;
 
@@ -41,6 +42,8 @@ export const chartViewType: ViewType = {
   async prepare(services, resourceId, options) {
     const fields = await tableFields(services, resourceId);
     const checked = checkChartConfig(options as Parameters<typeof checkChartConfig>[0], fields);
+    // The points are computed now, so the first page showing the view finds them ready.
+    await cachedChartData(backendOf(services)!, resourceId, checked, fields).catch(() => undefined);
     // Unset options are left out (not stored as nulls).
     const { group_by, ...rest } = checked;
     return { ...options, ...rest, ...(group_by !== undefined ? { group_by } : {}) };
@@ -101,7 +104,7 @@ export const chartActions: ActionDefinition<any, any>[] = [
         },
         fields,
       );
-      return chartData(backendOf(ctx.services)!, resource.id, config, fields);
+      return cachedChartData(backendOf(ctx.services)!, resource.id, config, fields);
     },
   }),
 ];
