@@ -18,6 +18,7 @@ import type { Services } from '../src/context.ts';
 import { insertUser } from '../src/model/users.ts';
 import { issueToken } from '../src/actions/api-token.ts';
 import { freshPostgresDatabase, onPostgres } from './helpers/app.ts';
+import { WebClient } from './helpers/web-client.ts';
 
 interface Node {
   services: Services;
@@ -108,6 +109,19 @@ describe('two nodes on one PostgreSQL database', {
     // and back the other way
     await api(b, 'config_option_update', { 'svc.site_title': 'Changed on B' });
     await within(2000, async () => (await title(a)) === 'Changed on B');
+  });
+
+  test('failed sign-ins count on every node: 10 wrong passwords spread over two nodes lock the account on both', async () => {
+    const signIn = async (node: Node, password: string) => {
+      const web = new WebClient(node.app);
+      return web.post('/user/login', { login: 'cluster_admin', password }, { from: '/user/login' });
+    };
+    for (let i = 0; i < 10; i++) assert.equal((await signIn(i % 2 ? a : b, `wrong ${i}`)).statusCode, 401, `attempt ${i + 1}`);
+    for (const node of [a, b]) {
+      const blocked = await signIn(node, 'wrong again');
+      assert.equal(blocked.statusCode, 429);
+      assert.match(blocked.body, /Too many failed sign-in attempts/);
+    }
   });
 
   test('a node that lost its listening connection reloads everything when it is back (changes made meanwhile are not lost)', async () => {

@@ -1,61 +1,15 @@
 // Failed web sign-ins, counted per account and per client address over a sliding window: past the
-// limit, sign-in is refused (the password not even checked) until the oldest failure leaves the
-// window. Kept in this process's memory: a restart forgets them, and several server processes
-// each count their own.
+// limit, sign-in is refused (the password not even checked) until the failure that reached it
+// leaves the window. Counted in the catalog, so several server processes share the counts.
+import type { Queryable } from '../db/database.ts';
+import { clearSignInFailures, recordSignInFailure, signInWaitMs, type FailureLimits } from '../model/sign-in-failures.ts';
 
-/** Failures of one account (any address) before it is refused for a while. */
-const ACCOUNT_FAILURES = 10;
-/** Failures from one address (any account) before it is refused for a while. */
-const ADDRESS_FAILURES = 30;
-const WINDOW_MS = 15 * 60 * 1000;
-/** Keys remembered per kind; the oldest go first (bounded memory whatever the traffic). */
-const MAX_KEYS = 10_000;
+const LIMITS: FailureLimits = { account: 10, address: 30, windowSeconds: 15 * 60 };
 
-class FailureWindow {
-  private readonly failures = new Map<string, number[]>();
+/** Milliseconds this account or address must wait before signing in again (0: it may now). */
+export const signInWait = (db: Queryable, account: string, address: string) => signInWaitMs(db, account, address, LIMITS);
 
-  constructor(private readonly max: number) {}
+export const signInFailed = (db: Queryable, account: string, address: string) => recordSignInFailure(db, account, address, LIMITS);
 
-  private recent(key: string, now: number): number[] {
-    const times = (this.failures.get(key) ?? []).filter((t) => t > now - WINDOW_MS);
-    if (times.length) this.failures.set(key, times);
-    else this.failures.delete(key);
-    return times;
-  }
-
-  /** Milliseconds until the key may try again (0: it may now). */
-  waitMs(key: string, now: number): number {
-    const times = this.recent(key, now);
-    return times.length < this.max ? 0 : times[times.length - this.max] + WINDOW_MS - now;
-  }
-
-  fail(key: string, now: number): void {
-    const times = this.recent(key, now);
-    this.failures.delete(key); // re-inserted last: the map's order is the eviction order
-    this.failures.set(key, [...times, now].slice(-this.max));
-    if (this.failures.size > MAX_KEYS) this.failures.delete(this.failures.keys().next().value!);
-  }
-
-  clear(key: string): void {
-    this.failures.delete(key);
-  }
-}
-
-export class SignInLimits {
-  private readonly accounts = new FailureWindow(ACCOUNT_FAILURES);
-  private readonly addresses = new FailureWindow(ADDRESS_FAILURES);
-
-  /** Milliseconds this account or address must wait before signing in again (0: it may now). */
-  waitMs(account: string, address: string, now = Date.now()): number {
-    return Math.max(this.accounts.waitMs(account, now), this.addresses.waitMs(address, now));
-  }
-
-  failed(account: string, address: string, now = Date.now()): void {
-    this.accounts.fail(account, now);
-    this.addresses.fail(address, now);
-  }
-
-  succeeded(account: string): void {
-    this.accounts.clear(account);
-  }
-}
+/** A successful sign-in forgets the account's failures (not the address's). */
+export const signInSucceeded = (db: Queryable, account: string) => clearSignInFailures(db, account);

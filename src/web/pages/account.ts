@@ -3,7 +3,7 @@
 import type { WebContext, WebRouter } from '../router.ts';
 import { localPath } from '../router.ts';
 import { CSRF_COOKIE, SESSION_COOKIE, checkLogin, endSession, loginAccount, startSession } from '../../auth/sessions.ts';
-import { SignInLimits } from '../sign-in-limits.ts';
+import { signInFailed, signInSucceeded, signInWait } from '../sign-in-limits.ts';
 import { ValidationError } from '../../errors.ts';
 
 /** Starts a session for the user and sets its cookie on the response. */
@@ -24,7 +24,6 @@ export function accountPages(web: WebRouter): void {
     return ctx.render('user/login.njk', { came_from: localPath(ctx.query.came_from, '/dashboard') });
   });
 
-  const limits = new SignInLimits();
   web.post('/user/login', async (ctx) => {
     const login = String(ctx.form.login ?? '').trim();
     const password = String(ctx.form.password ?? '');
@@ -32,7 +31,7 @@ export function accountPages(web: WebRouter): void {
     if (!login || !password) return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
     const found = await loginAccount(ctx.services.db, login);
     const address = ctx.request.ip;
-    const waitMs = limits.waitMs(found.account, address);
+    const waitMs = await signInWait(ctx.services.db, found.account, address);
     if (waitMs > 0) {
       const minutes = Math.ceil(waitMs / 60_000);
       ctx.reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
@@ -40,10 +39,10 @@ export function accountPages(web: WebRouter): void {
     }
     const user = await checkLogin(ctx.services.db, login, password, found);
     if (!user) {
-      limits.failed(found.account, address);
+      await signInFailed(ctx.services.db, found.account, address);
       return ctx.render('user/login.njk', { came_from: cameFrom, login, error: ctx.t('login.failed') }, 401);
     }
-    limits.succeeded(found.account);
+    await signInSucceeded(ctx.services.db, found.account);
     return signIn(ctx, user.id, cameFrom);
   });
 
