@@ -14,6 +14,7 @@ import { peoplePages } from './pages/people.ts';
 import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
 import { feedPages } from './pages/feeds.ts';
+import { datasetChangesPages } from './pages/dataset-changes.ts';
 import { datasetPages } from './pages/catalog-dataset.ts';
 import { datasetFormPages } from './pages/manage-datasets.ts';
 import { resourceFormPages } from './pages/manage-resources.ts';
@@ -35,6 +36,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       .send(deps.services.config.str('svc.site_custom_css')),
   );
   for (const area of AREAS) area(router);
+  datasetChangesPages(router);
   // Each custom dataset type's own pages: search, forms, dataset and resource pages under /<type>.
   for (const type of types) for (const area of DATASET_AREAS) area(typedRouter(router, type));
   const notFound = router.handler(async () => {
