@@ -8,6 +8,7 @@ import { loaderPlugin } from './loader/index.ts';
 import { dcatPlugin } from './dcat/index.ts';
 import { structuredDataPlugin } from './dcat/structured-data.ts';
 import { croissantPlugin } from './dcat/croissant.ts';
+import { harvestPlugin } from './harvest/index.ts';
 
 export const availablePlugins: Record<string, Plugin> = {
   expire_api_token: expireApiTokenPlugin,
@@ -18,4 +19,5 @@ export const availablePlugins: Record<string, Plugin> = {
   dcat: dcatPlugin,
   structured_data: structuredDataPlugin,
   croissant: croissantPlugin,
+  harvest: harvestPlugin,
 };

@@ -54,7 +54,10 @@ CREATE TABLE harvest_object (
   operation text NOT NULL,
   -- added, updated, deleted, not modified, errored (set when the object is done)
   report_status text,
+  -- the record as received, and as the reader read it ({dataset, organization}: what is imported)
   content text,
+  payload jsonb,
+  -- of the record and of the source settings that shape the dataset: equal means nothing to write
   content_hash text,
   remote_url text,
   metadata_modified_date text,

@@ -1,0 +1,207 @@
+// The gather stage of a harvest job (a queue job): the reader's records since the last complete
+// run become the job's objects, batch by batch; an unchanged record (same content hash as its
+// current object) is counted "not modified" and never imported; each batch of objects to import
+// is queued as an import job in the transaction that adds them. Then the guids that disappeared
+// over there become delete objects. Run again after a kill, it adds only the guids the job does not
+// have yet (objects are unique per job and guid) and so queues no import twice.
+import type { Services } from '../actions/context.ts';
+import { findHarvestSource, type HarvestSourceRow } from '../model/harvest-sources.ts';
+import {
+  endHarvestJob,
+  finishGather,
+  finishJobIfDone,
+  incrementalSince,
+  insertGatherError,
+  jobStatus,
+  startGather,
+} from '../model/harvest-jobs.ts';
+import { currentCopies, currentObjectsMissing, insertObjects, type NewObject } from '../model/harvest-objects.ts';
+import { contentHash } from './import.ts';
+import {
+  HarvestSourceError,
+  type HarvestFetch,
+  type HarvestSourceSpec,
+  type HarvestSourceType,
+  type RemoteDataset,
+  type SourceReader,
+} from './types.ts';
+
+export const GATHER_JOB_TYPE = 'harvest_gather';
+export const IMPORT_JOB_TYPE = 'harvest_import';
+
+/** Where the run gets its readers and fetcher (tests hand in their own). */
+export interface HarvestDeps {
+  readerFor(type: HarvestSourceType): SourceReader;
+  fetch(services: Services): HarvestFetch;
+}
+
+export interface GatherOutcome {
+  objects: number;
+  not_modified: number;
+  deleted: number;
+  error?: string;
+}
+
+/** Why the gather stopped: the job was aborted meanwhile. */
+class Aborted extends Error {}
+
+export function sourceSpec(source: HarvestSourceRow): HarvestSourceSpec {
+  let config = {};
+  try {
+    const c = source.config ? JSON.parse(source.config) : {};
+    if (c && typeof c === 'object' && !Array.isArray(c)) config = c;
+  } catch {
+    // checked when saved; an old unreadable one counts as none
+  }
+  return { id: source.id, url: source.url, source_type: source.source_type as HarvestSourceType, config };
+}
+
+export async function runGather(services: Services, deps: HarvestDeps, jobId: string, signal: AbortSignal): Promise<GatherOutcome> {
+  const outcome: GatherOutcome = { objects: 0, not_modified: 0, deleted: 0 };
+  const job = await startGather(services.db, jobId);
+  if (!job) return outcome; // aborted before it started
+  const source = await findHarvestSource(services.db, { id: job.source_id });
+  if (!source) throw new Error(`harvest source ${job.source_id} is gone`);
+  const spec = sourceSpec(source);
+  const reader = deps.readerFor(spec.source_type);
+  const fetch = deps.fetch(services);
+  const since = spec.config.force_all ? null : await incrementalSince(services.db, source.id);
+  const batchSize = services.config.int('svc.harvest.import_batch');
+  let batch: RemoteDataset[] = [];
+  const seen = new Set<string>();
+  try {
+    for await (const record of reader.read(spec, { since, signal, fetch })) {
+      if (seen.has(record.guid)) continue;
+      seen.add(record.guid);
+      batch.push(record);
+      if (batch.length >= batchSize) {
+        await addBatch(services, source, jobId, batch, outcome);
+        batch = [];
+      }
+    }
+    await addBatch(services, source, jobId, batch, outcome);
+    if (!spec.config.keep_deleted) {
+      const guids = await reader.listGuids(spec, { signal, fetch });
+      await addDeletions(services, source, jobId, guids, outcome);
+    }
+  } catch (e) {
+    if (e instanceof Aborted) return outcome;
+    if (signal.aborted) throw e;
+    // The source failed as a whole (down, an error status after retries, not a catalog): the job ends with it.
+    if (!(e instanceof HarvestSourceError) && !(e instanceof TypeError || e instanceof SyntaxError)) throw e;
+    const message = e instanceof HarvestSourceError && e.status ? `${e.message} (HTTP ${e.status})` : e.message;
+    await services.db.transaction(async (tx) => {
+      await insertGatherError(tx, jobId, message);
+      await endHarvestJob(tx, jobId, 'Finished');
+    });
+    return { ...outcome, error: message };
+  }
+  await services.db.transaction(async (tx) => {
+    await finishGather(tx, jobId, since === null);
+    await finishJobIfDone(tx, jobId);
+  });
+  return outcome;
+}
+
+async function addBatch(services: Services, source: HarvestSourceRow, jobId: string, batch: RemoteDataset[], out: GatherOutcome) {
+  if (!batch.length) return;
+  if ((await jobStatus(services.db, jobId)) !== 'Running') throw new Aborted();
+  const wakes: (() => void)[] = [];
+  await services.db.transaction(async (tx) => {
+    const current = await currentCopies(
+      tx,
+      source.id,
+      batch.map((r) => r.guid),
+    );
+    const objects: NewObject[] = batch.map((r) => {
+      const hash = contentHash(r.content, source);
+      const copy = current.get(r.guid);
+      const base = {
+        guid: r.guid,
+        content: r.content,
+        remote_url: r.remoteUrl,
+        modified: r.modified,
+        package_id: copy?.package_id ?? null,
+      };
+      if (!r.dataset)
+        return {
+          ...base,
+          operation: copy ? 'update' : 'create',
+          state: 'ERROR',
+          report_status: 'errored',
+          payload: null,
+          content_hash: hash,
+          error: r.error ?? 'the record could not be read',
+        };
+      if (copy && copy.content_hash === hash && copy.package_active)
+        return {
+          ...base,
+          operation: 'skip',
+          state: 'COMPLETE',
+          report_status: 'not modified',
+          payload: null,
+          content: null,
+          content_hash: hash,
+        };
+      return {
+        ...base,
+        operation: copy ? 'update' : 'create',
+        state: 'WAITING',
+        report_status: null,
+        payload: JSON.stringify({ dataset: r.dataset, organization: r.organization ?? null }),
+        content_hash: hash,
+      };
+    });
+    const waiting = await insertObjects(tx, jobId, source.id, objects);
+    out.objects += waiting.length;
+    out.not_modified += objects.filter((x) => x.operation === 'skip').length;
+    await enqueueImports(services, tx, jobId, waiting, wakes);
+  });
+  for (const wake of wakes) wake();
+}
+
+async function addDeletions(services: Services, source: HarvestSourceRow, jobId: string, guids: Set<string>, out: GatherOutcome) {
+  const wakes: (() => void)[] = [];
+  await services.db.transaction(async (tx) => {
+    const gone = await currentObjectsMissing(tx, source.id, jobId, [...guids]);
+    const objects: NewObject[] = gone.map((g) => ({
+      guid: g.guid,
+      operation: 'delete',
+      state: 'WAITING',
+      report_status: null,
+      content: null,
+      payload: null,
+      content_hash: null,
+      remote_url: null,
+      modified: null,
+      package_id: g.package_id,
+    }));
+    const waiting = await insertObjects(tx, jobId, source.id, objects);
+    out.deleted += waiting.length;
+    await enqueueImports(services, tx, jobId, waiting, wakes);
+  });
+  for (const wake of wakes) wake();
+}
+
+/** Import jobs of at most svc.harvest.import_batch objects, visible once tx commits (then call `wakes`). */
+export async function enqueueImports(
+  services: Services,
+  tx: Parameters<Services['jobs']['enqueue']>[0],
+  jobId: string,
+  ids: string[],
+  wakes: (() => void)[],
+) {
+  const size = services.config.int('svc.harvest.import_batch');
+  for (let i = 0; i < ids.length; i += size) {
+    await services.jobs.enqueue(
+      tx,
+      {
+        type: IMPORT_JOB_TYPE,
+        queue: services.config.str('svc.harvest.queue'),
+        title: `harvest import ${jobId}`,
+        data: { harvest_job_id: jobId, object_ids: ids.slice(i, i + size) },
+      },
+      (fn) => wakes.push(fn),
+    );
+  }
+}
