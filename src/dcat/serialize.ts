@@ -1,10 +1,10 @@
 // RDF serialisations of the DCAT output, all from real RDF libraries: Turtle, N3 and N-Triples by
-// n3's writer, JSON-LD by jsonld (fromRDF: the expanded form, node objects one per subject; its
-// compaction costs seconds per catalog page, so it is not done), RDF/XML by graphy's XML scriber.
+// n3's writer, JSON-LD as expanded node objects (one per subject, what jsonld's fromRDF makes, built
+// here in one pass: fromRDF's sorting and compaction cost more than all the rest of a catalog
+// page), RDF/XML by graphy's XML scriber.
 // A writer takes quads in batches (one dataset or one page at a time) and hands text chunks to a
 // sink, so a whole catalog streams in constant memory.
 import scribeXml from '@graphy/content.xml.scribe';
-import jsonld from 'jsonld';
 import { Writer, type Quad } from 'n3';
 import { PREFIXES } from './namespaces.ts';
 
@@ -72,19 +72,27 @@ export function negotiateRdf(accept: string | undefined): RdfFormat | undefined 
   return best.format && best.q > htmlQ ? best.format : undefined;
 }
 
+const subjectKey = (q: Quad) => (q.subject.termType === 'BlankNode' ? `_:${q.subject.value}` : q.subject.value);
+
 /** The quads grouped by subject, in the order subjects first appear (so Turtle and RDF/XML write each subject once). */
-function bySubject(quads: readonly Quad[]): Quad[] {
+function bySubject(quads: readonly Quad[]): readonly Quad[] {
   const groups = new Map<string, Quad[]>();
+  let grouped = true;
+  let previous: string | undefined;
   for (const q of quads) {
-    const key = q.subject.termType === 'BlankNode' ? `_:${q.subject.value}` : q.subject.value;
+    const key = subjectKey(q);
     let group = groups.get(key);
     if (!group) {
       group = [];
       groups.set(key, group);
-    }
+    } else if (key !== previous) grouped = false;
     group.push(q);
+    previous = key;
   }
-  return [...groups.values()].flat();
+  if (grouped) return quads;
+  const out: Quad[] = [];
+  for (const group of groups.values()) for (const q of group) out.push(q);
+  return out;
 }
 
 /** Where a writer's text goes. */
@@ -108,11 +116,11 @@ export function rdfWriter(format: RdfFormat, sink: Sink): RdfWriter {
 }
 
 function n3Writer(format: (typeof N3_FORMATS)[keyof typeof N3_FORMATS], sink: Sink): RdfWriter {
-  let pending: string[] = [];
+  let pending = '';
   const writer = new Writer(
     {
       write: (chunk: string, _encoding?: string, done?: () => void) => {
-        pending.push(chunk);
+        pending += chunk;
         done?.();
       },
       end: (done?: () => void) => done?.(),
@@ -120,13 +128,13 @@ function n3Writer(format: (typeof N3_FORMATS)[keyof typeof N3_FORMATS], sink: Si
     format === 'N-Triples' ? { format } : { format, prefixes: PREFIXES },
   );
   const flush = async () => {
-    const text = pending.join('');
-    pending = [];
+    const text = pending;
+    pending = '';
     if (text) await sink(text);
   };
   return {
     async add(quads) {
-      writer.addQuads(bySubject(quads));
+      writer.addQuads(bySubject(quads) as Quad[]);
       await flush();
     },
     async end() {
@@ -136,13 +144,60 @@ function n3Writer(format: (typeof N3_FORMATS)[keyof typeof N3_FORMATS], sink: Si
   };
 }
 
+const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
+const RDF_TYPE_IRI = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
+
+type JsonLdValue = { '@id': string } | { '@value': string; '@type'?: string; '@language'?: string };
+type JsonLdNode = { '@id': string; '@type'?: string[]; [predicate: string]: unknown };
+
+const termId = (term: Quad['subject'] | Quad['object']) => (term.termType === 'BlankNode' ? `_:${term.value}` : term.value);
+
+/** The JSON-LD value of an object term, as jsonld's fromRDF writes it (no native types, rdf:type as @type). */
+function jsonLdValue(object: Quad['object']): JsonLdValue {
+  if (object.termType !== 'Literal') return { '@id': termId(object) };
+  if (object.language) return { '@value': object.value, '@language': object.language };
+  const type = object.datatype.value;
+  return type === XSD_STRING ? { '@value': object.value } : { '@value': object.value, '@type': type };
+}
+
+/**
+ * The node objects of some quads in expanded JSON-LD, one per subject in the order subjects first
+ * appear: what jsonld's fromRDF gives for our graphs (no lists, no named graphs) without its
+ * canonical sorting. A subject met again in a later batch is a second node object with the same
+ * @id, which JSON-LD merges when a reader expands or flattens the document.
+ */
+export function jsonLdNodes(quads: readonly Quad[]): JsonLdNode[] {
+  const nodes = new Map<string, JsonLdNode>();
+  for (const q of quads) {
+    const id = termId(q.subject);
+    let node = nodes.get(id);
+    if (!node) {
+      node = { '@id': id };
+      nodes.set(id, node);
+    }
+    const predicate = q.predicate.value;
+    if (predicate === RDF_TYPE_IRI && q.object.termType !== 'Literal') {
+      const type = termId(q.object);
+      const types = node['@type'];
+      if (!types) node['@type'] = [type];
+      else if (!types.includes(type)) types.push(type);
+      continue;
+    }
+    const values = node[predicate] as JsonLdValue[] | undefined;
+    if (values) values.push(jsonLdValue(q.object));
+    else node[predicate] = [jsonLdValue(q.object)];
+  }
+  return [...nodes.values()];
+}
+
 function jsonldWriter(sink: Sink): RdfWriter {
   let first = true;
   return {
     async add(quads) {
       if (!quads.length) return;
-      const nodes = (await jsonld.fromRDF(quads as any)) as object[];
-      const text = nodes.map((n) => JSON.stringify(n)).join(',\n');
+      const text = jsonLdNodes(quads)
+        .map((n) => JSON.stringify(n))
+        .join(',\n');
       await sink((first ? '[\n' : ',\n') + text);
       first = false;
     },

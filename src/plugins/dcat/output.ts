@@ -14,6 +14,7 @@ import {
   UnknownProfileError,
 } from '../../dcat/profiles.ts';
 import { type RdfFormat, rdfWriter, serializeQuads, type Sink } from '../../dcat/serialize.ts';
+import { CatalogKeyset } from './keyset.ts';
 import { dcatSettings, type DcatSettings } from './settings.ts';
 
 /** The profiles named by a request (comma or space separated), else the configured default. */
@@ -125,7 +126,8 @@ export async function catalogDocument(ctx: ActionContext, format: RdfFormat, que
 
 /**
  * The whole catalog (what the caller may read, newest first) written to a sink as one document,
- * page by page, so memory stays flat. Returns the number of datasets written.
+ * a search of `pageSize` datasets at a time (keyset paging), each search's text handed to the sink
+ * at once, so memory stays flat. Returns the number of datasets written.
  */
 export async function streamCatalog(
   ctx: ActionContext,
@@ -137,18 +139,32 @@ export async function streamCatalog(
   const settings = dcatSettings(ctx.services);
   const profiles = requestProfiles(settings, query.profiles);
   const rows = opts.pageSize ?? 1000;
-  const writer = rdfWriter(format, sink);
+  let pending: string[] = [];
+  const writer = rdfWriter(format, (chunk) => {
+    pending.push(chunk);
+  });
+  const flush = async () => {
+    const text = pending.join('');
+    pending = [];
+    if (text) await sink(text);
+  };
   await writer.add(catalogHead(settings, profiles, catalogDict(ctx, settings)));
+  const keyset = new CatalogKeyset();
   let done = 0;
-  for (let start = 0; ; start += rows) {
-    const result = await ctx.call('package_search', searchParams({ ...query, page: 1 }, rows, start));
+  let total: number | undefined;
+  for (;;) {
+    const result = await ctx.call('package_search', keyset.after(searchParams({ ...query, page: 1 }, rows, 0)));
+    total ??= result.count as number;
     const results = result.results as DatasetDict[];
-    for (const dataset of results)
+    for (const dataset of keyset.next(results)) {
       await writer.add(await datasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles), true));
-    done += results.length;
-    opts.onPage?.(done, result.count);
-    if (results.length < rows || done >= result.count) break;
+      done++;
+    }
+    await flush();
+    opts.onPage?.(done, Math.max(total, done));
+    if (results.length < rows) break;
   }
   await writer.end();
+  await flush();
   return done;
 }
