@@ -18,11 +18,13 @@ let own: any; // the owning organization: admin / editor / member
 let oth: any; // the other organization: other_admin
 let grp: any; // a group with the same admin / editor / member
 let related: any; // a public dataset of "own" (collab_editor collaborates on it too), for relationships
+let hsource: any; // a harvest source of "own"
+let hjob: any; // its job
 let counter = 0;
 const uniq = (p: string) => `${p}-${++counter}`;
 
 before(async () => {
-  t = await startApp({ plugins: [], config: { 'svc.auth.allow_dataset_collaborators': true } });
+  t = await startApp({ plugins: ['harvest'], config: { 'svc.auth.allow_dataset_collaborators': true } });
   for (const [role, name] of [
     ['plain', 'pat'],
     ['member', 'meg'],
@@ -41,6 +43,14 @@ before(async () => {
   grp = await freshOrg('group');
   related = await t.ok('package_create', { name: 'related', owner_org: own.id }, sys());
   await t.ok('package_collaborator_create', { id: related.id, user_id: users.collab_editor.id, capacity: 'editor' }, sys());
+  // harvesting: a source of "own" with a job (not run) and an object that made the public dataset "related"
+  hsource = await freshHarvestSource(own);
+  hjob = await t.ok('harvest_job_create', { source_id: hsource.id, run: false }, sys());
+  await t.services.db.query(
+    `INSERT INTO harvest_object (id, guid, harvest_job_id, harvest_source_id, package_id, state, operation, report_status)
+     VALUES ('hobj-1', 'remote-1', $1, $2, $3, 'ERROR', 'create', 'errored')`,
+    [hjob.id, hsource.id, related.id],
+  );
 });
 after(async () => {
   await t?.close();
@@ -85,6 +95,14 @@ interface Fixture {
   res: any;
   org: any;
   group: any;
+  /** harvest rows that change things: a source of org, with an unfinished job */
+  source?: any;
+  job?: any;
+}
+
+async function freshHarvestSource(org: any) {
+  const name = uniq('hsrc');
+  return t.ok('harvest_source_create', { name, url: `http://example.org/${name}`, source_type: 'ckan', owner_org: org.id }, sys());
 }
 
 const everyone = (): Role[] => [...ROLES];
@@ -356,6 +374,32 @@ const ROWS: Row[] = [
   { action: 'scheming_dataset_schema_list', params: () => ({}), allow: everyone },
   { action: 'scheming_group_schema_list', params: () => ({}), allow: everyone },
   { action: 'scheming_organization_schema_list', params: () => ({}), allow: everyone },
+  // --- harvesting: sysadmins and the owning organization's admins manage sources and jobs ---
+  {
+    action: 'harvest_source_create',
+    mutates: true,
+    params: (f) => ({ name: uniq('hnew'), url: `http://example.org/${uniq('h')}`, source_type: 'ckan', owner_org: f.org.id }),
+    allow: admins,
+  },
+  { action: 'harvest_source_show', params: () => ({ id: hsource.id }), allow: everyone },
+  { action: 'harvest_source_show_status', params: () => ({ id: hsource.id }), allow: everyone },
+  { action: 'harvest_source_list', params: () => ({}), allow: everyone },
+  {
+    action: 'harvest_source_update',
+    mutates: true,
+    params: (f) => ({ id: f.source.id, name: f.source.name, url: f.source.url, source_type: 'ckan', notes: 'updated' }),
+    allow: admins,
+  },
+  { action: 'harvest_source_patch', mutates: true, params: (f) => ({ id: f.source.id, notes: 'patched' }), allow: admins },
+  { action: 'harvest_source_delete', mutates: true, params: (f) => ({ id: f.source.id }), allow: admins },
+  { action: 'harvest_source_clear', mutates: true, params: (f) => ({ id: f.source.id }), allow: admins },
+  { action: 'harvest_source_reindex', params: () => ({ id: hsource.id }), allow: admins },
+  { action: 'harvest_job_create', mutates: true, params: (f) => ({ source_id: f.source.id, run: false }), allow: admins },
+  { action: 'harvest_job_show', params: () => ({ id: hjob.id }), allow: admins },
+  { action: 'harvest_job_list', params: () => ({ source_id: hsource.id }), allow: admins },
+  { action: 'harvest_job_abort', mutates: true, params: (f) => ({ id: f.job.id }), allow: admins },
+  { action: 'harvest_object_show', params: () => ({ id: 'hobj-1' }), allow: everyone },
+  { action: 'harvest_objects_import', params: () => ({ harvest_object_id: 'hobj-1' }), allow: admins },
 ];
 
 async function addRelationship(f: Fixture): Promise<void> {
@@ -364,6 +408,13 @@ async function addRelationship(f: Fixture): Promise<void> {
 
 /** Fixtures: a dataset (with resource) and its organization/group; fresh ones for changing actions. */
 async function makeFixture(row: Row, vis: Vis): Promise<Fixture> {
+  if (row.action.startsWith('harvest_') && row.mutates) {
+    const org = await freshOrg('organization');
+    const source = await freshHarvestSource(org);
+    const job =
+      row.action === 'harvest_job_abort' ? await t.ok('harvest_job_create', { source_id: source.id, run: false }, sys()) : undefined;
+    return { ds: undefined, res: undefined, org, group: grp, source, job };
+  }
   if (row.perDataset) {
     const ds = await freshDataset(vis);
     const f = { ds, res: ds.resources[0], org: own, group: row.action === 'member_create' ? await freshOrg('group') : grp };
@@ -416,7 +467,7 @@ describe('authorization matrix', () => {
       .names()
       .filter(
         (n) =>
-          /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_|task_status_(show|update|delete)$)/.test(
+          /^(package_|resource_(create|show|update|patch|delete)$|dataset_purge|bulk_update_|group_|organization_|member_|task_status_(show|update|delete)$|harvest_)/.test(
             n,
           ) &&
           !/^(package_(list|search|autocomplete|activity|follower|create_default)|resource_(view|search)|.*_(follower|followee|activity))/.test(
