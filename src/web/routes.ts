@@ -15,6 +15,7 @@ import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
 import { feedPages } from './pages/feeds.ts';
 import { datasetChangesPages } from './pages/dataset-changes.ts';
+import { dataApiPages } from './pages/data-api.ts';
 import { datasetPages } from './pages/catalog-dataset.ts';
 import { datasetFormPages } from './pages/manage-datasets.ts';
 import { resourceFormPages } from './pages/manage-resources.ts';
@@ -37,6 +38,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
   );
   for (const area of AREAS) area(router);
   datasetChangesPages(router);
+  dataApiPages(router);
   // Each custom dataset type's own pages: search, forms, dataset and resource pages under /<type>.
   for (const type of types) for (const area of DATASET_AREAS) area(typedRouter(router, type));
   const notFound = router.handler(async () => {
