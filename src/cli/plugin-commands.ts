@@ -6,5 +6,6 @@ export async function loadPluginCommands(): Promise<void> {
     import('../plugins/datastore/fts-cli.ts'),
     import('../plugins/loader/cli.ts'),
     import('../plugins/dcat/cli.ts'),
+    import('./harvest-commands.ts'),
   ]);
 }
