@@ -4,7 +4,13 @@
 import type { HarvestFetch, HarvestSourceSpec, ReadOptions, RemoteDataset, RemoteOrganization, SourceReader } from './types.ts';
 import { HarvestSourceError } from './types.ts';
 
-const PAGE_ROWS = 1000;
+/** CKAN's default ckan.search.rows_max; a source's config.rows asks for smaller pages. */
+const MAX_ROWS = 1000;
+
+function pageRows(source: HarvestSourceSpec): number {
+  const rows = Number(source.config.rows);
+  return Number.isInteger(rows) && rows >= 1 && rows <= MAX_ROWS ? rows : MAX_ROWS;
+}
 
 /** The site's base URL (no trailing slash) whether the source names the site or its API. */
 export function ckanBaseUrl(url: string): string {
@@ -171,14 +177,16 @@ async function* searchAll(
 ): AsyncGenerator<Record<string, unknown>> {
   const base = ckanBaseUrl(source.url);
   const q = typeof source.config.q === 'string' && source.config.q.trim() ? source.config.q.trim() : '*:*';
+  const rows = pageRows(source);
   let cursor: string | null = null;
   let atCursor = 0;
   const seen = new Set<string>();
-  for (let pages = 0; ; pages++) {
+  let stale = 0;
+  for (;;) {
     signal.throwIfAborted();
     const params: Record<string, string> = {
       q,
-      rows: String(PAGE_ROWS),
+      rows: String(rows),
       start: String(atCursor),
       sort: 'metadata_modified asc, id asc',
       include_private: 'false',
@@ -208,7 +216,9 @@ async function* searchAll(
     if (!results.length || Number(params.start) + results.length >= count) return;
     // No time to page on (an old CKAN, or fl without it): fall back to offsets.
     if (!cursor) atCursor = Number(params.start) + results.length;
-    if (!fresh && pages > 0 && !cursor) throw new HarvestSourceError(`${base}'s package_search pages do not advance`);
+    // Pages of datasets all read before: the server does not page as asked (it ignores start or sort).
+    stale = fresh ? 0 : stale + 1;
+    if (stale >= 3) throw new HarvestSourceError(`${base}'s package_search pages do not advance (does it ignore start or sort?)`);
   }
 }
 
