@@ -132,7 +132,8 @@ export class FullTextFiller {
     for (const [table, since] of [...this.dirty]) {
       this.dirty.delete(table);
       const bulk = await this.bulkFill(table, since);
-      if (bulk >= VACUUM_AFTER && !this.closed) await this.db.exec(`VACUUM (ANALYZE) ${qi(table)}`).catch(this.onError);
+      // Vacuumed before its indexes were built (restoreFullTextIndexes); the per-column indexes' expressions get their statistics.
+      if (bulk && !this.closed) await this.db.exec(`ANALYZE ${qi(table)}`).catch(this.onError);
       if (this.closed) return;
       // Several batches at once where the database has the connections (SKIP LOCKED keeps them apart).
       const filled = (await Promise.all(Array.from({ length: this.parallel }, () => this.fillTable(table, since)))).reduce(

@@ -160,6 +160,9 @@ export async function unfillAll(q: Queryable, t: Table): Promise<void> {
   await q.query(`ALTER TABLE ${qi(t.name)} ENABLE TRIGGER USER`);
 }
 
+/** The filler's transactions do not wait for their commit's flush: a vector lost to a crash is NULL again, filled again. */
+const FILL_TX = { settings: { synchronous_commit: 'off' } };
+
 /**
  * Fills up to `batch` rows still NULL, in one transaction; returns how many it took and the ids of
  * rows whose text makes no vector (over tsvector's 1 MB: they stay NULL, and searches computing
@@ -197,7 +200,7 @@ export async function fillBatch(
       }
       return { taken: ids.length, failed };
     }
-  });
+  }, FILL_TX);
 }
 
 /** Rows whose vector is still to be computed. */
@@ -283,12 +286,19 @@ export async function fillRange(db: Database, name: string, fromId: number, toId
       [fromId, toId],
     );
     return r.rowCount;
-  });
+  }, FILL_TX);
 }
 
 /**
- * Makes the dropped indexes again, `parallel` builds at once (each a sorted build with `memoryMb`
- * of maintenance_work_mem), then clears the table's mark.
+ * Makes the dropped indexes again (each a sorted build with `memoryMb` of maintenance_work_mem),
+ * then clears the table's mark. First the table is vacuumed and analyzed: the fill left a dead
+ * version of every row, all still in the index of pending rows, and until a vacuum every search
+ * reads the whole table through it (and plans with the statistics of a table without vectors).
+ * Vacuumed now (cheaper while the full-text indexes are not there to be vacuumed too), plain `q`
+ * searches are fast as soon as the row vectors' index is back. That index is most of the work
+ * (one process builds a GIN index; more memory does not make it faster): it starts first, and the
+ * per-column indexes are built alongside it on the other `parallel - 1` connections (after it
+ * with one).
  */
 export async function restoreFullTextIndexes(
   db: Database,
@@ -297,16 +307,26 @@ export async function restoreFullTextIndexes(
   parallel: number,
   memoryMb: number,
 ): Promise<void> {
-  const queue = [...defs];
-  const build = async () => {
-    for (let def = queue.shift(); def; def = queue.shift()) {
-      const sql = def;
-      await db.transaction((tx) => tx.query(sql), { settings: { maintenance_work_mem: `${memoryMb}MB` } });
-    }
+  await db.exec(`VACUUM (ANALYZE) ${qi(name)}`);
+  const create = (sql: string) => db.transaction((tx) => tx.query(sql), { settings: { maintenance_work_mem: `${memoryMb}MB` } });
+  const rowIndex = defs.find((d) => ROW_INDEX_DEF.test(d));
+  const queue = defs.filter((d) => d !== rowIndex);
+  const buildOthers = async () => {
+    for (let def = queue.shift(); def; def = queue.shift()) await create(def);
   };
-  await Promise.all(Array.from({ length: Math.max(1, parallel) }, build));
+  if (parallel <= 1) {
+    if (rowIndex) await create(rowIndex);
+    await buildOthers();
+  } else {
+    // All builds over before a failure is reported: none goes on beside a recovery's.
+    const done = await Promise.allSettled([rowIndex && create(rowIndex), ...Array.from({ length: parallel - 1 }, buildOthers)]);
+    for (const r of done) if (r.status === 'rejected') throw r.reason;
+  }
   await db.transaction((tx) => setRebuildFlag(tx, name, false));
 }
+
+/** The definition (dropFullTextIndexes) of the index of the row vectors, ds_<oid>_fts. */
+const ROW_INDEX_DEF = /^CREATE INDEX IF NOT EXISTS "?ds_\d+_fts"? ON /;
 
 const BULK_LOCK = `hashtextextended('svc.fts_bulk_fill:' || $1, 0)`;
 
