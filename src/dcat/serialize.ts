@@ -116,11 +116,13 @@ export function rdfWriter(format: RdfFormat, sink: Sink): RdfWriter {
 }
 
 function n3Writer(format: (typeof N3_FORMATS)[keyof typeof N3_FORMATS], sink: Sink): RdfWriter {
-  let pending = '';
+  // n3 hands over a string per triple; joined once per batch into one flat string, so the
+  // pieces die young (a string built by += over a whole catalog page kept them all alive).
+  let pending: string[] = [];
   const writer = new Writer(
     {
       write: (chunk: string, _encoding?: string, done?: () => void) => {
-        pending += chunk;
+        pending.push(chunk);
         done?.();
       },
       end: (done?: () => void) => done?.(),
@@ -128,8 +130,8 @@ function n3Writer(format: (typeof N3_FORMATS)[keyof typeof N3_FORMATS], sink: Si
     format === 'N-Triples' ? { format } : { format, prefixes: PREFIXES },
   );
   const flush = async () => {
-    const text = pending;
-    pending = '';
+    const text = pending.join('');
+    pending = [];
     if (text) await sink(text);
   };
   return {

@@ -150,19 +150,29 @@ export async function streamCatalog(
   };
   await writer.add(catalogHead(settings, profiles, catalogDict(ctx, settings)));
   const keyset = new CatalogKeyset();
+  const search = () => {
+    const call: Promise<any> = ctx.call('package_search', keyset.after(searchParams({ ...query, page: 1 }, rows, 0)));
+    call.catch(() => {}); // awaited below; this only keeps a failure while the page before is written from being unhandled
+    return call;
+  };
   let done = 0;
   let total: number | undefined;
+  let next = search();
   for (;;) {
-    const result = await ctx.call('package_search', keyset.after(searchParams({ ...query, page: 1 }, rows, 0)));
+    const result = await next;
     total ??= result.count as number;
     const results = result.results as DatasetDict[];
-    for (const dataset of keyset.next(results)) {
+    const fresh = keyset.next(results);
+    const more = results.length >= rows;
+    // the next search runs in the database while this one's datasets are written
+    if (more) next = search();
+    for (const dataset of fresh) {
       await writer.add(await datasetQuads(settings, profiles, dataset, await tablesOf(ctx, dataset, profiles), true));
       done++;
     }
     await flush();
     opts.onPage?.(done, Math.max(total, done));
-    if (results.length < rows) break;
+    if (!more) break;
   }
   await writer.end();
   await flush();
