@@ -17,15 +17,21 @@ let remoteUrl: string;
 let t: TestApp;
 let admin: TestUser;
 
-/** Runs the queued jobs (the in-process worker is off: the test decides when jobs run). */
-async function drain(): Promise<void> {
+/** Runs the queued jobs until the source's job has ended (the in-process worker is off: the test decides when jobs run). */
+async function drain(source: string): Promise<void> {
   const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
     queues: ['default'],
     pollMs: 0,
     leaseMs: 60_000,
     keepDays: 7,
   });
-  while (await w.runOnce());
+  for (let round = 0; round < 200; round++) {
+    while (await w.runOnce());
+    const [job] = await t.ok('harvest_job_list', { source_id: source, limit: 1 }, asSysadmin(t));
+    if (!job || !['New', 'Running'].includes(job.status)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the harvest job of ${source} did not end`);
 }
 
 async function signedIn(name: string): Promise<WebClient> {
@@ -155,7 +161,7 @@ test('"Harvest now" runs a job; the source and job pages report its counts and t
   const again = await web.post('/harvest/refresh/remote-ckan', {}, { from: '/harvest/remote-ckan' });
   assert.equal(again.statusCode, 303);
   assert.match(decodeURIComponent(String(again.headers['set-cookie'])), /already/i, 'one job of a source at a time');
-  await drain();
+  await drain('remote-ckan');
 
   const page = text((await web.get('/harvest/remote-ckan')).body);
   assert.match(page, /1 added/);
