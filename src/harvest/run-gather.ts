@@ -1,5 +1,5 @@
-// The gather stage of a harvest job (a queue job): the reader's records since the last complete
-// run become the job's objects, batch by batch; an unchanged record (same content hash as its
+// The gather stage of a harvest job (a queue job): the reader's records changed since the last run
+// become the job's objects, batch by batch; an unchanged record (same content hash as its
 // current object) is counted "not modified" and never imported; each batch of objects to import
 // is queued as an import job in the transaction that adds them. Then the guids that disappeared
 // over there become delete objects. Run again after a kill, it adds only the guids the job does not
@@ -69,10 +69,15 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
   const batchSize = services.config.int('svc.harvest.import_batch');
   let batch: RemoteDataset[] = [];
   const seen = new Set<string>();
+  // The newest remote modification seen: the next run reads from there (nothing seen: from here again).
+  let highWater = since;
+  let dated = true;
   try {
     for await (const record of reader.read(spec, { since, signal, fetch })) {
       if (seen.has(record.guid)) continue;
       seen.add(record.guid);
+      if (!record.modified) dated = false;
+      else if (!highWater || record.modified > highWater) highWater = record.modified;
       batch.push(record);
       if (batch.length >= batchSize) {
         await addBatch(services, source, jobId, batch, outcome);
@@ -97,7 +102,8 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
     return { ...outcome, error: message };
   }
   await services.db.transaction(async (tx) => {
-    await finishGather(tx, jobId, since === null);
+    // A record without a date could change unseen: the next run reads everything again.
+    await finishGather(tx, jobId, dated ? highWater : null);
     await finishJobIfDone(tx, jobId);
   });
   return outcome;

@@ -12,7 +12,7 @@ export interface HarvestJobRow {
   gather_started: string | null;
   gather_finished: string | null;
   finished: string | null;
-  complete: boolean;
+  remote_modified: string | null;
 }
 
 const NOW = `(now() at time zone 'utc')`;
@@ -59,8 +59,11 @@ export async function startGather(db: Queryable, id: string): Promise<HarvestJob
   return r.rows[0];
 }
 
-export async function finishGather(db: Queryable, id: string, complete: boolean): Promise<void> {
-  await db.query(`UPDATE harvest_job SET gather_finished = coalesce(gather_finished, ${NOW}), complete = $2 WHERE id = $1`, [id, complete]);
+export async function finishGather(db: Queryable, id: string, remoteModified: string | null): Promise<void> {
+  await db.query(`UPDATE harvest_job SET gather_finished = coalesce(gather_finished, ${NOW}), remote_modified = $2 WHERE id = $1`, [
+    id,
+    remoteModified,
+  ]);
 }
 
 /** Finishes a running job whose gather is over and whose objects are all done; true when it did. */
@@ -89,19 +92,19 @@ export async function jobStatus(db: Queryable, id: string): Promise<HarvestJobSt
 }
 
 /**
- * Where the next gather may start reading: the gather start of the source's last finished job
- * that read everything or what changed since an earlier one, had no gather error, and began after
- * the source's settings last changed. null: read everything.
+ * Where the next gather may start reading, on the remote's clock: the newest remote modification
+ * time seen by the source's last finished job, when it had no gather error and began after the
+ * source's settings last changed. null: read everything.
  */
 export async function incrementalSince(db: Queryable, sourceId: string): Promise<string | null> {
-  const r = await db.query<{ gather_started: string }>(
-    `SELECT j.gather_started FROM harvest_job j JOIN harvest_source s ON s.id = j.source_id
-     WHERE j.source_id = $1 AND j.status = 'Finished' AND j.complete AND j.gather_started > s.metadata_modified
+  const r = await db.query<{ remote_modified: string | null }>(
+    `SELECT j.remote_modified FROM harvest_job j JOIN harvest_source s ON s.id = j.source_id
+     WHERE j.source_id = $1 AND j.status = 'Finished' AND j.gather_started > s.metadata_modified
        AND NOT EXISTS (SELECT 1 FROM harvest_gather_error g WHERE g.harvest_job_id = j.id)
      ORDER BY j.gather_started DESC LIMIT 1`,
     [sourceId],
   );
-  return r.rows[0]?.gather_started ?? null;
+  return r.rows[0]?.remote_modified ?? null;
 }
 
 export async function insertGatherError(db: Queryable, jobId: string, message: string): Promise<void> {

@@ -33,8 +33,9 @@ CREATE TABLE harvest_job (
   gather_started timestamp,
   gather_finished timestamp,
   finished timestamp,
-  -- the read covered every remote dataset (a later run may read only what changed since its start)
-  complete boolean NOT NULL DEFAULT false
+  -- the newest remote modification time the gather saw (the remote's clock): the next run reads
+  -- what changed since then
+  remote_modified text
 );
 CREATE INDEX harvest_job_source_idx ON harvest_job (source_id, created DESC);
 -- Two runs of one source never overlap.
