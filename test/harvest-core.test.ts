@@ -4,6 +4,7 @@
 // abort, a worker killed mid-job, the scheduler, clear.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
@@ -22,6 +23,9 @@ let admin: TestUser;
 let editor: TestUser;
 let failing: http.Server;
 let failingUrl: string;
+/** Serves the DCAT document of the current version at /catalog.ttl. */
+let transit: http.Server;
+let transitVersion = 'v1';
 const remoteIds: Record<string, string> = {};
 
 /** Runs the queued jobs until none is left (the in-process worker is off: the tests decide when jobs run). */
@@ -98,12 +102,18 @@ before(async () => {
   });
   await new Promise<void>((r) => failing.listen(0, '127.0.0.1', r));
   failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+  transit = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/turtle' });
+    res.end(fs.readFileSync(new URL(`./fixtures/harvest/core-transit-${transitVersion}.ttl`, import.meta.url)));
+  });
+  await new Promise<void>((r) => transit.listen(0, '127.0.0.1', r));
 });
 
 after(async () => {
   await t?.close();
   await remote?.close();
   failing?.close();
+  transit?.close();
 });
 
 describe('harvest sources', () => {
@@ -281,5 +291,26 @@ describe('harvest runs', () => {
     assert.equal((await t.call('package_show', { id: 'rivers' })).status, 404);
     assert.equal((await t.ok('package_show', { id: 'clash' })).title, 'Local clash');
     assert.equal((await t.ok('harvest_source_show', { id: 'remote-ckan' })).status.job_count, 0);
+  });
+});
+
+describe('DCAT sources', () => {
+  test('a Turtle catalog: added, then compared by content (nothing written), then changed and deleted', async () => {
+    const url = `http://127.0.0.1:${(transit.address() as AddressInfo).port}/catalog.ttl`;
+    await t.ok('harvest_source_create', { name: 'transit', url, source_type: 'dcat_rdf', owner_org: 'local-org' }, as(admin));
+    const first = await runSource('transit');
+    assert.deepEqual(first.stats, { added: 3, updated: 0, deleted: 0, 'not modified': 0, errored: 0 });
+    const titled = async (title: string) => (await sql('SELECT id, state, metadata_modified FROM packages WHERE title = $1', [title]))[0];
+    const ferries = await titled('Ferries');
+    const again = await runSource('transit');
+    assert.deepEqual(again.stats, { added: 0, updated: 0, deleted: 0, 'not modified': 3, errored: 0 });
+    transitVersion = 'v2';
+    const changed = await runSource('transit');
+    assert.deepEqual(changed.stats, { added: 0, updated: 1, deleted: 1, 'not modified': 1, errored: 0 });
+    assert.ok(await titled('Bus stops and shelters'));
+    assert.equal((await titled('Tram lines')).state, 'deleted');
+    assert.equal(String((await titled('Ferries')).metadata_modified), String(ferries.metadata_modified));
+    const obj = await t.ok('harvest_object_show', { dataset_id: ferries.id });
+    assert.equal(obj.guid, 'https://transit.example.org/dataset/ferries');
   });
 });
