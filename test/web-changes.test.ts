@@ -58,6 +58,9 @@ test('the activity stream links each "updated the dataset" entry to its changes'
     links,
     updates.map((a) => a.id),
   );
+  // The organization's stream (the same macro as the dashboard's and users') links them too.
+  const org = await page('/organization/activity/chg-org', t.sysadminToken);
+  for (const a of updates) assert.ok(org.body.includes(`href="/dataset/changes/${a.id}"`), a.id);
 });
 
 test('one version: the title and tags it changed, and the metadata diff', async () => {
@@ -65,6 +68,9 @@ test('one version: the title and tags it changed, and the metadata diff', async 
   const res = await page(`/dataset/changes/${oldest.id}`, t.sysadminToken);
   assert.equal(res.statusCode, 200);
   const words = text(res.body);
+  // The range form offers the dataset's versions (not its views), never its creation as the newest.
+  const newest = /<select id="changes-new" name="new_id">([\s\S]*?)<\/select>/.exec(res.body)![1]!;
+  assert.equal([...newest.matchAll(/<option /g)].length, 6);
   assert.match(words, /Changed the title from Rivers to Rivers and Lakes/);
   assert.match(words, /Added the tags lakes/);
   assert.match(words, /Removed the tags water/);

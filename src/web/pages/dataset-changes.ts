@@ -83,7 +83,11 @@ async function renderChanges(ctx: WebContext, steps: Awaited<ReturnType<typeof s
   } catch (e) {
     if (!(e instanceof NotFoundError)) throw e;
   }
-  const history = await ctx.call<Dict[]>('package_activity_list', { id: newest.package.id, limit: VERSIONS_OFFERED });
+  const history = await ctx.call<Dict[]>('package_activity_list', {
+    id: newest.package.id,
+    limit: VERSIONS_OFFERED,
+    activity_types: VERSION_TYPES,
+  });
   const versions = history.map((a) => ({ id: a.id, timestamp: a.timestamp, type: a.activity_type }));
   return ctx.render('catalog/dataset-changes.njk', {
     pkg,

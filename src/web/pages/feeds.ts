@@ -81,7 +81,8 @@ async function sendFeed(ctx: WebContext, feed: FeedRequest) {
       api: (pkg) => `${base}/api/3/action/package_show?id=${encodeURIComponent(pkg.id)}`,
     },
   );
-  return ctx.reply.code(200).type(`${ATOM_TYPE}; charset=utf-8`).header('cache-control', 'public, max-age=60').send(xml);
+  // private: the answer may set the visitor's cookies (the anonymous CSRF basis), which no shared cache may keep.
+  return ctx.reply.code(200).type(`${ATOM_TYPE}; charset=utf-8`).header('cache-control', 'private, max-age=60').send(xml);
 }
 
 /** The id in /feeds/<kind>/<id>.atom (Fastify keeps the suffix in the parameter). */
