@@ -11,20 +11,20 @@ import { harvestFormPages, mayCreate, mayOn } from './harvest-forms.ts';
 type Dict = Record<string, any>;
 
 /** Job statuses as ckanext-harvest writes them ('New', 'Running', 'Finished', ...) to message keys. */
-export const statusKey = (status: unknown) =>
+const statusKey = (status: unknown) =>
   `harvest.status.${String(status ?? 'none')
     .toLowerCase()
     .replace(/\W+/g, '_')}`;
 const STAT_KEYS = ['added', 'updated', 'deleted', 'not modified', 'errored'] as const;
 
 /** A job's counts in a fixed order, for the badges of the source and job pages. */
-export function jobCounts(job: Dict | null | undefined): { key: string; count: number }[] {
+function jobCounts(job: Dict | null | undefined): { key: string; count: number }[] {
   const stats = (job?.stats ?? {}) as Dict;
   return STAT_KEYS.map((k) => ({ key: `harvest.stats.${k.replace(' ', '_')}`, count: Number(stats[k] ?? 0) }));
 }
 
 /** Seconds between two of the API's timestamps (UTC, without zone), or null. */
-export function durationSeconds(from: unknown, to: unknown): number | null {
+function durationSeconds(from: unknown, to: unknown): number | null {
   if (typeof from !== 'string' || typeof to !== 'string') return null;
   const ms = Date.parse(`${to}Z`.replace('ZZ', 'Z')) - Date.parse(`${from}Z`.replace('ZZ', 'Z'));
   return Number.isFinite(ms) && ms >= 0 ? Math.round(ms / 100) / 10 : null;
