@@ -8,6 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { ckanBaseUrl, ckanReader } from '../src/harvest/ckan-reader.ts';
+import { dcatRdfReader } from '../src/harvest/dcat-reader.ts';
+import { dcatReadSettings } from '../src/harvest/dcat-settings.ts';
 import { createHarvestFetch } from '../src/harvest/fetch.ts';
 import { HarvestSourceError, type HarvestSourceConfig, type RemoteDataset } from '../src/harvest/types.ts';
 
@@ -47,7 +49,8 @@ describe('reading a CKAN site', () => {
   let base: string;
   let ids: Record<string, string>;
   before(async () => {
-    remote = await startApp();
+    // This site's DCAT profiles: what DCAT sources are read with (dcatReadSettings).
+    remote = await startApp({ config: { 'svc.dcat.rdf.profiles': 'euro_dcat_ap_2,schemaorg' } });
     const token = remote.sysadminToken;
     await remote.ok('organization_create', { name: 'river-office', title: 'River office', description: 'Keeps the rivers' }, { token });
     await remote.ok('group_create', { name: 'nature', title: 'Nature' }, { token });
@@ -150,6 +153,23 @@ describe('reading a CKAN site', () => {
     // A deleted dataset disappears from the ids.
     await remote.ok('package_delete', { id: 'river-temperature' }, { token: remote.sysadminToken });
     assert.equal((await guidsOf(base, { rows: 2 })).has(ids['river-temperature']), false);
+  });
+
+  test("a DCAT source is read with this site's profiles and licence register", async () => {
+    const dcat = dcatReadSettings(remote.services);
+    assert.deepEqual(dcat.profiles, ['euro_dcat_ap_2', 'schemaorg']);
+    const doc = `@prefix dcat: <http://www.w3.org/ns/dcat#> . @prefix dct: <http://purl.org/dc/terms/> .
+      <https://x.example.org/d> a dcat:Dataset ; dct:title "D" ; dct:license <http://www.opendefinition.org/licenses/cc-by> .`;
+    const stub = async (url: string) => ({ status: 200, url, contentType: 'text/turtle', text: doc });
+    const source = { id: 's', url: 'https://x.example.org/catalog.ttl', source_type: 'dcat_rdf' as const, config: {} };
+    const records: RemoteDataset[] = [];
+    for await (const r of dcatRdfReader.read(source, { since: null, signal, fetch: stub, dcat })) records.push(r);
+    assert.equal(records[0].dataset!.license_id, 'cc-by');
+    // A profile the source names that reads no DCAT fails the job.
+    await assert.rejects(
+      dcatRdfReader.listGuids({ ...source, config: { profiles: ['schemaorg'] } }, { signal, fetch: stub, dcat }),
+      /profiles cannot read DCAT/,
+    );
   });
 });
 
