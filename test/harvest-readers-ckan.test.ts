@@ -120,7 +120,7 @@ describe('reading a CKAN site', () => {
     assert.deepEqual([...(await guidsOf(base))].sort(), records.map((x) => x.guid).sort());
   });
 
-  test('the source config filters: q and fq', async () => {
+  test('the source config filters: q, fq, organizations and groups', async () => {
     const records = await read(base, { q: 'name:river-flow' });
     assert.deepEqual(
       records.map((r) => r.guid),
@@ -129,6 +129,11 @@ describe('reading a CKAN site', () => {
     const fq = await read(base, { fq: 'name:river-levels OR name:river-temperature' });
     assert.equal(fq.length, 2);
     assert.deepEqual([...(await guidsOf(base, { fq: 'name:river-levels' }))], [ids['river-levels']]);
+    // ckanext-harvest's organization and group filters.
+    assert.equal((await read(base, { organizations_filter_include: ['river-office', 'other'] })).length, 3);
+    assert.equal((await read(base, { organizations_filter_exclude: ['river-office'] })).length, 0);
+    assert.equal((await read(base, { fq: 'name:river-flow', groups_filter_exclude: ['sport'] })).length, 1);
+    assert.equal((await guidsOf(base, { groups_filter_include: ['sport'] })).size, 0);
   });
 
   test('since: only what changed; small pages read it all in order', async () => {

@@ -1,7 +1,15 @@
 // A CKAN site (Action API v3) as a harvest source: its public datasets through package_search,
 // in pages of up to 1,000 ordered by metadata_modified then id, and each package dict mapped to
 // one this catalog can create: the remote id kept, what only makes sense over there dropped.
-import type { HarvestFetch, HarvestSourceSpec, ReadOptions, RemoteDataset, RemoteOrganization, SourceReader } from './types.ts';
+import type {
+  HarvestFetch,
+  HarvestSourceConfig,
+  HarvestSourceSpec,
+  ReadOptions,
+  RemoteDataset,
+  RemoteOrganization,
+  SourceReader,
+} from './types.ts';
 import { HarvestSourceError } from './types.ts';
 
 /** CKAN's default ckan.search.rows_max; a source's config.rows asks for smaller pages. */
@@ -155,9 +163,27 @@ async function callApi(
   return body.result;
 }
 
+const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && !!x.trim()) : []);
+const solrTerm = (field: string, value: string) => `${field}:"${value.replace(/["\\]/g, '\\$&')}"`;
+
+/** ckanext-harvest's organizations_filter_include/exclude and groups_filter_include/exclude. */
+function membershipTerms(config: HarvestSourceConfig): string[] {
+  const terms: string[] = [];
+  for (const [field, include, exclude] of [
+    ['organization', config.organizations_filter_include, config.organizations_filter_exclude],
+    ['groups', config.groups_filter_include, config.groups_filter_exclude],
+  ] as const) {
+    const wanted = names(include);
+    if (wanted.length) terms.push(`(${wanted.map((n) => solrTerm(field, n)).join(' OR ')})`);
+    else terms.push(...names(exclude).map((n) => `-${solrTerm(field, n)}`));
+  }
+  return terms;
+}
+
 function filterQuery(source: HarvestSourceSpec, since: string | null, cursor: string | null): string {
   const terms: string[] = [];
   if (typeof source.config.fq === 'string' && source.config.fq.trim()) terms.push(`(${source.config.fq.trim()})`);
+  terms.push(...membershipTerms(source.config));
   const from = [since, cursor].filter((t): t is string => !!t).sort((a, b) => msKey(b) - msKey(a))[0];
   if (from) terms.push(`metadata_modified:[${solrTime(from)} TO *]`);
   return terms.join(' AND ');

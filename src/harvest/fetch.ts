@@ -103,13 +103,13 @@ export function createHarvestFetch(opts: HarvestFetchOptions): HarvestFetch {
     } catch {
       throw new HarvestSourceError(`"${url}" is not a valid URL`);
     }
+    if (signal?.aborted) throw signal.reason;
     const deadline = new AbortController();
     const timeoutError = new HarvestSourceError(
       `${current.host} did not answer within ${Math.round(opts.timeoutMs / 1000)} s (svc.harvest.timeout)`,
     );
     const timer = setTimeout(() => deadline.abort(timeoutError), opts.timeoutMs);
     const onAbort = () => deadline.abort(signal!.reason);
-    if (signal?.aborted) throw signal.reason;
     signal?.addEventListener('abort', onAbort);
     try {
       for (let redirects = 0; ; redirects++) {
