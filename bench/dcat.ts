@@ -62,7 +62,8 @@ function exportRun(dbUrl: string, storage: string, format: string): Promise<{ da
     const started = performance.now();
     const child = spawn(
       process.execPath,
-      [path.join(benchDir, '..', 'bin', 'svc.js'), 'dcat', 'export', '--format', format, '--output', '/dev/null'],
+      // the sources through tsx, as the server above (bin/svc.js would first compile dist/)
+      ['--import', 'tsx', path.join(benchDir, '..', 'src', 'cli', 'main.ts'), 'dcat', 'export', '--format', format, '--output', '/dev/null'],
       {
         env: {
           ...process.env,

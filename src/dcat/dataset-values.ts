@@ -7,12 +7,25 @@ export type Dict = Record<string, any>;
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
+// The extras of each dict by key, made on the first lookup: a dataset's output reads some forty fields.
+const extrasByKey = new WeakMap<Dict, Map<string, unknown>>();
+
+function extraOf(pkg: Dict, key: string): unknown {
+  let extras = extrasByKey.get(pkg);
+  if (!extras) {
+    extras = new Map();
+    for (const e of pkg.extras as Dict[]) if (e && typeof e.key === 'string' && !extras.has(e.key)) extras.set(e.key, e.value);
+    extrasByKey.set(pkg, extras);
+  }
+  return extras.get(key);
+}
+
 /** The value of a field: the top-level key, else the extra of that name. */
 export function fieldValue(pkg: Dict, key: string): unknown {
   if (present(pkg[key])) return pkg[key];
   if (Array.isArray(pkg.extras)) {
-    const extra = pkg.extras.find((e: Dict) => e && e.key === key);
-    if (extra && present(extra.value)) return extra.value;
+    const value = extraOf(pkg, key);
+    if (present(value)) return value;
   }
   return undefined;
 }

@@ -70,11 +70,22 @@ export const RDF_TYPE = rdf('type');
 // Characters that may not appear in an IRI as written in Turtle or N-Triples; they are
 // percent-encoded so a sloppy URL in a dataset ("a b.csv") still makes a valid IRI.
 const IRI_UNSAFE = new Set([...'<>"{}|\\^`']);
+const IRI_UNSAFE_CODES = new Set([...IRI_UNSAFE].map((c) => c.charCodeAt(0)));
+
+function hasIriUnsafe(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code <= 0x20 || IRI_UNSAFE_CODES.has(code)) return true;
+  }
+  return false;
+}
 
 /** The IRI for a URL-like string, with the characters an IRI may not hold percent-encoded. */
 export function cleanIri(value: string): string {
+  const trimmed = value.trim();
+  if (!hasIriUnsafe(trimmed)) return trimmed;
   let out = '';
-  for (const c of value.trim()) out += c.charCodeAt(0) <= 0x20 || IRI_UNSAFE.has(c) ? encodeURIComponent(c) : c;
+  for (const c of trimmed) out += c.charCodeAt(0) <= 0x20 || IRI_UNSAFE.has(c) ? encodeURIComponent(c) : c;
   return out;
 }
 
