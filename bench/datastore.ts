@@ -385,12 +385,13 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     // Search: an index on the filter column (what a user of a big table adds), then 16 connections.
     await api(port, token, 'datastore_create', { resource_id: insertId, indexes: ['country'] });
     // The background filler works once the loads are over: the searches measure the settled table.
-    const { fillSeconds, fastSeconds } = await waitForVectors(
+    const { fillSeconds, fastSeconds, indexSeconds } = await waitForVectors(
       port,
       token,
       insertId,
       server,
       String(rows[Math.floor(rows.length / 3)].row_id),
+      kind === 'postgres' ? dsTarget : null,
     );
     const searchBodies = countries.map((c) =>
       JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }),
@@ -399,7 +400,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     log(`${kind}: datastore_search under ${CONNECTIONS} connections (${DURATION}s)`);
     const appSearch = await cannon(`http://127.0.0.1:${port}/api/3/action/datastore_search`, searchBodies);
 
-    out.fts = { ...(await benchFullText(port, token, insertId, rows, fillSeconds)), fastSecondsAfterLoad: fastSeconds };
+    out.fts = { ...(await benchFullText(port, token, insertId, rows, fillSeconds)), fastSecondsAfterLoad: fastSeconds, indexSeconds };
 
     log(`${kind}: dump`);
     const rssBeforeDump = rssBytes(server.pid!);
@@ -499,8 +500,26 @@ async function waitForVectors(
   id: string,
   server: ChildProcess,
   rareTerm: string,
-): Promise<{ fillSeconds: number; fastSeconds: number | null }> {
+  indexUrl: string | null,
+): Promise<{ fillSeconds: number; fastSeconds: number | null; indexSeconds: Record<string, number> }> {
   const t0 = Date.now();
+  // PostgreSQL: when the table's full-text indexes go (a bulk fill) and come back, by kind.
+  const indexSeconds: Record<string, number> = {};
+  const catalog = indexUrl ? new pg.Client({ connectionString: indexUrl }) : null;
+  await catalog?.connect();
+  const watchIndexes = async () => {
+    if (!catalog) return;
+    const r = await catalog.query<{ row: boolean; columns: number }>(
+      `SELECT bool_or(indexname ~ '_fts$') AS row, count(*) FILTER (WHERE indexname ~ '_fts_c_')::int AS columns FROM pg_indexes WHERE tablename = $1`,
+      [id],
+    );
+    const at = (Date.now() - t0) / 1000;
+    const { row, columns } = r.rows[0];
+    if (!row) indexSeconds.rowIndexGone ??= at;
+    else if (indexSeconds.rowIndexGone !== undefined) indexSeconds.rowIndexBack ??= at;
+    if (!columns) indexSeconds.columnIndexesGone ??= at;
+    else if (indexSeconds.columnIndexesGone !== undefined) indexSeconds.columnIndexesBack ??= at;
+  };
   // Time until full text is fast: the first moment from which a rare-term search answers within
   // FAST_MS (checked before each poll until the vectors are complete).
   let fastSince: number | null = null;
@@ -514,6 +533,7 @@ async function waitForVectors(
     const ms = Date.now() - started;
     if (ok && ms <= FAST_MS) fastSince ??= started;
     else fastSince = null;
+    await watchIndexes();
     // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
     const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(
       () => null,
@@ -527,7 +547,9 @@ async function waitForVectors(
   }
   const fillSeconds = ((filledAt ?? Date.now()) - t0) / 1000;
   const fastSeconds = fastSince === null ? null : (fastSince - t0) / 1000;
+  await catalog?.end();
   log(`full-text vectors complete ${fillSeconds.toFixed(1)} s after the last write`);
+  if (catalog) log(`full-text indexes (seconds after the last write, polled each second): ${JSON.stringify(indexSeconds)}`);
   log(
     `time until full text is fast (a rare-term search <= ${FAST_MS} ms): ${fastSeconds === null ? 'at completion' : `${fastSeconds.toFixed(1)} s`}`,
   );
@@ -542,7 +564,7 @@ async function waitForVectors(
     server.send('fts-idle');
   });
   log(`full-text filler idle (table vacuumed) ${((Date.now() - t0) / 1000).toFixed(1)} s after the last write`);
-  return { fillSeconds, fastSeconds: fastSeconds ?? fillSeconds };
+  return { fillSeconds, fastSeconds: fastSeconds ?? fillSeconds, indexSeconds };
 }
 
 async function benchFullText(
@@ -675,6 +697,8 @@ function printTable(res: any) {
     console.log(
       `full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`,
     );
+    if (f.indexSeconds && Object.keys(f.indexSeconds).length)
+      console.log(`full-text indexes dropped and back (bulk fill; s after the search index was made): ${JSON.stringify(f.indexSeconds)}`);
   }
   if (res.search)
     console.log(
