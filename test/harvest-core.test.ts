@@ -13,6 +13,7 @@ import { Worker } from '../src/jobs/worker.ts';
 import { claimJob } from '../src/jobs/queue.ts';
 import { createHarvestFetch, harvestFetchOptions } from '../src/harvest/fetch.ts';
 import { readerFor } from '../src/harvest/readers.ts';
+import { runGather } from '../src/harvest/run-gather.ts';
 import type { HarvestService } from '../src/plugins/harvest/index.ts';
 import type { SourceReader } from '../src/harvest/types.ts';
 
@@ -127,6 +128,7 @@ describe('harvest sources', () => {
       [{ source_type: 'csw' }, 'source_type'],
       [{ frequency: 'SOMETIMES' }, 'frequency'],
       [{ url: 'ftp://example.org/' }, 'url'],
+      [{ config: { user: 'nobody-here' } }, 'config'],
     ] as const) {
       const r = await t.call('harvest_source_create', { ...input, ...bad }, as(admin));
       assert.equal(r.status, 409, JSON.stringify(bad));
@@ -275,6 +277,22 @@ describe('harvest runs', () => {
     } finally {
       t.services.config.set('svc.harvest.import_batch', 100);
     }
+  });
+
+  test('a gather run again (its worker died) adds no object and queues no import twice', async () => {
+    await remote.ok('package_create', { name: 'canals', title: 'Canals', owner_org: 'remote-org' }, asSysadmin(remote));
+    const job = await t.ok('harvest_job_create', { source_id: 'remote-ckan', run: false }, as(admin));
+    const signal = new AbortController().signal;
+    const first = await runGather(t.services, harvest().deps, job.id, signal);
+    assert.equal(first.objects, 1);
+    const queued = async () => (await sql(`SELECT count(*)::int AS n FROM jobs WHERE type = 'harvest_import' AND status = 'queued'`))[0].n;
+    const imports = await queued();
+    const second = await runGather(t.services, harvest().deps, job.id, signal);
+    assert.equal(second.objects, 0);
+    assert.equal(await queued(), imports);
+    await drain();
+    assert.equal((await t.ok('harvest_job_show', { id: job.id }, as(admin))).stats.added, 1);
+    assert.equal((await sql(`SELECT count(*)::int AS n FROM packages WHERE title = 'Canals'`))[0].n, 1);
   });
 
   test('the scheduler starts due sources once; clear purges what a source made', async () => {

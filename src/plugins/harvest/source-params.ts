@@ -6,6 +6,7 @@ import { Invalid, type Validator } from '../../validation/validate.ts';
 import { ValidationError } from '../../errors.ts';
 import type { ActionContext } from '../../actions/context.ts';
 import { findGroup } from '../../model/groups.ts';
+import { findUser } from '../../model/users.ts';
 import { harvestSourceNameTaken, sameUrlAndConfig, type HarvestSourceFields, type HarvestSourceRow } from '../../model/harvest-sources.ts';
 import { checkSourceUrl } from '../../harvest/fetch.ts';
 import type { HarvestSourceType } from '../../harvest/types.ts';
@@ -129,6 +130,9 @@ export async function sourceFields(ctx: ActionContext, input: SourceInput, base:
   }
   if (!ownerOrg && !ctx.identity.sysadmin && !errors.owner_org) errors.owner_org = ['An organization must be provided'];
   const config = input.config !== undefined ? input.config : (base?.config ?? null);
+  const importUser = config ? (JSON.parse(config) as { user?: string }).user : undefined;
+  if (importUser && !(await findUser(ctx.db, importUser)))
+    errors.config = [`Error parsing the configuration options: user ${importUser} does not exist`];
   if (!errors.url) {
     if (await sameUrlAndConfig(ctx.db, url, config, base?.id))
       errors.url = [`There already is a Harvest Source for this URL (& config): url=${url} config=${config}`];
