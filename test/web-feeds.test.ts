@@ -168,6 +168,9 @@ test('organization, group, tag and custom feeds: titles, links to the search pag
   const fr = await feed('/fr/feeds/group/env.atom');
   assert.equal(fr.attrs['xml:lang'], 'fr');
   assert.match(kid(fr, 'title')!.text, /Groupe/);
+  assert.equal(link(fr, 'self'), `${BASE}/fr/feeds/group/env.atom`);
+  assert.equal(link(fr, 'alternate'), `${BASE}/fr/dataset?groups=env`);
+  assert.equal(kid(fr, 'id')!.text, `${BASE}/feeds/group/env.atom`);
 });
 
 test('unknown organizations, groups and tags are 404; a bad page or field is 400', async () => {

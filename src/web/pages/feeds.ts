@@ -9,6 +9,7 @@ import { queryString } from '../render.ts';
 import { atomFeed, ATOM_TYPE, type FeedLinks } from '../feeds/atom.ts';
 import { quoteTerm } from './catalog-search.ts';
 import { typeRoot } from '../scheming/dataset-types.ts';
+import { pageLocale } from '../locale.ts';
 
 type Dict = Record<string, any>;
 type Query = Record<string, string | string[]>;
@@ -62,9 +63,11 @@ async function sendFeed(ctx: WebContext, feed: FeedRequest) {
     include_drafts: false,
   });
   const last = Math.max(1, Math.ceil(result.count / limit));
-  const at = (p: number | null) => `${base}${feed.path}${queryString(feed.params, { page: p && p > 1 ? p : null })}`;
+  // A feed asked for in a language (/fr/feeds/...) links to its pages and the search page in it; its id has none.
+  const { prefix } = pageLocale(config, ctx.request.originalUrl, undefined, undefined);
+  const at = (p: number | null) => `${base}${prefix}${feed.path}${queryString(feed.params, { page: p && p > 1 ? p : null })}`;
   const links: FeedLinks = {
-    alternate: `${base}/dataset${queryString(feed.searchParams)}`,
+    alternate: `${base}${prefix}/dataset${queryString(feed.searchParams)}`,
     self: at(page),
     first: at(1),
     last: at(last),
