@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applySourceConfig, mungeTag, type ConfigApplyContext, type LocalRef } from '../src/harvest/config-apply.ts';
+import { readerConfigError } from '../src/harvest/readers.ts';
+import { registerJsonLdProfiles } from '../src/dcat/jsonld-profiles.ts';
 
 const refs = (...list: LocalRef[]) => new Map(list.flatMap((r) => [[r.id, r] as const, [r.name, r] as const]));
 const ctx = (over: Partial<ConfigApplyContext> = {}): ConfigApplyContext => ({
@@ -103,4 +105,19 @@ test('remote_orgs: the local organization of that id or name, else created, else
   assert.deepEqual(r.organizationToCreate, other);
   // Without remote_orgs the remote organization is ignored.
   assert.equal(applySourceConfig(remote(), {}, ctx({ remoteOrganization: water })).dataset.owner_org, 'local-org-id');
+});
+
+test('the config keys only readers use are checked, with messages naming them', () => {
+  // The dcat plugin registers the output-only profiles when it starts.
+  registerJsonLdProfiles(() => ({ title: 'test' }));
+  assert.equal(
+    readerConfigError({ rows: 100, organizations_filter_include: ['a'], rdf_format: 'text/turtle', profiles: ['dcat_us_3'] }),
+    null,
+  );
+  assert.equal(readerConfigError({ rows: 0 }), 'rows must be a whole number from 1 to 1000');
+  assert.equal(readerConfigError({ rows: '10' }), 'rows must be a whole number from 1 to 1000');
+  assert.equal(readerConfigError({ groups_filter_exclude: 'sport' }), 'groups_filter_exclude must be a list of names');
+  assert.match(readerConfigError({ rdf_format: 'yaml' })!, /^rdf_format "yaml" is not a format svc reads \(turtle/);
+  assert.match(readerConfigError({ profiles: ['nope'] })!, /Unknown RDF profile "nope"/);
+  assert.match(readerConfigError({ profiles: ['schemaorg'] })!, /none of the profiles schemaorg reads DCAT/);
 });
