@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   cluster: () => import('./cluster.ts'),
   dcat: () => import('./dcat.ts'),
   spatial: () => import('./spatial.ts'),
+  harvest: () => import('./harvest.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);
