@@ -300,7 +300,7 @@ describe('the data.json reader', () => {
     assert.equal((works.extras as any[]).find((e) => e.key === 'spatial').value, '{"type":"Point","coordinates":[-120.1,38.2]}');
   });
 
-  test('a second version: changed and removed datasets', async () => {
+  test('a second version: changed, removed and added datasets (one written the DCAT-US 3 way)', async () => {
     current.gov = 'datajson-catalog.json';
     const first = await readAll('dcat_json', `${base}/catalog/gov`);
     current.gov = 'datajson-catalog-v2.json';
@@ -308,7 +308,15 @@ describe('the data.json reader', () => {
     const air = 'https://data.example.gov/id/air-quality';
     assert.notEqual(second.byGuid.get(air)!.content, first.byGuid.get(air)!.content);
     assert.equal(second.byGuid.get(air)!.modified, '2026-11-10');
-    assert.deepEqual([...second.guids], [air]);
+    assert.deepEqual([...second.guids], [air, 'https://data.example.gov/id/noise']);
+    const noise = second.byGuid.get('https://data.example.gov/id/noise')!.dataset!;
+    const extras = Object.fromEntries((noise.extras as { key: string; value: string }[]).map((e) => [e.key, e.value]));
+    assert.equal(noise.maintainer_email, 'noise@example.gov');
+    assert.deepEqual([extras.temporal_start, extras.temporal_end], ['2024-01-01', '2025-12-31']);
+    assert.deepEqual(JSON.parse(extras.spatial).coordinates[0][2], [-119, 36]);
+    assert.deepEqual(noise.resources, [
+      { url: 'https://data.example.gov/noise', access_url: 'https://data.example.gov/noise', mimetype: 'text/html', format: 'HTML' },
+    ]);
   });
 
   test('a DCAT-US 3 document in JSON-LD is read as RDF; malformed JSON fails the job', async () => {

@@ -53,6 +53,14 @@ function licenseOf(value: string): string | undefined {
 /** data.json's spatial: a GeoJSON geometry, a "W,S,E,N" box, or a place name. */
 function spatialExtras(spatial: unknown): { key: string; value: string }[] {
   if (isObject(spatial) && typeof spatial.type === 'string') return [{ key: 'spatial', value: JSON.stringify(spatial) }];
+  // DCAT-US 3: a dct:Location object with a bbox, a GeoJSON geometry, or a name.
+  if (isObject(spatial)) {
+    if (isObject(spatial.geometry) && typeof spatial.geometry.type === 'string')
+      return [{ key: 'spatial', value: JSON.stringify(spatial.geometry) }];
+    const bbox = Array.isArray(spatial.bbox) ? spatial.bbox.join(',') : spatial.bbox;
+    if (bbox !== undefined) return spatialExtras(bbox);
+    return spatialExtras(spatial.prefLabel ?? spatial.name);
+  }
   const s = text(spatial);
   if (!s) return [];
   const box = s.split(',').map((x) => Number(x.trim()));
@@ -126,7 +134,8 @@ export function mapDataJsonDataset(d: Json): DataJsonRecord {
   const tags = [...new Set(keywords.filter(Boolean))];
   if (tags.length) dataset.tags = tags.map((name) => ({ name }));
 
-  const contact = isObject(d.contactPoint) ? d.contactPoint : undefined;
+  const contacts = Array.isArray(d.contactPoint) ? d.contactPoint : [d.contactPoint];
+  const contact = contacts.find(isObject);
   const maintainer = agentName(contact);
   if (maintainer) dataset.maintainer = maintainer;
   const email = mailOf(contact?.hasEmail ?? contact?.['vcard:hasEmail']);
@@ -157,7 +166,11 @@ export function mapDataJsonDataset(d: Json): DataJsonRecord {
     const list = strings(source);
     if (list.length) extra(key, JSON.stringify(list));
   }
-  const temporal = text(d.temporal);
+  // DCAT-US 3 writes a period as an object.
+  const period = isObject(d.temporal) ? d.temporal : undefined;
+  const temporal = period
+    ? [text(period.startDate) ?? text(period.start), text(period.endDate) ?? text(period.end)].join('/')
+    : text(d.temporal);
   if (temporal?.includes('/')) {
     const [start, end] = temporal.split('/');
     extra('temporal_start', start?.trim());

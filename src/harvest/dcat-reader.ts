@@ -43,7 +43,8 @@ async function readPage(url: string, source: HarvestSourceSpec, options: Omit<Re
     if (e instanceof RdfSyntaxError) throw new HarvestSourceError(`${res.url} is not a DCAT document that can be read: ${e.message}`);
     if (e instanceof UnknownProfileError || e instanceof NoParsingProfileError)
       throw new HarvestSourceError(`the source's profiles cannot read DCAT: ${e.message}`);
-    throw e;
+    // Whatever else stops the mapping of a page stops the job, with the page named.
+    throw new HarvestSourceError(`the DCAT datasets of ${res.url} could not be read: ${(e as Error).message}`);
   }
 }
 
