@@ -80,6 +80,22 @@ test('every example names the resource and a real column, and answers with its r
   assert.match(body, /href="http:\/\/test\.local\/api\/3\/docs"/);
 });
 
+test('an empty table: the first rows and an SQL query without a value to look for, both answering', async () => {
+  const emptyId = (
+    await t.ok(
+      'datastore_create',
+      { resource: { package_id: 'towns', name: 'Empty' }, fields: [{ id: 'town', type: 'text' }] },
+      asSysadmin(t),
+    )
+  ).resource_id;
+  const res = await get(`/dataset/towns/resource/${emptyId}/data-api`);
+  assert.equal(res.statusCode, 200);
+  const urls = [...res.body.matchAll(/<a class="api-example" href="([^"]+)"/g)].map((m) => unescapeHtml(m[1]!));
+  assert.equal(urls.length, 2);
+  assert.equal(new URL(urls[1]!).searchParams.get('sql'), `SELECT * FROM "${emptyId}" LIMIT 5`);
+  for (const url of urls) assert.equal((await get(url.slice(BASE.length))).statusCode, 200, url);
+});
+
 test('a private table: its members see the page with the token in the code, others a 404', async () => {
   const url = `/dataset/towns-private/resource/${privateId}/data-api`;
   const admin = await get(url, t.sysadminToken);

@@ -50,9 +50,11 @@ function searchWord(value: string): string {
 export function exampleCalls(
   base: string,
   resourceId: string,
-  sample: { column: string; value: string } | null,
+  column: { column: string; value: string } | null,
   sql: boolean,
 ): ExampleCall[] {
+  // An empty table (or an empty first cell) has no value to search or filter for.
+  const sample = column?.value ? column : null;
   const call = (key: string, action: string, params: Dict): ExampleCall => ({ key, action, params, url: actionUrl(base, action, params) });
   const calls = [call('dataapi.example.first_rows', 'datastore_search', { resource_id: resourceId, limit: 5 })];
   if (sample) {
