@@ -331,4 +331,22 @@ describe('DCAT sources', () => {
     const obj = await t.ok('harvest_object_show', { dataset_id: ferries.id });
     assert.equal(obj.guid, 'https://transit.example.org/dataset/ferries');
   });
+
+  test('the scheduler starts a job made with run=false, and ends one whose worker died on its last attempt', async () => {
+    const waiting = await t.ok('harvest_job_create', { source_id: 'transit', run: false }, as(admin));
+    assert.deepEqual((await harvest().tick()).started, [waiting.id]);
+    await drain();
+    assert.equal((await t.ok('harvest_job_show', { id: waiting.id }, as(admin))).status, 'Finished');
+    const job = await t.ok('harvest_job_create', { source_id: 'transit' }, as(admin));
+    await sql(`UPDATE jobs SET max_attempts = 1 WHERE data->>'harvest_job_id' = $1`, [job.id]);
+    assert.ok(await claimJob(t.services.db, ['default'], 'dead-worker', 1));
+    // the dead worker's gather had begun
+    await sql(`UPDATE harvest_job SET status = 'Running', gather_started = now() at time zone 'utc' WHERE id = $1`, [job.id]);
+    await new Promise((r) => setTimeout(r, 20));
+    await drain(); // the expired lease fails the queue job: no attempt left
+    assert.deepEqual((await harvest().tick()).ended, [job.id]);
+    const ended = await t.ok('harvest_job_show', { id: job.id }, as(admin));
+    assert.equal(ended.status, 'Finished');
+    assert.match(ended.gather_error_summary[0].message, /gather stopped/);
+  });
 });
