@@ -8,6 +8,8 @@
 //        (same rows, start, sort and filters) in the same run;
 //      - one dataset's RDF (/dataset/{id}.ttl, .jsonld, .xml) for SVC_BENCH_RUNS random datasets;
 //      - following the pages (hydra next) for SVC_BENCH_FOLLOW pages (default 50): datasets/s.
+//      - package_search through the whole catalog as the export searches it (1,000 at a time,
+//        keyset paging): the rate the export would have without writing RDF.
 //   3. The whole catalog streamed by `svc dcat export` (N-Triples and Turtle to /dev/null):
 //      datasets/s, and the resident memory of that process sampled every 250 ms (flat = the last
 //      samples no higher than the first ones after warm-up).
@@ -19,6 +21,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { log, rssBytes, startServer, stopChild } from './common.ts';
 import { resultsDir } from './data.ts';
+import { CatalogKeyset } from '../src/plugins/dcat/keyset.ts';
 import { benchDatabase, cloneInSql, createThroughApi, pct, readCatalog, rebuild, request, unindexedCount } from './search.ts';
 
 const REUSE = process.env.SVC_BENCH_REUSE;
@@ -56,6 +59,34 @@ function searchUrl(page: number): string {
   return `/api/3/action/package_search?${qs}`;
 }
 
+/**
+ * package_search through the whole catalog as `svc dcat export` searches it (1,000 a search, the
+ * same keyset paging, over HTTP): the export's rate without the RDF. Resolves with datasets/s.
+ */
+async function searchWholeCatalog(port: number): Promise<{ datasets: number; datasets_per_s: number }> {
+  const rows = 1000;
+  const keyset = new CatalogKeyset();
+  const started = performance.now();
+  let datasets = 0;
+  for (;;) {
+    const params = keyset.after({ fq_list: ['-dataset_type:harvest', '-dataset_type:showcase'] });
+    const qs = new URLSearchParams({
+      q: '*:*',
+      rows: String(rows),
+      start: String(params.start),
+      sort: 'metadata_modified desc, id desc',
+      facet: 'false',
+    });
+    for (const fq of params.fq_list ?? []) qs.append('fq_list', fq);
+    const r = await request(port, 'GET', `/api/3/action/package_search?${qs}`);
+    if (r.status !== 200) throw new Error(`package_search: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+    const results = JSON.parse(r.text).result.results;
+    datasets += keyset.next(results).length;
+    if (results.length < rows) break;
+  }
+  return { datasets, datasets_per_s: Math.round(datasets / ((performance.now() - started) / 1000)) };
+}
+
 /** Runs `svc dcat export`, sampling its memory; resolves with its rate and memory samples. */
 function exportRun(dbUrl: string, storage: string, format: string): Promise<{ datasets: number; seconds: number; rssMb: number[] }> {
   return new Promise((resolve, reject) => {
@@ -63,7 +94,17 @@ function exportRun(dbUrl: string, storage: string, format: string): Promise<{ da
     const child = spawn(
       process.execPath,
       // the sources through tsx, as the server above (bin/svc.js would first compile dist/)
-      ['--import', 'tsx', path.join(benchDir, '..', 'src', 'cli', 'main.ts'), 'dcat', 'export', '--format', format, '--output', '/dev/null'],
+      [
+        '--import',
+        'tsx',
+        path.join(benchDir, '..', 'src', 'cli', 'main.ts'),
+        'dcat',
+        'export',
+        '--format',
+        format,
+        '--output',
+        '/dev/null',
+      ],
       {
         env: {
           ...process.env,
@@ -181,6 +222,8 @@ export async function run(): Promise<void> {
         package_search_datasets_per_s: await follow(searchUrl(1), () => searchUrl(++searchPage)),
       };
       log(`following ${FOLLOW} pages: ${JSON.stringify(results.follow_pages)}`);
+      results.package_search_whole_catalog = await searchWholeCatalog(server.port);
+      log(`package_search through the whole catalog as the export: ${JSON.stringify(results.package_search_whole_catalog)}`);
     } finally {
       await stopChild(server.child);
     }
