@@ -221,6 +221,19 @@ test('activity_show, activity_data_show, activity_diff', async () => {
   assert.equal((await t.ok('activity_show', { id: latest.id, include_data: false })).data.package.name, 'a-pub');
 });
 
+test('activity_diff of a dataset version compares it with the dataset version before, past its views\u2019 activities', async () => {
+  const res = await t.ok('resource_create', { package_id: 'a-pub', url: 'https://example.org/page', name: 'page' }, sys());
+  await t.ok('package_patch', { id: 'a-pub', title: 'Before the view' }, sys());
+  await t.ok('resource_view_create', { resource_id: res.id, view_type: 'webpage_view', title: 'A page', page_url: 'https://example.org/' }, sys());
+  await t.ok('package_patch', { id: 'a-pub', title: 'After the view' }, sys());
+  const [latest, view] = await t.ok('package_activity_list', { id: 'a-pub' }, sys());
+  assert.equal(view.activity_type, 'new resource view');
+  const diff = await t.ok('activity_diff', { id: latest.id, object_type: 'package' }, sys());
+  assert.match(diff.diff, /-\s+"title": "Before the view"/);
+  assert.match(diff.diff, /\+\s+"title": "After the view"/);
+  assert.equal(diff.activities[0].activity_type, 'changed package');
+});
+
 test('resource view writes are activities of their dataset', async () => {
   await t.ok('package_create', { name: 'a-views', owner_org: 'a-org', resources: [{ url: 'http://x.org/p.html' }] }, as(editor));
   const res = (await t.ok('package_show', { id: 'a-views' })).resources[0];

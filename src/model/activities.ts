@@ -49,11 +49,16 @@ export async function findActivity(db: Queryable, id: string): Promise<ActivityR
 }
 
 /** The activity of the same object just before this one. */
-export async function previousActivity(db: Queryable, a: ActivityRow): Promise<ActivityRow | undefined> {
+/**
+ * The activity before `a` on the same object whose data holds an object of that type (a dataset's
+ * stream also has activities of its resource views, which hold no dataset).
+ */
+export async function previousActivity(db: Queryable, a: ActivityRow, objectType: string): Promise<ActivityRow | undefined> {
   return (
     await db.query<ActivityRow>(
-      `SELECT ${COLUMNS} FROM activities a WHERE a.object_id = $1 AND a.timestamp < $2 ORDER BY a.timestamp DESC LIMIT 1`,
-      [a.object_id, a.timestamp],
+      `SELECT ${COLUMNS} FROM activities a WHERE a.object_id = $1 AND a.timestamp < $2 AND a.data ? $3
+       ORDER BY a.timestamp DESC LIMIT 1`,
+      [a.object_id, a.timestamp, objectType],
     )
   ).rows[0];
 }

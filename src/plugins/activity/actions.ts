@@ -324,7 +324,7 @@ export const activityActions: ActionDefinition<any, any>[] = [
     },
     handler: async (ctx, prm) => {
       const a = await visibleActivity(ctx, prm.id, true);
-      const prev = await previousActivity(ctx.db, a);
+      const prev = await previousActivity(ctx.db, a, prm.object_type);
       if (!prev) throw new NotFoundError('Previous activity for this object not found');
       const objs = [prev, a].map((x) => x.data?.[prm.object_type]);
       if (objs.some((o) => o === undefined)) throw new NotFoundError('Could not find object in the activity data');
