@@ -224,7 +224,11 @@ test('activity_show, activity_data_show, activity_diff', async () => {
 test('activity_diff of a dataset version compares it with the dataset version before, past its views\u2019 activities', async () => {
   const res = await t.ok('resource_create', { package_id: 'a-pub', url: 'https://example.org/page', name: 'page' }, sys());
   await t.ok('package_patch', { id: 'a-pub', title: 'Before the view' }, sys());
-  await t.ok('resource_view_create', { resource_id: res.id, view_type: 'webpage_view', title: 'A page', page_url: 'https://example.org/' }, sys());
+  await t.ok(
+    'resource_view_create',
+    { resource_id: res.id, view_type: 'webpage_view', title: 'A page', page_url: 'https://example.org/' },
+    sys(),
+  );
   await t.ok('package_patch', { id: 'a-pub', title: 'After the view' }, sys());
   const [latest, view] = await t.ok('package_activity_list', { id: 'a-pub' }, sys());
   assert.equal(view.activity_type, 'new resource view');
