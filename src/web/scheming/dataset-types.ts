@@ -20,6 +20,12 @@ const RESERVED = new Set([
   'custom.css',
   'uploads',
   'revision',
+  'feeds',
+  'harvest',
+  'catalog',
+  'healthz',
+  'readyz',
+  'metrics',
 ]);
 
 /** The schema of a dataset type, if one is configured. */
