@@ -10,6 +10,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
+import { TsvRows } from '../src/datastore/dump-parquet.ts';
 
 let t: TestApp;
 let editor: TestUser;
@@ -326,4 +327,25 @@ test('the resource page lists Parquet and GeoJSON among the table downloads', as
   assert.equal(page.statusCode, 200);
   assert.match(page.body, new RegExp(`href="/datastore/dump/${id}\\?format=parquet"[^>]*>Parquet`));
   assert.match(page.body, new RegExp(`href="/datastore/dump/${id}\\?format=geojson"[^>]*>GeoJSON`));
+});
+
+test('the TSV text a Parquet dump is made from is read whole, wherever its pieces are cut', () => {
+  const text = 'a\t"b\tc"\t\n"x ""q"" é"\t""\t"line\none"\n\t\t€\n';
+  const expected = [
+    ['a', 'b\tc', null],
+    ['x "q" é', '', 'line\none'],
+    [null, null, '€'],
+  ];
+  const bytes = Buffer.from(text);
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const rows: (string | null)[][] = [];
+    const reader = new TsvRows();
+    reader.push(bytes.subarray(0, cut), (r) => rows.push(r));
+    reader.push(bytes.subarray(cut), (r) => rows.push(r));
+    reader.end();
+    assert.deepEqual(rows, expected, `cut at ${cut}`);
+  }
+  const unfinished = new TsvRows();
+  unfinished.push(Buffer.from('a\tb'), () => undefined);
+  assert.throws(() => unfinished.end(), /inside a line/);
 });

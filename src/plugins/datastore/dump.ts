@@ -69,7 +69,8 @@ export const dumpExtension = {
         iterator = backend.dump({
           ...search,
           limit: search.limit ?? null,
-          records_format: format === 'csv' || format === 'tsv' ? format : 'lists',
+          // Parquet is written from the TSV text (dump-parquet.ts TsvRows): the database formats the values.
+          records_format: format === 'csv' || format === 'tsv' ? format : format === 'parquet' ? 'tsv' : 'lists',
           include_total: false,
         });
         first = await iterator.next();
