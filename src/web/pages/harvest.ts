@@ -3,8 +3,8 @@
 // its jobs and job reports, a harvest object's raw content. Forms live in harvest-forms.ts. Every
 // read and write goes through the harvest actions as the visitor.
 import type { WebContext, WebRouter } from '../router.ts';
-import { ActionError, NotFoundError } from '../../errors.ts';
-import { enc, field, forbidden } from './manage-forms.ts';
+import { ActionError, NotFoundError, ValidationError } from '../../errors.ts';
+import { enc, field, fieldMessages, forbidden } from './manage-forms.ts';
 import { showOr404 } from './catalog-common.ts';
 import { harvestFormPages, mayCreate, mayOn } from './harvest-forms.ts';
 
@@ -136,7 +136,9 @@ export function harvestPages(web: WebRouter): void {
       await ctx.call('harvest_job_create', { source_id: source.id });
     } catch (e) {
       if (!(e instanceof ActionError) || e.status >= 500) throw e;
-      return ctx.redirect(`/harvest/${enc(source.name)}`, { kind: 'error', text: e.message });
+      // (a refused run says why in the action's words: a job already unfinished, an inactive source)
+      const text = e instanceof ValidationError ? Object.values(fieldMessages(e)).flat().join(' ') : e.message;
+      return ctx.redirect(`/harvest/${enc(source.name)}`, { kind: 'error', text });
     }
     return ctx.redirect(`/harvest/${enc(source.name)}`, { kind: 'success', text: ctx.t('harvest.run.queued') });
   });
