@@ -397,6 +397,7 @@ const ROWS: Row[] = [
   { action: 'harvest_job_create', mutates: true, params: (f) => ({ source_id: f.source.id, run: false }), allow: admins },
   { action: 'harvest_job_show', params: () => ({ id: hjob.id }), allow: admins },
   { action: 'harvest_job_list', params: () => ({ source_id: hsource.id }), allow: admins },
+  { action: 'harvest_job_report', params: () => ({ id: hjob.id }), allow: admins },
   { action: 'harvest_job_abort', mutates: true, params: (f) => ({ id: f.job.id }), allow: admins },
   { action: 'harvest_object_show', params: () => ({ id: 'hobj-1' }), allow: everyone },
   { action: 'harvest_objects_import', params: () => ({ harvest_object_id: 'hobj-1' }), allow: admins },

@@ -182,6 +182,10 @@ describe('harvest runs', () => {
     assert.equal(job.status, 'Finished');
     assert.deepEqual(job.stats, { added: 3, updated: 0, deleted: 0, 'not modified': 0, errored: 1 });
     assert.match(job.object_error_summary[0].message, /name/);
+    const report = await t.ok('harvest_job_report', { id: job.id }, as(admin));
+    const [bad] = Object.values(report.object_errors) as any[];
+    assert.equal(bad.guid, remoteIds.wells);
+    assert.match(bad.errors[0].message, /^Validation Error: name: /);
     const rivers = await t.ok('package_show', { id: 'rivers' });
     const extras = Object.fromEntries(rivers.extras.map((e: any) => [e.key, e.value]));
     const source = await t.ok('harvest_source_show', { id: 'remote-ckan' });

@@ -179,3 +179,33 @@ export async function liveQueueJobs(db: Queryable, harvestJobId: string, types: 
   );
   return r.rows.map((x) => x.id);
 }
+
+/** harvest_job_report: the gather errors (newest first) and each object's errors, keyed by object id. */
+export async function jobErrorReport(db: Queryable, jobId: string) {
+  const gather = await db.query<{ message: string }>(
+    'SELECT message FROM harvest_gather_error WHERE harvest_job_id = $1 ORDER BY created DESC, id',
+    [jobId],
+  );
+  const objects = await db.query<{
+    object_id: string;
+    guid: string;
+    remote_url: string | null;
+    message: string;
+    line: number | null;
+    stage: string;
+  }>(
+    `SELECT e.harvest_object_id AS object_id, o.guid, o.remote_url, e.message, e.line, e.stage
+     FROM harvest_object_error e JOIN harvest_object o ON o.id = e.harvest_object_id
+     WHERE o.harvest_job_id = $1 ORDER BY e.harvest_object_id, e.created, e.id`,
+    [jobId],
+  );
+  const objectErrors: Record<
+    string,
+    { guid: string; original_url?: string; errors: { message: string; line: number | null; type: string }[] }
+  > = {};
+  for (const r of objects.rows) {
+    const entry = (objectErrors[r.object_id] ??= { guid: r.guid, ...(r.remote_url ? { original_url: r.remote_url } : {}), errors: [] });
+    entry.errors.push({ message: r.message, line: r.line, type: r.stage });
+  }
+  return { gather_errors: gather.rows.map((g) => ({ message: g.message })), object_errors: objectErrors };
+}

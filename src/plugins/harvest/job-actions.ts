@@ -5,7 +5,7 @@ import type { ActionContext } from '../../actions/context.ts';
 import { p } from '../../validation/params.ts';
 import { groupsWithPermission, requireUser } from '../../auth/authz.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
-import { findHarvestJob, listHarvestJobs, type HarvestJobRow } from '../../model/harvest-jobs.ts';
+import { findHarvestJob, jobErrorReport, listHarvestJobs, type HarvestJobRow } from '../../model/harvest-jobs.ts';
 import { findHarvestSource } from '../../model/harvest-sources.ts';
 import { harvestJobDict } from './dicts.ts';
 import { requireSourceManager } from './auth.ts';
@@ -58,6 +58,15 @@ export const jobActions: ActionDefinition<any, any>[] = [
       if (!(prm.attr in d)) throw new ValidationError({ attr: [`Unknown attribute ${prm.attr}`] });
       return d[prm.attr as keyof typeof d];
     },
+  }),
+  defineAction({
+    name: 'harvest_job_report',
+    sideEffectFree: true,
+    auth: manageJobSource('see the jobs of'),
+    description: "Return a harvest job's errors: gather_errors (newest first) and object_errors by object id (guid, original_url, errors).",
+    params: { id: p.string('id of the job').required() },
+    returns: { description: '{gather_errors, object_errors}', rtype: 'dictionary' },
+    handler: async (ctx, prm) => jobErrorReport(ctx.db, (await jobOr404(ctx, prm.id)).id),
   }),
   defineAction({
     name: 'harvest_job_list',
