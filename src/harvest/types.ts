@@ -44,7 +44,8 @@ export interface RemoteDataset {
   remoteUrl: string | null;
   /** The remote modification time (ISO 8601), when the source says it. */
   modified: string | null;
-  /** The raw record as received (JSON text, or the dataset's RDF as Turtle), kept on the harvest object. */
+  /** The record as received, kept on the harvest object: a CKAN package dict or a data.json object as
+   * JSON, a DCAT dataset as its parsed dict in JSON with sorted keys (the same record, the same text). */
   content: string;
   /** The record as a dataset dict for package_create/update, before the source's config applies;
    * null when the record could not be read (then `error` says why: an error of this object only). */
