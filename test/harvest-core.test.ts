@@ -129,6 +129,7 @@ describe('harvest sources', () => {
       [{ frequency: 'SOMETIMES' }, 'frequency'],
       [{ url: 'ftp://example.org/' }, 'url'],
       [{ config: { user: 'nobody-here' } }, 'config'],
+      [{ config: { rows: 5000 } }, 'config'],
     ] as const) {
       const r = await t.call('harvest_source_create', { ...input, ...bad }, as(admin));
       assert.equal(r.status, 409, JSON.stringify(bad));

@@ -9,6 +9,7 @@ import { findGroup } from '../../model/groups.ts';
 import { findUser } from '../../model/users.ts';
 import { harvestSourceNameTaken, sameUrlAndConfig, type HarvestSourceFields, type HarvestSourceRow } from '../../model/harvest-sources.ts';
 import { checkSourceUrl } from '../../harvest/fetch.ts';
+import { readerConfigError } from '../../harvest/readers.ts';
 import type { HarvestSourceType } from '../../harvest/types.ts';
 
 export const SOURCE_TYPES: readonly HarvestSourceType[] = ['ckan', 'dcat_rdf', 'dcat_json'];
@@ -74,7 +75,7 @@ const configValidator: Validator = (v) => {
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new Invalid('Error parsing the configuration options: must be a JSON object');
-  const error = configKeyError(parsed as Record<string, unknown>);
+  const error = configKeyError(parsed as Record<string, unknown>) ?? readerConfigError(parsed as Record<string, unknown>);
   if (error) throw new Invalid(`Error parsing the configuration options: ${error}`);
   return typeof v === 'string' ? v : JSON.stringify(parsed);
 };
