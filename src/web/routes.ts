@@ -13,6 +13,7 @@ import { catalogPages } from './pages/catalog.ts';
 import { peoplePages } from './pages/people.ts';
 import { passwordResetPages } from './pages/password-reset.ts';
 import { resourcePages } from './pages/resource.ts';
+import { chartViewFormPages } from './pages/chart-view-form.ts';
 import { feedPages } from './pages/feeds.ts';
 import { datasetChangesPages } from './pages/dataset-changes.ts';
 import { dataApiPages } from './pages/data-api.ts';
@@ -23,7 +24,7 @@ import { harvestPages } from './pages/harvest.ts';
 import { routedTypes, typeRoot, typedRouter } from './scheming/dataset-types.ts';
 
 /** The areas with pages of datasets: registered again under /<type> for each custom dataset type. */
-const DATASET_AREAS = [datasetPages, datasetFormPages, resourceFormPages, resourcePages];
+const DATASET_AREAS = [datasetPages, datasetFormPages, resourceFormPages, resourcePages, chartViewFormPages];
 const AREAS = [homePages, accountPages, catalogPages, managePages, resourcePages, peoplePages, passwordResetPages, feedPages, harvestPages];
 
 export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
@@ -37,6 +38,7 @@ export async function webRoutes(app: FastifyInstance, deps: WebDeps): Promise<vo
       .send(deps.services.config.str('svc.site_custom_css')),
   );
   for (const area of AREAS) area(router);
+  chartViewFormPages(router);
   datasetChangesPages(router);
   dataApiPages(router);
   // Each custom dataset type's own pages: search, forms, dataset and resource pages under /<type>.

@@ -24,7 +24,8 @@ async function tableFields(services: Services, resourceId: string): Promise<Data
   const backend = backendOf(services);
   if (!backend || !(await backend.resource_exists(resourceId)))
     throw new ValidationError({ resource_id: ['The resource has no data store table to chart'] });
-  return backend.resource_fields(resourceId);
+  // The columns as a search gives them (from the cache of table descriptions: no size or index lookups).
+  return (await backend.search({ resource_id: resourceId, limit: 0, include_total: false })).fields;
 }
 
 export const chartViewType: ViewType = {
@@ -81,7 +82,15 @@ export const chartActions: ActionDefinition<any, any>[] = [
     sideEffectFree: true,
     auth: canReadView,
     description: `The points of a chart view, aggregated in the database from its data store table (at most ${MAX_POINTS}).`,
-    params: { id: p.string('the id of the chart view').required() },
+    params: {
+      id: p.string('the id of the chart view').required(),
+      // A preview (the view's edit form): options given here take the place of the saved ones.
+      x: p.string('preview: the x column instead of the saved one').ignoreEmpty(),
+      y: p.stringList('preview: the y columns instead of the saved ones', { split: true }).maxItems(8),
+      group_by: p.string('preview: the group-by column instead of the saved one ("" for none)'),
+      aggregate: p.enum(AGGREGATES, 'preview: the aggregation instead of the saved one'),
+      chart: p.enum(CHART_KINDS, 'preview: the kind of chart instead of the saved one'),
+    },
     returns: {
       description: 'the checked configuration, the x axis kind and the series of points',
       rtype: 'dictionary',
@@ -94,13 +103,14 @@ export const chartActions: ActionDefinition<any, any>[] = [
       if (view.view_type !== 'chart') throw new ValidationError({ id: ['Not a chart view'] });
       const fields = await tableFields(ctx.services, resource.id);
       // Checked again: the table may have changed since the view was saved.
+      const saved = view.config;
       const config: ChartConfig = checkChartConfig(
         {
-          x: view.config.x as string | undefined,
-          y: view.config.y as string[] | undefined,
-          group_by: (view.config.group_by as string | undefined) || undefined,
-          aggregate: (view.config.aggregate as ChartConfig['aggregate']) ?? 'sum',
-          chart: (view.config.chart as ChartConfig['chart']) ?? 'line',
+          x: prm.x ?? (saved.x as string | undefined),
+          y: prm.y ?? (saved.y as string[] | undefined),
+          group_by: (prm.group_by ?? (saved.group_by as string | undefined)) || undefined,
+          aggregate: prm.aggregate ?? (saved.aggregate as ChartConfig['aggregate']) ?? 'sum',
+          chart: prm.chart ?? (saved.chart as ChartConfig['chart']) ?? 'line',
         },
         fields,
       );
