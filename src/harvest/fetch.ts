@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../config/load.ts';
 import { siteUrl } from '../config/site-url.ts';
 import { FetchError, isPrivateAddress, safeLookup, systemResolve, type LookupAll } from '../loader/fetch.ts';
-import pkg from '../../package.json' with { type: 'json' };
+import { SVC_VERSION } from '../version.ts';
 import { type HarvestFetch, HarvestSourceError } from './types.ts';
 
 const PRIVATE_OPTION = 'svc.harvest.allow_private_urls';
@@ -39,7 +39,7 @@ export function harvestFetchOptions(config: Config): HarvestFetchOptions {
     allowPrivate: config.bool(PRIVATE_OPTION),
     timeoutMs: config.int('svc.harvest.timeout') * 1000,
     maxBytes: config.int('svc.harvest.max_size') * 1024 * 1024,
-    userAgent: config.str('svc.harvest.user_agent') || `svc-harvest/${pkg.version} (+${siteUrl(config)})`,
+    userAgent: config.str('svc.harvest.user_agent') || `svc-harvest/${SVC_VERSION} (+${siteUrl(config)})`,
   };
 }
 

@@ -10,6 +10,8 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import { findHarvestSource, type HarvestSourceRow } from '../model/harvest-sources.ts';
 import { completeObject, lockHarvestObject, packageOfGuid, type HarvestObjectRow } from '../model/harvest-objects.ts';
 import { jobStatus } from '../model/harvest-jobs.ts';
+import { activeGroupsByRefs } from '../model/groups.ts';
+import { packageIdOfName, packageState } from '../model/packages.ts';
 import { applySourceConfig, type LocalRef } from './config-apply.ts';
 import type { HarvestSourceConfig, RemoteOrganization } from './types.ts';
 
@@ -43,12 +45,7 @@ function parseConfig(config: string | null): HarvestSourceConfig {
 /** Local groups or organizations named (by id or name) by refs, keyed by both. */
 async function localRefs(db: Queryable, refs: string[], organizations: boolean): Promise<Map<string, LocalRef>> {
   const map = new Map<string, LocalRef>();
-  if (!refs.length) return map;
-  const r = await db.query<LocalRef>(
-    `SELECT id, name FROM groups WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND is_organization = $2 AND state = 'active'`,
-    [refs, organizations],
-  );
-  for (const g of r.rows) map.set(g.id, g).set(g.name, g);
+  for (const g of await activeGroupsByRefs(db, refs, organizations)) map.set(g.id, g).set(g.name, g);
   return map;
 }
 
@@ -72,14 +69,10 @@ function nameFrom(dataset: Record<string, unknown>, guid: string): string {
  * it; then the name with a suffix made from the source and guid, the same on every run.
  */
 async function freeName(db: Queryable, wanted: string, packageId: string | null, sourceId: string, guid: string): Promise<string> {
-  const holder = await db.query<{ id: string }>('SELECT id FROM packages WHERE name = $1', [wanted]);
-  if (!holder.rows.length || holder.rows[0].id === packageId) return wanted;
+  const holder = await packageIdOfName(db, wanted);
+  if (!holder || holder === packageId) return wanted;
   const suffix = createHash('sha1').update(`${sourceId}\n${guid}`).digest('hex').slice(0, 8);
   return `${wanted.slice(0, 100 - suffix.length - 1)}-${suffix}`;
-}
-
-async function packageState(db: Queryable, id: string): Promise<string | undefined> {
-  return (await db.query<{ state: string }>('SELECT state FROM packages WHERE id = $1', [id])).rows[0]?.state;
 }
 
 /** Imports one object (WAITING, or the current one again); 'skipped' when there is nothing to do. */
@@ -111,7 +104,7 @@ async function writeDataset(ctx: ActionContext, o: HarvestObjectRow, source: Har
   let id = existing;
   if (!id) {
     const remoteId = typeof remote.id === 'string' && remote.id ? remote.id : null;
-    const taken = remoteId ? (await ctx.db.query('SELECT 1 FROM packages WHERE id = $1', [remoteId])).rows.length > 0 : true;
+    const taken = remoteId ? (await packageState(ctx.db, remoteId)) !== undefined : true;
     id = !taken && ctx.identity.sysadmin ? remoteId! : randomUUID();
   }
   const groupRefs = [

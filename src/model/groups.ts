@@ -41,6 +41,17 @@ export async function groupById(db: Queryable, id: string): Promise<GroupRow | u
   return (await db.query<GroupRow>('SELECT * FROM groups WHERE id = $1', [id])).rows[0];
 }
 
+/** Active groups (or organizations) named by id or name in refs. */
+export async function activeGroupsByRefs(db: Queryable, refs: string[], organizations: boolean): Promise<{ id: string; name: string }[]> {
+  if (!refs.length) return [];
+  return (
+    await db.query<{ id: string; name: string }>(
+      `SELECT id, name FROM groups WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND is_organization = $2 AND state = 'active'`,
+      [refs, organizations],
+    )
+  ).rows;
+}
+
 export interface NewGroup {
   id?: string;
   name: string;

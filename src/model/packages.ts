@@ -94,6 +94,16 @@ export async function packageNameHolder(db: Queryable, name: string): Promise<Pa
   return (await db.query<PackageRow>("SELECT * FROM packages WHERE name = $1 AND state <> 'deleted'", [name])).rows[0];
 }
 
+/** The id of the dataset holding a name, in any state (deleted ones too). */
+export async function packageIdOfName(db: Queryable, name: string): Promise<string | undefined> {
+  return (await db.query<{ id: string }>('SELECT id FROM packages WHERE name = $1', [name])).rows[0]?.id;
+}
+
+/** A dataset's state by its id (undefined: no such dataset). */
+export async function packageState(db: Queryable, id: string): Promise<string | undefined> {
+  return (await db.query<{ state: string }>('SELECT state FROM packages WHERE id = $1', [id])).rows[0]?.state;
+}
+
 /** A deleted dataset holding a name that is reused gets its id as name (CKAN). */
 export async function freeDeletedName(db: Queryable, name: string, exceptId?: string): Promise<void> {
   await db.query("UPDATE packages SET name = id WHERE name = $1 AND state = 'deleted' AND id <> $2", [name, exceptId ?? '']);

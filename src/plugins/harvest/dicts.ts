@@ -2,6 +2,7 @@
 // (with stats and error summaries) and an object (with its errors).
 import type { Queryable } from '../../db/database.ts';
 import type { HarvestSourceRow } from '../../model/harvest-sources.ts';
+import { groupById } from '../../model/groups.ts';
 import { jobReport, sourceJobSummary, type HarvestJobRow } from '../../model/harvest-jobs.ts';
 import { countSourcePackages, objectErrors, type HarvestObjectRow } from '../../model/harvest-objects.ts';
 
@@ -34,13 +35,7 @@ export async function sourceStatus(db: Queryable, source: HarvestSourceRow) {
 }
 
 export async function harvestSourceDict(db: Queryable, s: HarvestSourceRow, opts: { status?: boolean } = {}) {
-  const org = s.owner_org
-    ? (
-        await db.query<{ id: string; name: string; title: string | null }>('SELECT id, name, title FROM groups WHERE id = $1', [
-          s.owner_org,
-        ])
-      ).rows[0]
-    : undefined;
+  const org = s.owner_org ? await groupById(db, s.owner_org) : undefined;
   return {
     id: s.id,
     name: s.name,
