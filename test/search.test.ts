@@ -532,3 +532,17 @@ describe('resource_search, tag_search, autocompletes', () => {
     assert.equal((await t.ok('group_autocomplete', { q: 'geo' }))[0].name, 'geo');
   });
 });
+
+test('a search on a new site before its first dataset does not hide that dataset afterwards', async () => {
+  const fresh = await startApp({ plugins: [], config: { 'svc.auth.create_unowned_dataset': true } });
+  try {
+    assert.equal((await fresh.ok('package_search', { q: 'first' })).count, 0);
+    await fresh.ok('package_create', { name: 'first-one', title: 'The first' }, { token: fresh.sysadminToken });
+    assert.deepEqual(
+      (await fresh.ok('package_search', { q: 'first' })).results.map((d: { name: string }) => d.name),
+      ['first-one'],
+    );
+  } finally {
+    await fresh.close();
+  }
+});

@@ -356,7 +356,7 @@ export class PostgresSearchEngine implements SearchEngine {
          FROM (SELECT tsvector_to_array(to_tsvector('${TS_CONFIG}', $4::text)) AS l) y WHERE $4::text IS NOT NULL),
        t AS (SELECT i, k, CASE WHEN k = 'phrase' THEN phraseto_tsquery('${TS_CONFIG}', v) ELSE plainto_tsquery('${TS_CONFIG}', v) END AS q
          FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, v, i))
-       SELECT (SELECT last_value FROM package_search_generation)::text || coalesce('@' || pg_last_wal_replay_lsn()::text, '') AS g,
+       SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM package_search_generation)::text || coalesce('@' || pg_last_wal_replay_lsn()::text, '') AS g,
         (SELECT array_agg(numnode(q) = 0 ORDER BY i) FROM t) AS empty,
         (SELECT array_agg(CASE WHEN k = 'phrase' THEN q::text END ORDER BY i) FROM t) AS phrases,
         (SELECT coalesce((SELECT n FROM package_search_value_counts WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
