@@ -5,7 +5,7 @@
 // is read as RDF with the dcat_us_3 profile.
 import { isPublicDataJson, mapDataJsonDataset } from './dcat-json.ts';
 import { dcatRdfReader } from './dcat-reader.ts';
-import { isoTime, stableJson } from './records.ts';
+import { isoTime, recallGuids, rememberGuids, stableJson } from './records.ts';
 import type { HarvestSourceSpec, ReadOptions, RemoteDataset, SourceReader } from './types.ts';
 import { HarvestSourceError } from './types.ts';
 
@@ -61,6 +61,7 @@ export const dcatJsonReader: SourceReader = {
       return;
     }
     const seen = new Set<string>();
+    const identified = new Set<string>();
     for (const [i, d] of doc.datasets.entries()) {
       if (!isPublicDataJson(d)) continue;
       const record = dataJsonRecord(d, i);
@@ -74,10 +75,14 @@ export const dcatJsonReader: SourceReader = {
         continue;
       }
       seen.add(record.guid);
+      if (identifierOf(d)) identified.add(record.guid);
       yield record;
     }
+    rememberGuids(options.signal, source, identified);
   },
   async listGuids(source, options) {
+    const read = recallGuids(options.signal, source);
+    if (read) return read;
     const doc = await readDocument(source, options);
     if (doc.kind === 'jsonld') return dcatRdfReader.listGuids(asJsonLd(source), options);
     const guids = new Set<string>();

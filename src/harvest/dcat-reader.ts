@@ -7,7 +7,7 @@ import { parseDcat, NoParsingProfileError, type ParseResult } from '../dcat/pars
 import { formatByName, RdfSyntaxError, type RdfFormat } from '../dcat/parse/read-rdf.ts';
 import { UnknownProfileError } from '../dcat/profiles.ts';
 import { DEFAULT_LICENSES } from '../model/licenses.ts';
-import { isoTime, stableJson, textOf } from './records.ts';
+import { isoTime, recallGuids, rememberGuids, stableJson, textOf } from './records.ts';
 import type { HarvestSourceSpec, ReadOptions, RemoteDataset, SourceReader } from './types.ts';
 import { HarvestSourceError } from './types.ts';
 
@@ -96,17 +96,22 @@ export function dcatRecord(dataset: Record<string, unknown>): RemoteDataset {
 export const dcatRdfReader: SourceReader = {
   async *read(source, options) {
     const seen = new Set<string>();
+    const identified = new Set<string>();
     for await (const page of catalogPages(source, options)) {
       for (const dataset of page.datasets) {
         const record = dcatRecord(dataset as Record<string, unknown>);
         // A dataset listed on two pages (the catalog changed while we read) is read once.
         if (seen.has(record.guid)) continue;
         seen.add(record.guid);
+        if (!record.guid.startsWith('sha256:')) identified.add(record.guid);
         yield record;
       }
     }
+    rememberGuids(options.signal, source, identified);
   },
   async listGuids(source, options) {
+    const read = recallGuids(options.signal, source);
+    if (read) return read;
     const guids = new Set<string>();
     for await (const page of catalogPages(source, options)) {
       for (const dataset of page.datasets) {

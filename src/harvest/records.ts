@@ -34,3 +34,24 @@ export function isoTime(value: unknown): string | null {
   const v = value.trim();
   return /^\d{4}-\d{2}(-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)?$/.test(v) ? v : null;
 }
+
+// A catalog that cannot be asked for its ids is read whole by read(); the run then asks listGuids
+// for the same ids. What a completed read saw is kept for the next listGuids of the same run (the
+// same signal and source) so the catalog is not read twice; a read cut short keeps nothing.
+const readGuids = new WeakMap<AbortSignal, Map<string, Set<string>>>();
+const sourceKey = (source: { url: string; config: unknown }) => `${source.url}\n${JSON.stringify(source.config)}`;
+
+export function rememberGuids(signal: AbortSignal, source: { url: string; config: unknown }, guids: Set<string>): void {
+  let bySource = readGuids.get(signal);
+  if (!bySource) readGuids.set(signal, (bySource = new Map()));
+  bySource.set(sourceKey(source), guids);
+}
+
+/** The ids the last completed read of this run saw (once), or undefined. */
+export function recallGuids(signal: AbortSignal, source: { url: string; config: unknown }): Set<string> | undefined {
+  const bySource = readGuids.get(signal);
+  const key = sourceKey(source);
+  const guids = bySource?.get(key);
+  bySource?.delete(key);
+  return guids;
+}
