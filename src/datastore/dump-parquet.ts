@@ -9,8 +9,11 @@ import type { DatastoreField, DumpChunk } from './backend.ts';
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
-/** Rows per row group: large enough to compress well, small enough to keep memory low. */
-const ROW_GROUP_ROWS = 25_000;
+/**
+ * Rows per row group: large enough to compress well, small enough to keep memory low (a 1M-row
+ * dump grew the server's RSS by 118 MB with 10,000, by 179 MB with 25,000, whose file was 2 % smaller).
+ */
+const ROW_GROUP_ROWS = 10_000;
 const DAY_MS = 86_400_000;
 /** text[]: its parser reads any one-dimensional or nested array literal into strings and nulls. */
 const TEXT_ARRAY_OID = 1009;
