@@ -17,6 +17,7 @@ import {
 } from '../model/harvest-jobs.ts';
 import { currentCopies, currentObjectsMissing, insertObjects, type NewObject } from '../model/harvest-objects.ts';
 import { contentHash } from './import.ts';
+import { dcatReadSettings } from './dcat-settings.ts';
 import {
   HarvestSourceError,
   type HarvestFetch,
@@ -65,6 +66,8 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
   const spec = sourceSpec(source);
   const reader = deps.readerFor(spec.source_type);
   const fetch = deps.fetch(services);
+  // DCAT documents become datasets as dcat_parse makes them on this site (profiles, schema fields, licences)
+  const dcat = spec.source_type === 'ckan' ? undefined : dcatReadSettings(services);
   const since = spec.config.force_all ? null : await incrementalSince(services.db, source.id);
   const batchSize = services.config.int('svc.harvest.import_batch');
   let batch: RemoteDataset[] = [];
@@ -73,7 +76,7 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
   let highWater = since;
   let dated = true;
   try {
-    for await (const record of reader.read(spec, { since, signal, fetch })) {
+    for await (const record of reader.read(spec, { since, signal, fetch, dcat })) {
       if (seen.has(record.guid)) continue;
       seen.add(record.guid);
       if (!record.modified) dated = false;
@@ -86,7 +89,7 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
     }
     await addBatch(services, source, jobId, batch, outcome);
     if (!spec.config.keep_deleted) {
-      const guids = await reader.listGuids(spec, { signal, fetch });
+      const guids = await reader.listGuids(spec, { signal, fetch, dcat });
       await addDeletions(services, source, jobId, guids, outcome);
     }
   } catch (e) {
