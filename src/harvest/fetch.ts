@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { Config } from '../config/load.ts';
 import { siteUrl } from '../config/site-url.ts';
-import { FetchError, isPrivateAddress, safeLookup, systemResolve, type LookupAll } from '../loader/fetch.ts';
+import { describeNetworkError, FetchError, isPrivateAddress, safeLookup, systemResolve, type LookupAll } from '../loader/fetch.ts';
 import { SVC_VERSION } from '../version.ts';
 import { type HarvestFetch, HarvestSourceError } from './types.ts';
 
@@ -168,20 +168,8 @@ export function harvestFetch(config: Config): HarvestFetch {
 function describe(e: NodeJS.ErrnoException, url: URL): HarvestSourceError {
   if (e instanceof HarvestSourceError) return e;
   if (e instanceof FetchError) return new HarvestSourceError(e.message);
-  const message = (() => {
-    switch (e.code) {
-      case 'ENOTFOUND':
-        return `could not resolve the host name ${url.hostname}`;
-      case 'EAI_AGAIN':
-        return `could not resolve the host name ${url.hostname} (try again later)`;
-      case 'ECONNREFUSED':
-        return `the connection to ${url.host} was refused`;
-      case 'ECONNRESET':
-        return `the connection to ${url.host} was reset`;
-      default:
-        return `could not fetch ${url.href}: ${e.message}`;
-    }
-  })();
+  const message =
+    e.code === 'EAI_AGAIN' ? `could not resolve the host name ${url.hostname} (try again later)` : describeNetworkError(e, url);
   return e.code && RETRYABLE_CODES.has(e.code) ? new RetryableError(message) : new HarvestSourceError(message);
 }
 

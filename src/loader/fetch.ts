@@ -117,7 +117,8 @@ export function safeLookup(
   }) as net.LookupFunction;
 }
 
-function describeNetworkError(e: NodeJS.ErrnoException, url: URL): string {
+/** What a failed connection means, in words (the host, not the error code). */
+export function describeNetworkError(e: NodeJS.ErrnoException, url: URL): string {
   if (e instanceof FetchError) return e.message;
   switch (e.code) {
     case 'ENOTFOUND':

@@ -3,18 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 
-export interface HarvestSourceRow {
+export interface HarvestSourceRow extends HarvestSourceFields {
   id: string;
-  name: string;
-  title: string;
-  url: string;
-  source_type: string;
-  frequency: string;
-  config: string | null;
-  notes: string | null;
-  owner_org: string | null;
-  private: boolean;
-  active: boolean;
   state: string;
   creator_user_id: string | null;
   created: string;
