@@ -11,38 +11,40 @@ export interface PackageTagRow {
   state: string;
 }
 
-/** The tag's id, creating the tag when it does not exist. */
-export async function ensureTag(db: Queryable, name: string, vocabularyId: string | null): Promise<string> {
-  const find = () =>
-    db.query<{ id: string }>("SELECT id FROM tags WHERE name = $1 AND coalesce(vocabulary_id, '') = $2", [name, vocabularyId ?? '']);
-  const found = await find();
-  if (found.rows[0]) return found.rows[0].id;
-  // Another transaction may create the same tag meanwhile: the insert then waits for it and does
-  // nothing, and the next statement sees its row.
-  const inserted = await db.query<{ id: string }>(
-    "INSERT INTO tags (id, name, vocabulary_id) VALUES ($1, $2, $3) ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING RETURNING id",
-    [randomUUID(), name, vocabularyId],
-  );
-  return inserted.rows[0]?.id ?? (await find()).rows[0].id;
-}
-
-/** Replaces the dataset's tags. */
+/**
+ * Replaces the dataset's tags, creating the tags that do not exist yet: three statements whatever
+ * the number of tags. Another transaction may create one of the tags meanwhile: the insert then
+ * waits for it and leaves that tag alone, and the link statement (a new snapshot) sees its row.
+ * Tags are inserted in one order (vocabulary, name), so two such writers never wait on each other
+ * crosswise.
+ */
 export async function setPackageTags(
   db: Queryable,
   packageId: string,
   tags: { name: string; vocabulary_id?: string | null }[],
 ): Promise<void> {
   await db.query('DELETE FROM package_tags WHERE package_id = $1', [packageId]);
-  const seen = new Set<string>();
-  for (const t of tags) {
-    const id = await ensureTag(db, t.name, t.vocabulary_id ?? null);
-    if (seen.has(id)) continue;
-    seen.add(id);
-    await db.query("INSERT INTO package_tags (package_id, tag_id, state) VALUES ($1, $2, 'active') ON CONFLICT DO NOTHING", [
-      packageId,
-      id,
-    ]);
-  }
+  const wanted = new Map<string, { name: string; vocabulary: string }>();
+  for (const t of tags) wanted.set(`${t.vocabulary_id ?? ''}\n${t.name}`, { name: t.name, vocabulary: t.vocabulary_id ?? '' });
+  if (!wanted.size) return;
+  const sorted = [...wanted.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, t]) => t);
+  const names = sorted.map((t) => t.name);
+  const vocabularies = sorted.map((t) => t.vocabulary);
+  await db.query(
+    `INSERT INTO tags (id, name, vocabulary_id)
+     SELECT w.id, w.name, nullif(w.vocabulary, '') FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS w(id, name, vocabulary, n)
+     WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE t.name = w.name AND coalesce(t.vocabulary_id, '') = w.vocabulary)
+     ORDER BY w.n
+     ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING`,
+    [sorted.map(() => randomUUID()), names, vocabularies],
+  );
+  await db.query(
+    `INSERT INTO package_tags (package_id, tag_id, state)
+     SELECT $1, t.id, 'active' FROM unnest($2::text[], $3::text[]) AS w(name, vocabulary)
+     JOIN tags t ON t.name = w.name AND coalesce(t.vocabulary_id, '') = w.vocabulary
+     ON CONFLICT DO NOTHING`,
+    [packageId, names, vocabularies],
+  );
 }
 
 /** The active tags of the datasets of $1, by name. */
