@@ -93,6 +93,16 @@ export async function reindexGroupDatasets(
       [groupId],
     )
   ).rows.map((r) => r.id);
+  await reindexDatasets(services, db, ids, afterCommit);
+}
+
+/** Indexes the datasets again in the caller's transaction (batches of 500); the index changes when it commits. */
+export async function reindexDatasets(
+  services: Services,
+  db: Queryable,
+  ids: string[],
+  afterCommit: (fn: () => Promise<void>) => unknown,
+): Promise<void> {
   const engine = searchEngine(services);
   for (let i = 0; i < ids.length; i += 500) await engine.index(db, ids.slice(i, i + 500));
   await afterCommit(() => engine.changed(services.db));

@@ -1,6 +1,7 @@
 // ckanext-harvest's dict shapes: a source (a dataset of type 'harvest' with its status), a job
 // (with stats and error summaries) and an object (with its errors).
 import type { Queryable } from '../../db/database.ts';
+import { ValidationError } from '../../errors.ts';
 import type { HarvestSourceRow } from '../../model/harvest-sources.ts';
 import { groupById } from '../../model/groups.ts';
 import { jobReport, sourceJobSummary, type HarvestJobRow } from '../../model/harvest-jobs.ts';
@@ -90,4 +91,11 @@ export async function harvestObjectDict(db: Queryable, o: HarvestObjectRow) {
     })),
     extras: {},
   };
+}
+
+/** ckanext-harvest's `attr` parameter of the show actions: the whole dict, or one of its keys. */
+export function dictOrAttr(d: Record<string, unknown>, attr: string | undefined): unknown {
+  if (attr === undefined) return d;
+  if (!(attr in d)) throw new ValidationError({ attr: [`Unknown attribute ${attr}`] });
+  return d[attr];
 }

@@ -7,7 +7,7 @@ import { groupsWithPermission, requireUser } from '../../auth/authz.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { findHarvestJob, jobErrorReport, listHarvestJobs, type HarvestJobRow } from '../../model/harvest-jobs.ts';
 import { findHarvestSource } from '../../model/harvest-sources.ts';
-import { harvestJobDict } from './dicts.ts';
+import { harvestJobDict, dictOrAttr } from './dicts.ts';
 import { requireSourceManager } from './auth.ts';
 import { manageSource, sourceOr404 } from './source-actions.ts';
 import { abortHarvestJob, createHarvestJob } from './job-control.ts';
@@ -54,9 +54,7 @@ export const jobActions: ActionDefinition<any, any>[] = [
     returns: { description: 'the job dict', rtype: 'dictionary' },
     handler: async (ctx, prm) => {
       const d = await harvestJobDict(ctx.db, await jobOr404(ctx, prm.id));
-      if (prm.attr === undefined) return d;
-      if (!(prm.attr in d)) throw new ValidationError({ attr: [`Unknown attribute ${prm.attr}`] });
-      return d[prm.attr as keyof typeof d];
+      return dictOrAttr(d, prm.attr);
     },
   }),
   defineAction({

@@ -9,7 +9,7 @@ import { findPackage } from '../../model/packages.ts';
 import { findHarvestSource } from '../../model/harvest-sources.ts';
 import { currentObjectOfPackage, findHarvestObject, type HarvestObjectRow } from '../../model/harvest-objects.ts';
 import { importObject } from '../../harvest/import.ts';
-import { harvestObjectDict } from './dicts.ts';
+import { harvestObjectDict, dictOrAttr } from './dicts.ts';
 import { canReadSource, requireSourceManager } from './auth.ts';
 
 async function objectOf(ctx: ActionContext, params: { id?: string; dataset_id?: string }): Promise<HarvestObjectRow | undefined> {
@@ -48,9 +48,7 @@ export const objectActions: ActionDefinition<any, any>[] = [
       const o = await objectOf(ctx, prm);
       if (!o) throw new NotFoundError(`Harvest object ${prm.id ?? prm.dataset_id} does not exist`);
       const d = await harvestObjectDict(ctx.db, o);
-      if (prm.attr === undefined) return d;
-      if (!(prm.attr in d)) throw new ValidationError({ attr: [`Unknown attribute ${prm.attr}`] });
-      return d[prm.attr as keyof typeof d];
+      return dictOrAttr(d, prm.attr);
     },
   }),
   defineAction({

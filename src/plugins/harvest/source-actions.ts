@@ -17,7 +17,7 @@ import {
 import { findGroup } from '../../model/groups.ts';
 import { clearSourceHistory, packagesOfSource, sourcePackageIds } from '../../model/harvest-objects.ts';
 import { unfinishedHarvestJob } from '../../model/harvest-jobs.ts';
-import { searchEngine } from '../../search/service.ts';
+import { reindexDatasets } from '../../search/service.ts';
 import { harvestSourceDict, sourceStatus } from './dicts.ts';
 import { authSourceCreate, canManageSource, requireSourceManager, requireSourceReader } from './auth.ts';
 import { sourceFields, sourceParams, type SourceInput } from './source-params.ts';
@@ -188,9 +188,7 @@ export const sourceActions: ActionDefinition<any, any>[] = [
     handler: async (ctx, prm) => {
       const s = await sourceOr404(ctx, { id: prm.id });
       const ids = await sourcePackageIds(ctx.db, s.id, { publicOnly: false });
-      const engine = searchEngine(ctx.services);
-      for (let i = 0; i < ids.length; i += 500) await engine.index(ctx.db, ids.slice(i, i + 500));
-      await afterCommit(ctx, () => engine.changed(ctx.services.db));
+      await reindexDatasets(ctx.services, ctx.db, ids, (fn) => afterCommit(ctx, fn));
       return ids.length;
     },
   }),
