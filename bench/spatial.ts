@@ -5,16 +5,20 @@
 // as the app writes them), then `svc search-index rebuild` indexes them. Each query kind runs
 // SVC_BENCH_REQUESTS times (default 50) with its box moved a little every time, so the engine's
 // result cache never answers.                                                  goal: p50 <= 20 ms
+// SVC_BENCH_KEEP=1 keeps the database (its name is printed); SVC_BENCH_REUSE=<database> runs the
+// queries on a database kept by an earlier run (no datasets made; the server migrates it; the
+// index is rebuilt only with SVC_BENCH_REBUILD=1 or when datasets lack an index row; it is kept).
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { resultsDir } from './data.ts';
 import { ADMIN_URL, api, log, startServer, stopChild } from './common.ts';
-import { benchDatabase, rebuild } from './search.ts';
+import { benchDatabase, rebuild, unindexedCount } from './search.ts';
 
 const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
 const CREATE = Number(process.env.SVC_BENCH_CREATE ?? 200);
 const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 50);
+const REUSE = process.env.SVC_BENCH_REUSE;
 
 /** A box of w × h degrees at a place that depends on g (deterministic, spread over the world). */
 function boxOf(g: number): [number, number, number, number] {
@@ -106,6 +110,23 @@ async function clone(client: pg.Client, from: number, to: number): Promise<void>
   }
 }
 
+/** The catalog: CREATE datasets through package_create, the rest SQL copies. */
+async function makeCatalog(port: number, token: string, client: pg.Client, results: Record<string, unknown>): Promise<void> {
+  log(`creating ${CREATE} datasets with a spatial geometry through package_create`);
+  const t0 = Date.now();
+  await api(port, token, 'organization_create', { name: 'spatial-bench' });
+  for (let g = 0; g < CREATE; g++)
+    await api(port, token, 'package_create', {
+      name: `spatial-api-${g}`,
+      owner_org: 'spatial-bench',
+      notes: g % 5 === 0 ? 'water quality' : 'land use',
+      extras: [{ key: 'spatial', value: JSON.stringify(geometryOf(g)) }],
+    });
+  results.package_create_per_s = Math.round(CREATE / ((Date.now() - t0) / 1000));
+  log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
+  await clone(client, CREATE, TOTAL - 1);
+}
+
 export async function run(): Promise<void> {
   const { dbName, dbUrl } = await benchDatabase('spatial');
   const storage = fs.mkdtempSync(path.join('/tmp', 'svc-bench-spatial-'));
@@ -115,20 +136,15 @@ export async function run(): Promise<void> {
   await client.connect();
   const results: Record<string, unknown> = { datasets: TOTAL, created: CREATE, requests: REQUESTS };
   try {
-    log(`creating ${CREATE} datasets with a spatial geometry through package_create`);
-    const t0 = Date.now();
-    await api(server.port, server.token, 'organization_create', { name: 'spatial-bench' });
-    for (let g = 0; g < CREATE; g++)
-      await api(server.port, server.token, 'package_create', {
-        name: `spatial-api-${g}`,
-        owner_org: 'spatial-bench',
-        notes: g % 5 === 0 ? 'water quality' : 'land use',
-        extras: [{ key: 'spatial', value: JSON.stringify(geometryOf(g)) }],
-      });
-    results.package_create_per_s = Math.round(CREATE / ((Date.now() - t0) / 1000));
-    log(`cloning to ${TOTAL.toLocaleString()} datasets in SQL`);
-    await clone(client, CREATE, TOTAL - 1);
-    await rebuild(client, dbUrl, storage, results);
+    if (REUSE) {
+      const n = Number((await client.query('SELECT count(*) AS n FROM packages')).rows[0].n);
+      Object.assign(results, { datasets: n, created: null, reused_database: true });
+      log(`reusing ${dbName}: ${n.toLocaleString()} datasets`);
+      if (process.env.SVC_BENCH_REBUILD === '1' || (await unindexedCount(client)) > 0) await rebuild(client, dbUrl, storage, results);
+    } else {
+      await makeCatalog(server.port, server.token, client, results);
+      await rebuild(client, dbUrl, storage, results);
+    }
     await client.query('VACUUM ANALYZE');
     const rows: Record<string, unknown>[] = [];
     for (const k of KINDS) {
@@ -143,7 +159,7 @@ export async function run(): Promise<void> {
     const file = path.join(resultsDir, 'spatial-postgres.json');
     fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), ...results }, null, 2) + '\n');
     console.log(
-      `\n# spatial search (package_search with ext_bbox): postgres, ${TOTAL.toLocaleString('en')} datasets, ${REQUESTS} requests each`,
+      `\n# spatial search (package_search with ext_bbox): postgres, ${(results.datasets as number).toLocaleString('en')} datasets, ${REQUESTS} requests each`,
     );
     console.log('| query | found | p50 ms | p90 ms |\n|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.query} | ${(r.found as number).toLocaleString('en')} | ${r.p50} | ${r.p90} |`);
@@ -152,7 +168,8 @@ export async function run(): Promise<void> {
     await client.end();
     await stopChild(server.child);
     fs.rmSync(storage, { recursive: true, force: true });
-    if (!process.env.SVC_BENCH_REUSE) {
+    if (process.env.SVC_BENCH_KEEP || REUSE) console.log(`kept database ${dbUrl}`);
+    else {
       const admin = new pg.Client({ connectionString: ADMIN_URL });
       await admin.connect();
       await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
