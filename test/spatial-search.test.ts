@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { as, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
+import { runCliIn } from './helpers/cli.ts';
 import { axeViolations, browserMissing, describeViolations, startBrowserApp, type BrowserApp } from './helpers/browser.ts';
 
 let t: TestApp;
@@ -224,6 +225,45 @@ test('a moved, removed or deleted geometry is found where it is now', async () =
   );
   await t.ok('package_delete', { id: 'spatial-moving' }, as(editor));
   assert.equal((await search({ ext_bbox: '29,29,31,31' })).count, 0);
+});
+
+test('a cleared search index, rebuilt, finds and orders by the extents as before', async () => {
+  const queries: Record<string, unknown>[] = [
+    { ext_bbox: '6,46,7,46.6', sort: 'spatial desc' },
+    { ext_bbox: '6,46,7,46.6', sort: 'spatial asc', include_private: true },
+    { ext_bbox: '175,-20,185,-15' },
+    { ext_bbox: '-180,-90,180,90', q: 'name:spatial-*', sort: 'name asc' },
+  ];
+  const answers = async () => {
+    const out: unknown[] = [];
+    for (const q of queries) {
+      const r = await search(q, as(editor));
+      out.push([r.count, r.results.map((d: any) => d.name)]);
+    }
+    return out;
+  };
+  const before = await answers();
+  assert.equal((await runCliIn(t, ['search-index', 'clear'])).code, 0);
+  assert.equal((await search({ ext_bbox: '6,46,7,46.6' })).count, 0);
+  const rebuilt = await runCliIn(t, ['search-index', 'rebuild']);
+  assert.equal(rebuilt.code, 0, rebuilt.err);
+  assert.deepEqual(await answers(), before);
+});
+
+test('ext_bbox is answered by the search index rows alone (the extents table is only where they are read from)', async () => {
+  const expected = ['spatial-lake', 'spatial-switzerland', 'spatial-europe'];
+  await t.services.db.query('ALTER TABLE package_spatial_extents RENAME TO package_spatial_extents_away');
+  try {
+    // boxes not searched before (a cached result would not read the index)
+    const r = await search({ ext_bbox: '6.01,46.01,7.01,46.61', sort: 'spatial desc' });
+    assert.deepEqual(
+      r.results.map((d: any) => d.name),
+      expected,
+    );
+    assert.deepEqual(names(await search({ ext_bbox: '176,-21,184,-14' })), ['spatial-fiji']);
+  } finally {
+    await t.services.db.query('ALTER TABLE package_spatial_extents_away RENAME TO package_spatial_extents');
+  }
 });
 
 test('the search page: the area from four inputs (no JavaScript), kept by its links; a bad one is an error on the page', async () => {

@@ -30,6 +30,7 @@ const INDEX_COLUMNS = [
   'num_tags',
   'metadata_created',
   'metadata_modified',
+  'extent',
   'doc',
 ];
 
@@ -46,6 +47,7 @@ SELECT p.id, p.name, coalesce(nullif(p.title, ''), p.name), p.state, p.private, 
   package_search_derived_keys(coalesce(p.custom_fields, '{}'::jsonb)) || coalesce(p.custom_fields, '{}'::jsonb) || coalesce(e.extras, '{}'::jsonb),
   ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> p.id)),
   coalesce(r.n, 0), coalesce(cardinality(t.names), 0), p.metadata_created, p.metadata_modified,
+  (SELECT x.extent FROM package_spatial_extents x WHERE x.package_id = p.id),
   setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.title, '')")}), 'A')
   || setweight(to_tsvector('${TS_CONFIG}', concat_ws(' ', p.name, array_to_string(t.names, ' '), g.text, o.name, o.title)), 'B')
   || setweight(to_tsvector('${TS_CONFIG}', ${withWordParts("coalesce(p.notes, '')")}), 'C')

@@ -3,6 +3,8 @@
 // overlap it (2 × the intersection's area / (the box's area + the extent's area), ckanext-spatial's
 // ranking) when sorted by `spatial` or, with no words to score, by score. Extents are kept in
 // package_spatial_extents (migration 019) with every dataset write; a bad geometry refuses the write.
+// The search index row holds its dataset's extent too (migration 022, read from there when the row
+// is written): the search tests and orders the rows themselves.
 import type { Services } from '../context.ts';
 import { SearchQueryError, ValidationError } from '../errors.ts';
 import { boxText, setSpatialExtent, spatialValueOf } from '../model/spatial-extents.ts';
@@ -55,8 +57,8 @@ export function spatialFilterOf(value: unknown): SpatialFilter | undefined {
 
 /** The condition on the search index (alias s): the dataset's extent intersects the box. */
 export function spatialCondition(filter: SpatialFilter, builder: ParamBinder): string {
-  const tests = filter.boxes.map((b) => `e.extent && ${builder.param(boxText(b))}::box`).join(' OR ');
-  return `s.package_id IN (SELECT e.package_id FROM package_spatial_extents e WHERE ${tests})`;
+  const tests = filter.boxes.map((b) => `s.extent && ${builder.param(boxText(b))}::box`);
+  return tests.length === 1 ? tests[0] : `(${tests.join(' OR ')})`;
 }
 
 /**
@@ -73,13 +75,15 @@ export function spatialSortKey(
   const byScore = key.field === 'score' || key.field === 'rank';
   if (key.field !== 'spatial' && !(byScore && filter && !wordsScored)) return undefined;
   if (!filter) throw new SearchQueryError('Sorting by spatial needs ext_bbox (the box to compare the datasets with)');
-  const shared = filter.boxes.map((b) => `coalesce(area(e.extent # ${builder.param(boxText(b))}::box), 0)`).join(' + ');
-  const overlap = `(SELECT 2 * (${shared}) / nullif(${builder.param(filter.area)}::float8 + area(e.extent), 0)
-    FROM package_spatial_extents e WHERE e.package_id = s.package_id)`;
+  const shared = filter.boxes.map((b) => `coalesce(area(s.extent # ${builder.param(boxText(b))}::box), 0)`).join(' + ');
+  const overlap = `2 * (${shared}) / nullif(${builder.param(filter.area)}::float8 + area(s.extent), 0)`;
   return `${overlap} ${key.desc ? 'DESC' : 'ASC'} NULLS LAST`;
 }
 
-/** Keeps each dataset's extent with its writes; a `spatial` value that is no geometry refuses the write. */
+/**
+ * Keeps each dataset's extent with its writes; a `spatial` value that is no geometry refuses the
+ * write. Set up before the search index (services.ts), whose row of the write reads the extent.
+ */
 export function setupSpatial(services: Services): void {
   onPackageChange(services, async (db, packageId, change) => {
     if (change === 'purged') return;
