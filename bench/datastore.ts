@@ -510,7 +510,7 @@ async function waitForVectors(
   const watchIndexes = async () => {
     if (!catalog) return;
     const r = await catalog.query<{ row: boolean; columns: number }>(
-      `SELECT bool_or(indexname ~ '_fts$') AS row, count(*) FILTER (WHERE indexname ~ '_fts_c_')::int AS columns FROM pg_indexes WHERE tablename = $1`,
+      `SELECT bool_or(indexname ~ '_fts$') OR count(*) FILTER (WHERE indexname ~ '_fts_(lo|hi)$') = 2 AS row, count(*) FILTER (WHERE indexname ~ '_fts_c_')::int AS columns FROM pg_indexes WHERE tablename = $1`,
       [id],
     );
     const at = (Date.now() - t0) / 1000;

@@ -63,6 +63,10 @@ async function createTable(rows: Record<string, unknown>[]): Promise<string> {
   return (await a.ok('datastore_create', { resource: { package_id: 'bulk-ds' }, fields, records: rows }, { token: sys })).resource_id;
 }
 
+/** Index names with the row vectors' index (ds_<oid>_fts) as its two halves, sorted. */
+const splitNames = (indexes: Map<string, number>) =>
+  [...indexes.keys()].flatMap((n) => (/_fts$/.test(n) ? [`${n}_hi`, `${n}_lo`] : [n])).sort();
+
 test('a table loaded with its vectors to compute is filled in bulk, its indexes built again, and searches right before and after', async () => {
   const id = await createTable([]);
   const before = onPostgres ? await fullTextIndexes(id) : new Map();
@@ -76,9 +80,9 @@ test('a table loaded with its vectors to compute is filled in bulk, its indexes 
   assert.deepEqual(await searchKeys(id, { a: 'word42' }), [42]);
   assert.equal((await searchKeys(id, 'lagos')).length, ROWS / 2);
   if (onPostgres) {
-    // The same indexes, made again (new oids): the bulk path ran and left nothing dropped.
+    // The same indexes, made again (new oids), the row vectors' one as two halves: the bulk path ran and left nothing dropped.
     const now = await fullTextIndexes(id);
-    assert.deepEqual([...now.keys()], [...before.keys()]);
+    assert.deepEqual([...now.keys()], splitNames(before));
     assert.ok(before.size >= 3, `full-text indexes: ${[...before.keys()]}`);
     for (const [name, oid] of now) assert.notEqual(oid, before.get(name), `${name} was built again`);
     const comment = await writeDb().query<{ c: string }>('SELECT obj_description(to_regclass($1), $2) AS c', [`"${id}"`, 'pg_class']);
@@ -123,4 +127,63 @@ test("after a bulk fill no search reads the fill's dead row versions: the table 
   assert.equal((await fullTextIndexes(id)).size, defs.length);
   assert.deepEqual(await searchKeys(id, 'word123'), [123]);
   assert.equal((await searchKeys(id, { b: 'lagos' })).length, 150);
+});
+
+/** Which of the table's full-text indexes a search's WHERE clause is planned with (sequential scans off). */
+async function indexesPlanned(id: string, where: string): Promise<string[]> {
+  return writeDb().transaction(async (tx) => {
+    await tx.query('SET LOCAL enable_seqscan = off');
+    const r = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) SELECT "_id" FROM "${id}" WHERE ${where}`);
+    return [...new Set(r.rows.flatMap((x) => /Index Scan on (\S+)/.exec(x['QUERY PLAN'])?.[1] ?? []))].sort();
+  });
+}
+
+test('the row vectors index of a bulk fill is two halves split by _id: both searched, kept by writes, datastore_create and recovery', {
+  skip: !onPostgres,
+}, async () => {
+  const id = await createTable([]);
+  for (let i = 0; i < ROWS; i += 200)
+    await a.ok('datastore_upsert', { resource_id: id, method: 'insert', records: records(i, 200) }, { token: sys });
+  await settle();
+  const halves = [...(await fullTextIndexes(id)).keys()].filter((n) => /_fts_(lo|hi)$/.test(n));
+  assert.equal(halves.length, 2, `${[...(await fullTextIndexes(id)).keys()]}`);
+  // The split is in the table comment, at the middle _id; a search condition as select.ts writes it plans both halves.
+  const comment = await writeDb().query<{ c: string }>('SELECT obj_description(to_regclass($1), $2) AS c', [`"${id}"`, 'pg_class']);
+  assert.equal(JSON.parse(comment.rows[0].c).fts_row_split, (1 + ROWS) >> 1);
+  const matchSql = `("_full_text" @@ plainto_tsquery('english', 'lagos') AND "_id" <= 300) OR ("_full_text" @@ plainto_tsquery('english', 'lagos') AND "_id" > 300)`;
+  assert.deepEqual(await indexesPlanned(id, matchSql), halves.sort());
+  // Rows on both sides of the split, then later writes: new rows (past the split) and a row of the first half changed.
+  assert.deepEqual(await searchKeys(id, 'word42'), [42]);
+  assert.deepEqual(await searchKeys(id, 'word555'), [555]);
+  await a.ok('datastore_upsert', { resource_id: id, method: 'insert', records: records(ROWS, 5) }, { token: sys });
+  await a.ok('datastore_create', { resource_id: id, primary_key: ['k'], force: true }, { token: sys });
+  await a.ok('datastore_upsert', { resource_id: id, records: [{ k: 7, a: 'moved kayak', b: 'x' }] }, { token: sys });
+  await settle();
+  assert.deepEqual(await searchKeys(id, `word${ROWS + 3}`), [ROWS + 3]);
+  assert.deepEqual(await searchKeys(id, 'kayak'), [7]);
+  assert.deepEqual(await searchKeys(id, 'word7'), []);
+  // datastore_create changing the table's indexes keeps the halves as they are (no whole index made).
+  const kept = await fullTextIndexes(id);
+  const alias = `split-alias-${randomUUID().slice(0, 8)}`;
+  await a.ok('datastore_create', { resource_id: id, indexes: ['a'], aliases: [alias], force: true }, { token: sys });
+  assert.deepEqual(await fullTextIndexes(id), kept);
+  assert.deepEqual(await searchKeys(alias, 'word555'), [555]);
+  assert.deepEqual(await searchKeys(alias, 'word42'), [42]);
+  // A process that dies during a later bulk fill: the halves are made again.
+  assert.ok(await dropFullTextIndexes(writeDb(), id));
+  assert.deepEqual(await searchKeys(id, 'word555'), [555]);
+  const deadline = Date.now() + 15_000;
+  while ((await fullTextIndexes(id)).size < kept.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual([...(await fullTextIndexes(id)).keys()], [...kept.keys()]);
+  // Every row deleted and the table loaded again: a new bulk fill splits it at the new rows' middle.
+  await a.ok('datastore_delete', { resource_id: id, filters: {}, force: true }, { token: sys });
+  assert.deepEqual(await searchKeys(id, 'word555'), []);
+  for (let i = 1000; i < 1000 + ROWS; i += 200)
+    await a.ok('datastore_upsert', { resource_id: id, method: 'insert', records: records(i, 200) }, { token: sys });
+  await settle();
+  const again = await writeDb().query<{ c: string }>('SELECT obj_description(to_regclass($1), $2) AS c', [`"${id}"`, 'pg_class']);
+  assert.ok(JSON.parse(again.rows[0].c).fts_row_split > ROWS + 5, again.rows[0].c);
+  assert.deepEqual(await searchKeys(id, 'word1042'), [1042]);
+  assert.deepEqual(await searchKeys(id, 'word1555'), [1555]);
+  assert.equal((await searchKeys(id, 'lagos')).length, ROWS / 2);
 });

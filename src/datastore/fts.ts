@@ -104,15 +104,14 @@ export async function setUpFullText(q: Queryable, name: string, settings: FtsSet
       await q.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1`, [name])
     ).rows.map((r) => r.name),
   );
-  const wanted = new Map<string, string>([
-    [`${prefix}fts`, `USING ${method} (${FTS}) WHERE ${FTS} IS NOT NULL`],
-    [`${prefix}fts_pending`, `("_id") WHERE ${FTS} IS NULL`],
-  ]);
+  const wanted = rowIndexes(t.oid, method, rowIndexSplit(t));
+  wanted.set(`${prefix}fts_pending`, `("_id") WHERE ${FTS} IS NULL`);
   for (const c of indexedColumns(t, settings))
     wanted.set(columnIndexName(t, c), `USING ${method} (${columnVector(c, lang)}) WHERE ${FTS} IS NOT NULL`);
   // A bulk fill has dropped them and makes them again when it is done (see "bulk fill" below).
   if (indexes && !rebuildPendingSince(t)) {
-    for (const ix of existing) if (ix.startsWith(`${prefix}fts_c_`) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
+    const ours = (ix: string) => ix.startsWith(`${prefix}fts_c_`) || ROW_INDEX_NAME.test(ix);
+    for (const ix of existing) if (ours(ix) && !wanted.has(ix)) await q.query(`DROP INDEX ${qi(ix)}`);
     for (const [ix, def] of wanted) if (!existing.has(ix)) await q.query(`CREATE INDEX ${qi(ix)} ON ${qi(name)} ${def}`);
   }
   // Triggers made before the column existed: again, with the condition.
@@ -128,6 +127,42 @@ export async function setUpFullText(q: Queryable, name: string, settings: FtsSet
     await q.query(userTriggerSql(tr.name, name, tr.fn, true));
   }
   return added;
+}
+
+// --- the row vectors' index, whole or in two halves ----------------------------------------------
+// A bulk fill builds the row vectors' GIN index as two partial indexes split at an `_id` (the
+// table comment's `fts_row_split`), one per connection at once: PostgreSQL 15 builds a GIN index
+// in one process, and that build was most of a bulk fill. Searches name both halves
+// (rowVectorMatch) so that the planner, which uses a partial index only for a query implying its
+// predicate, ORs the two index scans. Any other table has the one index.
+
+const ROW_SPLIT = 'fts_row_split';
+/** The names of the row vectors' index (ds_<oid>_fts) and of its halves (_lo, _hi). */
+const ROW_INDEX_NAME = /^ds_\d+_fts(_lo|_hi)?$/;
+
+/** The `_id` the table's row vectors' index is split at (null: one index). */
+export function rowIndexSplit(t: Table): number | null {
+  const v = (t.meta as Record<string, unknown>)[ROW_SPLIT];
+  return typeof v === 'number' && Number.isSafeInteger(v) ? v : null;
+}
+
+/** The row vectors' index (or its two halves, split at `_id` = split) by name, as CREATE INDEX ... ON <table> wants them. */
+function rowIndexes(oid: number, method: string, split: number | null): Map<string, string> {
+  const on = `USING ${method} (${FTS}) WHERE ${FTS} IS NOT NULL`;
+  if (split === null) return new Map([[`ds_${oid}_fts`, on]]);
+  return new Map([
+    [`ds_${oid}_fts_lo`, `${on} AND "_id" <= ${split}`],
+    [`ds_${oid}_fts_hi`, `${on} AND "_id" > ${split}`],
+  ]);
+}
+
+/**
+ * The condition that a row's stored vector matches `query` (SQL), written so that it can use the
+ * row vectors' index, whole or split at `split`.
+ */
+export function rowVectorMatch(query: string, split: number | null): string {
+  const match = `${FTS} @@ ${query}`;
+  return split === null ? match : `(${match} AND "_id" <= ${split}) OR (${match} AND "_id" > ${split})`;
 }
 
 /** A user trigger (datastore_create triggers); with the stored vector it skips the filler's updates. */
@@ -231,11 +266,18 @@ const REBUILD_FLAG = 'fts_rebuild_since';
 
 /** Marks (or unmarks) the table's indexes as dropped for a bulk fill; cached descriptions of it go at commit, in every process. */
 async function setRebuildFlag(q: Queryable, name: string, on: boolean): Promise<void> {
+  await setMeta(q, name, (meta) => {
+    if (on) meta[REBUILD_FLAG] = new Date().toISOString();
+    else delete meta[REBUILD_FLAG];
+  });
+}
+
+/** Changes the table comment's keys; cached descriptions of the table go at commit, in every process. */
+async function setMeta(q: Queryable, name: string, change: (meta: Record<string, unknown>) => void): Promise<void> {
   const t = await readTable(q, name);
   if (!t) return;
   const meta: Record<string, unknown> = { ...t.meta };
-  if (on) meta[REBUILD_FLAG] = new Date().toISOString();
-  else delete meta[REBUILD_FLAG];
+  change(meta);
   await q.query(`COMMENT ON TABLE ${qi(name)} IS ${quoteLiteral(JSON.stringify(meta))}`);
   await q.query(`NOTIFY ${SCHEMA_CHANNEL}`);
 }
@@ -296,9 +338,9 @@ export async function fillRange(db: Database, name: string, fromId: number, toId
  * reads the whole table through it (and plans with the statistics of a table without vectors).
  * Vacuumed now (cheaper while the full-text indexes are not there to be vacuumed too), plain `q`
  * searches are fast as soon as the row vectors' index is back. That index is most of the work
- * (one process builds a GIN index; more memory does not make it faster): it starts first, and the
- * per-column indexes are built alongside it on the other `parallel - 1` connections (after it
- * with one).
+ * (one process builds a GIN index; more memory does not make it faster): with two connections or
+ * more it is built as two halves split at the middle `_id` (rowIndexSplit), one per connection at
+ * once, then the per-column indexes on whichever connection is free.
  */
 export async function restoreFullTextIndexes(
   db: Database,
@@ -309,24 +351,49 @@ export async function restoreFullTextIndexes(
 ): Promise<void> {
   await db.exec(`VACUUM (ANALYZE) ${qi(name)}`);
   const create = (sql: string) => db.transaction((tx) => tx.query(sql), { settings: { maintenance_work_mem: `${memoryMb}MB` } });
-  const rowIndex = defs.find((d) => ROW_INDEX_DEF.test(d));
-  const queue = defs.filter((d) => d !== rowIndex);
+  const rowDef = defs.find((d) => ROW_INDEX_DEF.test(d));
+  const queue = defs.filter((d) => !ROW_INDEX_DEF.test(d));
+  // The row vectors' index (whole or halves, as dropped) is made anew: split again at the table's middle.
+  const rowDefs = rowDef ? await splitRowIndex(db, name, /\bUSING (\w+) /.exec(rowDef)?.[1] ?? 'gin', parallel > 1) : [];
   const buildOthers = async () => {
     for (let def = queue.shift(); def; def = queue.shift()) await create(def);
   };
-  if (parallel <= 1) {
-    if (rowIndex) await create(rowIndex);
-    await buildOthers();
-  } else {
-    // All builds over before a failure is reported: none goes on beside a recovery's.
-    const done = await Promise.allSettled([rowIndex && create(rowIndex), ...Array.from({ length: parallel - 1 }, buildOthers)]);
-    for (const r of done) if (r.status === 'rejected') throw r.reason;
-  }
+  // Each connection starts with a half of the row vectors' index (one connection: the whole
+  // index), then takes per-column ones. All builds over before a failure is reported: none goes
+  // on beside a recovery's.
+  const done = await Promise.allSettled(
+    Array.from({ length: Math.max(1, parallel) }, async (_, i) => {
+      if (rowDefs[i]) await create(rowDefs[i]);
+      await buildOthers();
+    }),
+  );
+  for (const r of done) if (r.status === 'rejected') throw r.reason;
   await db.transaction((tx) => setRebuildFlag(tx, name, false));
 }
 
-/** The definition (dropFullTextIndexes) of the index of the row vectors, ds_<oid>_fts. */
-const ROW_INDEX_DEF = /^CREATE INDEX IF NOT EXISTS "?ds_\d+_fts"? ON /;
+/**
+ * Records where the row vectors' index is split (the middle of the table's `_id`s; not split when
+ * `split` is false or the table is empty) and returns the CREATE INDEX statements of the index or
+ * its halves.
+ */
+async function splitRowIndex(db: Database, name: string, method: string, split: boolean): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    const t = await readTable(tx, name);
+    if (!t) return [];
+    const mid = split
+      ? (await tx.query<{ mid: string | null }>(`SELECT ((min("_id") + max("_id")) / 2)::text AS mid FROM ${qi(name)}`)).rows[0].mid
+      : null;
+    const at = mid === null ? null : Number(mid);
+    await setMeta(tx, name, (meta) => {
+      if (at === null) delete meta[ROW_SPLIT];
+      else meta[ROW_SPLIT] = at;
+    });
+    return [...rowIndexes(t.oid, method, at)].map(([ix, def]) => `CREATE INDEX IF NOT EXISTS ${qi(ix)} ON ${qi(name)} ${def}`);
+  });
+}
+
+/** The definition (dropFullTextIndexes) of the row vectors' index, ds_<oid>_fts, or of one of its halves. */
+const ROW_INDEX_DEF = /^CREATE INDEX IF NOT EXISTS "?ds_\d+_fts(_lo|_hi)?"? ON /;
 
 const BULK_LOCK = `hashtextextended('svc.fts_bulk_fill:' || $1, 0)`;
 

@@ -5,7 +5,7 @@ import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DatastoreField, SearchInput } from './backend.ts';
 import { METADATA_VIEW, visibleColumns, type Column, type Table } from './catalog.ts';
-import { columnVector, FTS_COLUMN, regconfig, rowVector } from './fts.ts';
+import { columnVector, FTS_COLUMN, regconfig, rowVector, rowVectorMatch } from './fts.ts';
 import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
 
 export interface Plan {
@@ -85,6 +85,8 @@ export interface TextSearchSetting {
    * matches, the first ones in the table's order, instead of every match (0: every match).
    */
   rankWindow?: number;
+  /** The `_id` the stored vectors' index is split at (fts.ts rowIndexSplit; null or absent: one index). */
+  rowIndexSplit?: number | null;
 }
 
 export async function buildSelect(
@@ -140,7 +142,11 @@ export async function buildSelect(
   const fullText = (text: string, name: string) => {
     const query = tsq(text);
     // Rows not filled yet (NULL) are found through the partial index of pending rows.
-    where.push(stored ? `(${FTS} @@ ${query} OR (${FTS} IS NULL AND ${rowVector(t, langP)} @@ ${query}))` : `${rowVec} @@ ${query}`);
+    where.push(
+      stored
+        ? `(${rowVectorMatch(query, fts.rowIndexSplit ?? null)} OR (${FTS} IS NULL AND ${rowVector(t, langP)} @@ ${query}))`
+        : `${rowVec} @@ ${query}`,
+    );
     ranks.push({ name, expr: `ts_rank(${rowVec}, ${query})` });
   };
   if (typeof input.q === 'string' && input.q !== '') fullText(input.q, 'rank');

@@ -13,6 +13,7 @@ import {
   FTS_COLUMN,
   rebuildDroppedIndexes,
   rebuildPendingSince,
+  rowIndexSplit,
   setUpFullText,
   storedLanguage,
   type FtsSettings,
@@ -239,15 +240,18 @@ export class Sessions {
   /** Whether a search of this table or alias can use stored full-text vectors (a table without them is upgraded). */
   async textSearch(q: Queryable, t: Table): Promise<TextSearchSetting> {
     let stored: string | null = null;
+    let split: number | null = null;
     if (t.relkind === 'r') {
       stored = storedLanguage(t);
+      split = rowIndexSplit(t);
       if (!stored && !t.name.startsWith('_')) this.upgradeLater(t.name);
       else if (stored && rebuildPendingSince(t) && !this.filler.isBulkFilling(t.name)) this.rebuildIndexesLater(t.name);
     } else if (t.aliasOf && t.columns.some((c) => c.id === FTS_COLUMN)) {
       const base = await this.describe(q, t.aliasOf);
       stored = base ? storedLanguage(base) : null;
+      split = base ? rowIndexSplit(base) : null;
     }
-    return { stored, defaultLanguage: this.fts.language, rankWindow: this.fts.rankWindow };
+    return { stored, defaultLanguage: this.fts.language, rankWindow: this.fts.rankWindow, rowIndexSplit: split };
   }
 
   /** readTable(), from the cache when it has it: for reads only (writes describe inside their transaction). */
