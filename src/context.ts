@@ -50,6 +50,8 @@ export interface Services {
   jobs: JobService;
   /** Streaming replicas serving side-effect-free actions (svc.database_read_urls; PostgreSQL only). */
   reads?: ReadReplicas;
+  /** The data store's read URL as a (possible) streaming replica of its write URL's server (PostgreSQL only). */
+  datastoreReads?: ReadReplicas;
   /** Changes other processes on the same PostgreSQL catalog announce (PostgreSQL only). */
   changes?: CatalogChanges;
   /** Custom metadata schemas (svc.scheming.*); absent when none is configured. */

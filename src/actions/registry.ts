@@ -224,6 +224,8 @@ export async function callAction(services: Services, name: string, input: Record
         services.logger.error({ err: e, action: name }, 'work after commit failed');
       }
     }
+    // after the work after commit: a resource's data store table is dropped there
+    if (services.datastoreReads && !def.sideEffectFree) await noteDatastoreWrite(services.datastoreReads);
     return result;
   }
 }
@@ -237,6 +239,19 @@ async function noteWrite(reads: ReadReplicas): Promise<void> {
   // the answer tells the caller; this request's own later reads (a page after its form) must see it too
   scope.wroteAt = lsn;
   scope.readAfter = lsn;
+}
+
+/** The same for the data store's database, when a write transaction ran there during the request (plugins/datastore/replica.ts). */
+async function noteDatastoreWrite(reads: ReadReplicas): Promise<void> {
+  const state = currentRequest()?.datastore;
+  if (!state?.wrote) return;
+  state.wrote = false;
+  // a read URL known not to be a replica (the primary itself, as the read-only user) is never behind
+  if (!reads.mayLag()) return;
+  const lsn = await reads.primaryLsn().catch(() => null);
+  if (lsn === null || (state.wroteAt !== undefined && lsn <= state.wroteAt)) return;
+  state.wroteAt = lsn;
+  state.readAfter = lsn;
 }
 
 /** Runs fn after the call commits (at once for a context without a transaction of its own). */

@@ -8,9 +8,32 @@ import { siteUrl } from '../config/site-url.ts';
 import { ensureSiteUser } from './site-user.ts';
 import { userDict } from './user-dict.ts';
 import { userSchema } from './result-schemas.ts';
+import type { ReplicaStatus } from '../db/replicas.ts';
 
 /** The CKAN version clients feature-detect on. */
 export const API_COMPAT_VERSION = '2.11.0';
+
+const replicaSchema = Type.Object({
+  name: Type.String(),
+  address: Type.String(),
+  serving: Type.Boolean(),
+  in_recovery: Type.Union([Type.Boolean(), Type.Null()]),
+  lag_seconds: Type.Union([Type.Number(), Type.Null()]),
+  lag_bytes: Type.Union([Type.Number(), Type.Null()]),
+  problem: Type.Optional(Type.String()),
+});
+
+function replicaDict(r: ReplicaStatus): Record<string, unknown> {
+  return {
+    name: r.name,
+    address: r.address,
+    serving: r.serving,
+    in_recovery: r.inRecovery,
+    lag_seconds: r.lagSeconds,
+    lag_bytes: r.lagBytes,
+    ...(r.problem ? { problem: r.problem } : {}),
+  };
+}
 
 export const siteActions: ActionDefinition<any, any>[] = [
   defineAction({
@@ -28,7 +51,7 @@ export const siteActions: ActionDefinition<any, any>[] = [
     description: "Return information about the site's configuration.",
     returns: {
       description:
-        'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true); for sysadmins, read_replicas: each replica of svc.database_read_urls with its lag',
+        'site_title, site_description, site_url, error_emails_to, locale_default, extensions and ckan_version (hidden from non-sysadmins when svc.hide_version is true); for sysadmins, read_replicas: each replica of svc.database_read_urls with its lag, and datastore_read_replica: the server of svc.datastore.read_url (in_recovery: a streaming replica) with its lag',
       rtype: 'dictionary',
       schema: Type.Object({
         site_title: Type.String(),
@@ -38,18 +61,8 @@ export const siteActions: ActionDefinition<any, any>[] = [
         locale_default: Type.String(),
         extensions: Type.Array(Type.String()),
         ckan_version: Type.Optional(Type.String()),
-        read_replicas: Type.Optional(
-          Type.Array(
-            Type.Object({
-              name: Type.String(),
-              address: Type.String(),
-              serving: Type.Boolean(),
-              lag_seconds: Type.Union([Type.Number(), Type.Null()]),
-              lag_bytes: Type.Union([Type.Number(), Type.Null()]),
-              problem: Type.Optional(Type.String()),
-            }),
-          ),
-        ),
+        read_replicas: Type.Optional(Type.Array(replicaSchema)),
+        datastore_read_replica: Type.Optional(replicaSchema),
       }),
     },
     handler: (ctx) => {
@@ -64,15 +77,9 @@ export const siteActions: ActionDefinition<any, any>[] = [
       };
       if (!config.bool('svc.hide_version') || ctx.identity.sysadmin) out.ckan_version = API_COMPAT_VERSION;
       const replicas = ctx.services.reads?.status();
-      if (replicas?.length && ctx.identity.sysadmin)
-        out.read_replicas = replicas.map((r) => ({
-          name: r.name,
-          address: r.address,
-          serving: r.serving,
-          lag_seconds: r.lagSeconds,
-          lag_bytes: r.lagBytes,
-          ...(r.problem ? { problem: r.problem } : {}),
-        }));
+      if (replicas?.length && ctx.identity.sysadmin) out.read_replicas = replicas.map(replicaDict);
+      const datastoreRead = ctx.services.datastoreReads?.status()[0];
+      if (datastoreRead && ctx.identity.sysadmin) out.datastore_read_replica = replicaDict(datastoreRead);
       return out;
     },
   }),

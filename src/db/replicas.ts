@@ -14,8 +14,12 @@ const POLL_MS = 15;
 /** A replica that does not answer within this is down for this check. */
 const CONNECT_TIMEOUT_MS = 2_000;
 
-/** The replica's replayed WAL position; a server not in recovery (a primary named as replica, tests) answers its own. */
-const REPLAYED_SQL = `SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text AS lsn`;
+/**
+ * The replica's replayed WAL position, and whether it is a streaming replica (in recovery); a server
+ * not in recovery (a primary named as replica, tests) answers its own position.
+ */
+const REPLAYED_SQL = `SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text AS lsn,
+  pg_is_in_recovery() AS recovery`;
 const PRIMARY_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn';
 
 /** A WAL position ("16/B374D848") as a number; null for anything else. */
@@ -41,6 +45,8 @@ export interface ReplicaStatus {
   lagBytes: number | null;
   /** Serves reads now: up, and not further behind than the limit. */
   serving: boolean;
+  /** A server in recovery (a streaming replica); false: a primary named as replica; null: not known (down). */
+  inRecovery: boolean | null;
   /** Why it does not serve. */
   problem?: string;
 }
@@ -55,9 +61,10 @@ interface ReadCounts {
 interface Replica {
   name: string;
   address: string;
-  db: PostgresDatabase;
+  db: Database;
   up: boolean;
   replayed: bigint | null;
+  inRecovery: boolean | null;
   lagSeconds: number | null;
   lagBytes: number | null;
   problem?: string;
@@ -84,9 +91,15 @@ function addressOf(url: string): string {
 }
 
 /** What one request's reads must see: its caller's last write; primaryOnly once a wait for it failed. */
-interface ReadConsistency {
+export interface ReadConsistency {
   readAfter?: bigint | null;
   primaryOnly?: boolean;
+}
+
+/** The pools a read may run on: the primary's, and one per replica in the order of the URLs. */
+interface ReadPools {
+  primary: Database;
+  replicas: Database[];
 }
 
 interface ReadReplicaOptions {
@@ -95,6 +108,10 @@ interface ReadReplicaOptions {
   waitMs: number;
   poolSize: number;
   logger: Logger;
+  /** What the replicas are, in log lines (default: "read replica"). */
+  label?: string;
+  /** Opens a replica's pool (default: poolSize connections with default_transaction_read_only). */
+  open?: (url: string) => Database;
 }
 
 export class ReadReplicas {
@@ -112,20 +129,13 @@ export class ReadReplicas {
     private readonly opts: ReadReplicaOptions,
   ) {
     this.replicas = urls.map((url, i) => {
-      const pool = new pg.Pool({
-        connectionString: url,
-        max: opts.poolSize,
-        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-        // A replica refuses writes anyway; a primary named as a replica must refuse them too.
-        options: '-c default_transaction_read_only=on',
-      });
-      pool.on('error', () => undefined);
       return {
         name: `replica${i + 1}`,
         address: addressOf(url),
-        db: new PostgresDatabase(pool),
+        db: opts.open?.(url) ?? this.openReadOnly(url),
         up: false,
         replayed: null,
+        inRecovery: null,
         lagSeconds: null,
         lagBytes: null,
         problem: 'not checked yet',
@@ -133,11 +143,31 @@ export class ReadReplicas {
     });
   }
 
+  private get label(): string {
+    return this.opts.label ?? 'read replica';
+  }
+
+  private openReadOnly(url: string): Database {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: this.opts.poolSize,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A replica refuses writes anyway; a primary named as a replica must refuse them too.
+      options: '-c default_transaction_read_only=on',
+    });
+    pool.on('error', () => undefined);
+    return new PostgresDatabase(pool);
+  }
+
   /** Checks every replica once (a replica that is down is logged, not fatal), then every CHECK_MS. */
   async start(): Promise<void> {
     await this.check();
     for (const r of this.replicas) {
-      if (!r.up) this.opts.logger.warn({ replica: r.name, address: r.address, problem: r.problem }, 'read replica not usable at start');
+      if (!r.up)
+        this.opts.logger.warn(
+          { replica: r.name, address: r.address, problem: r.problem },
+          `${this.label} not usable at start; its reads go to the primary`,
+        );
     }
     this.timer = setInterval(() => void this.check(), CHECK_MS);
     this.timer.unref();
@@ -173,9 +203,11 @@ export class ReadReplicas {
 
   private async checkReplica(r: Replica, now: number): Promise<void> {
     try {
-      const replayed = parseLsn((await r.db.query<{ lsn: string | null }>(REPLAYED_SQL)).rows[0]?.lsn);
+      const row = (await r.db.query<{ lsn: string | null; recovery: boolean }>(REPLAYED_SQL)).rows[0];
+      const replayed = parseLsn(row?.lsn);
       if (replayed === null) throw new Error('the server reports no replayed WAL position');
       r.replayed = replayed;
+      r.inRecovery = row.recovery === true;
       r.up = true;
       const behind = this.samples.find((s) => s.lsn > replayed);
       const latest = this.samples.at(-1);
@@ -191,7 +223,7 @@ export class ReadReplicas {
   }
 
   private markDown(r: Replica, e: unknown): void {
-    if (r.up) this.opts.logger.warn({ replica: r.name, address: r.address, err: (e as Error).message }, 'read replica down');
+    if (r.up) this.opts.logger.warn({ replica: r.name, address: r.address, err: (e as Error).message }, `${this.label} down`);
     r.up = false;
     r.lagSeconds = null;
     r.lagBytes = null;
@@ -210,8 +242,14 @@ export class ReadReplicas {
       lagSeconds: r.lagSeconds,
       lagBytes: r.lagBytes,
       serving: r.up && r.problem === undefined,
+      inRecovery: r.inRecovery,
       ...(r.problem ? { problem: r.problem } : {}),
     }));
+  }
+
+  /** Whether a replica may be behind the primary: one is in recovery, or not known (down); false when all are primaries. */
+  mayLag(): boolean {
+    return this.replicas.some((r) => r.inRecovery !== false);
   }
 
   /** The primary's WAL position now: at or after the commit of every write this process has finished. */
@@ -225,26 +263,30 @@ export class ReadReplicas {
    * the read (and the request's later reads: primaryOnly) goes to the primary. A replica that fails
    * the read is left and the read run on the primary.
    */
-  async read<T>(consistency: ReadConsistency | undefined, fn: (db: Database) => Promise<T>): Promise<T> {
+  read<T>(consistency: ReadConsistency | undefined, fn: (db: Database) => Promise<T>): Promise<T> {
+    return this.readWith(consistency, { primary: this.primary, replicas: this.replicas.map((r) => r.db) }, fn);
+  }
+
+  /** read() on other pools to the same servers (e.g. with other session settings or sizes than the checks use). */
+  async readWith<T>(consistency: ReadConsistency | undefined, pools: ReadPools, fn: (db: Database) => Promise<T>): Promise<T> {
     const replica = consistency?.primaryOnly ? null : await this.choose(consistency?.readAfter ?? null);
     if (!replica && consistency?.readAfter != null) consistency.primaryOnly = true;
-    if (!replica) return this.onPrimary(fn);
+    const onPrimary = () => {
+      this.count('primary');
+      return fn(pools.primary);
+    };
+    if (!replica) return onPrimary();
     this.count(replica.name);
     try {
-      return await fn(replica.db);
+      return await fn(pools.replicas[this.replicas.indexOf(replica)]);
     } catch (e) {
       const failure = replicaFailure(e);
       if (!failure) throw e;
       if (failure === 'down') this.markDown(replica, e);
       else if ((e as { code?: string }).code === '25006')
         this.opts.logger.error({ err: (e as Error).message }, 'a side-effect-free action wrote to the database');
-      return this.onPrimary(fn);
+      return onPrimary();
     }
-  }
-
-  private onPrimary<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-    this.count('primary');
-    return fn(this.primary);
   }
 
   private count(target: string): void {

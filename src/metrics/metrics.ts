@@ -77,7 +77,8 @@ export function serverMetrics(services: Services): ServerMetrics {
   jobGauge('svc_jobs_running', 'Jobs running from each queue', (r) => r.running);
   jobGauge('svc_jobs_oldest_queued_seconds', 'How long the oldest waiting job of each queue has waited', (r) => r.oldest_seconds);
 
-  if (services.reads) replicaMetrics(registry, services.reads);
+  if (services.reads) replicaMetrics(registry, services.reads, CATALOG_METRICS);
+  if (services.datastoreReads) replicaMetrics(registry, services.datastoreReads, DATASTORE_METRICS);
   const loaderCounter = (name: string, help: string, pick: () => number) =>
     new Counter({
       name,
@@ -113,11 +114,33 @@ interface PoolCounts {
   waitingCount: number;
 }
 
-/** Lag and health of each read replica, and where side-effect-free actions were served. */
-function replicaMetrics(registry: Registry, reads: ReadReplicas): void {
+/** Names and words of one database's replica metrics. */
+interface ReplicaMetricNames {
+  /** svc_db or svc_datastore */
+  prefix: string;
+  /** What the replica is, in help texts. */
+  replica: string;
+  /** What is counted by svc_..._reads_total. */
+  reads: string;
+}
+
+const CATALOG_METRICS: ReplicaMetricNames = {
+  prefix: 'svc_db',
+  replica: 'read replica',
+  reads: 'Side-effect-free action calls',
+};
+const DATASTORE_METRICS: ReplicaMetricNames = {
+  prefix: 'svc_datastore',
+  replica: 'data store read URL (svc.datastore.read_url)',
+  reads: 'Data store reads (searches, lookups, dumps, SQL searches)',
+};
+
+/** Lag and health of each read replica, and where reads were served. */
+function replicaMetrics(registry: Registry, reads: ReadReplicas, names: ReplicaMetricNames): void {
+  const { prefix, replica } = names;
   const perReplica = (name: string, help: string, pick: (r: ReplicaStatus) => number | null) =>
     new Gauge({
-      name,
+      name: `${prefix}_${name}`,
       help,
       labelNames: ['replica'] as const,
       registers: [registry],
@@ -129,15 +152,15 @@ function replicaMetrics(registry: Registry, reads: ReadReplicas): void {
         }
       },
     });
-  perReplica('svc_db_replica_up', 'Whether the read replica answers (1) or not (0)', (r) => (r.up ? 1 : 0));
-  perReplica('svc_db_replica_serving', 'Whether the read replica serves reads (up and within svc.database_replica_max_lag)', (r) =>
+  perReplica('replica_up', `Whether the ${replica} answers (1) or not (0)`, (r) => (r.up ? 1 : 0));
+  perReplica('replica_serving', `Whether the ${replica} serves reads (up and within svc.database_replica_max_lag)`, (r) =>
     r.serving ? 1 : 0,
   );
-  perReplica('svc_db_replica_lag_seconds', 'Seconds the read replica is behind the primary', (r) => r.lagSeconds);
-  perReplica('svc_db_replica_lag_bytes', 'WAL bytes the read replica has still to replay', (r) => r.lagBytes);
+  perReplica('replica_lag_seconds', `Seconds the ${replica} is behind the primary`, (r) => r.lagSeconds);
+  perReplica('replica_lag_bytes', `WAL bytes the ${replica} has still to replay`, (r) => r.lagBytes);
   new Counter({
-    name: 'svc_db_reads_total',
-    help: 'Side-effect-free action calls by the database that served them (primary or a replica)',
+    name: `${prefix}_reads_total`,
+    help: `${names.reads} by the database that served them (primary or a replica)`,
     labelNames: ['target'] as const,
     registers: [registry],
     collect() {
@@ -146,7 +169,7 @@ function replicaMetrics(registry: Registry, reads: ReadReplicas): void {
     },
   });
   new Counter({
-    name: 'svc_db_reads_after_write_total',
+    name: `${prefix}_reads_after_write_total`,
     help: 'Reads of callers who had written, by how they saw their write: on a replica already there, after waiting, or on the primary',
     labelNames: ['outcome'] as const,
     registers: [registry],

@@ -15,6 +15,7 @@ import { NotFoundError } from '../../errors.ts';
 import './permissions.ts'; // adds `svc datastore set-permissions`
 import './fts-cli.ts'; // `svc db upgrade` also migrates data store tables to stored full-text vectors
 import { registerSearchSql, type SqlSearchBackend } from './search-sql.ts';
+import { noticingWrites, openDatastoreReads } from './replica.ts';
 import type { FtsSettings } from '../../datastore/fts.ts';
 import type { Services } from '../../actions/context.ts';
 
@@ -35,7 +36,8 @@ declareOption({
   default: '',
   secret: true,
   validate: postgresUrl,
-  description: 'PostgreSQL URL of the data store database for the read-only user (see svc datastore set-permissions)',
+  description:
+    "PostgreSQL URL of the data store database for the read-only user (see svc datastore set-permissions); it may be a streaming replica of svc.datastore.write_url's server (reads fall back to the primary as this URL's user)",
 });
 declareOption({
   name: 'svc.datastore.search.rows_default',
@@ -156,14 +158,26 @@ export const datastorePlugin: Plugin = {
         );
       }
       const write = PostgresDatabase.open(writeUrl, { max: 5 });
-      const read = PostgresDatabase.open(readUrl, { max: 5, ...readPoolOptions });
+      // read_url may be a streaming replica: reads go there or, when it lags a caller's write, is
+      // down or too far behind, to the primary as the same user (replica.ts).
       // SQL searches run on connections of their own: datastore_search never waits behind them.
-      const sqlSearch = services.config.bool('svc.datastore.sqlsearch.enabled')
-        ? PostgresDatabase.open(readUrl, { max: services.config.int('svc.datastore.sqlsearch.max_running'), ...readPoolOptions })
-        : read;
-      const owned = sqlSearch === read ? [write, read] : [write, read, sqlSearch];
-      backend = new PostgresBackend({ write, read, owned, listenUrl: writeUrl, fts, onBackgroundError });
-      sqlRead = { readDb: sqlSearch };
+      const pools = await openDatastoreReads(
+        services,
+        { read: readUrl, write: writeUrl },
+        { max: 5, ...readPoolOptions },
+        services.config.bool('svc.datastore.sqlsearch.enabled') ? services.config.int('svc.datastore.sqlsearch.max_running') : null,
+      );
+      services.onClose.push(() => pools.close());
+      services.datastoreReads = pools.reads;
+      backend = new PostgresBackend({
+        write: noticingWrites(write),
+        read: pools.read,
+        owned: [write],
+        listenUrl: writeUrl,
+        fts,
+        onBackgroundError,
+      });
+      sqlRead = { readDb: pools.sqlSearch };
     } else {
       const db = await services.openEmbeddedWorker('datastore');
       if (db instanceof PGliteWorkerDatabase) db.maxMemoryBytes = services.config.int('svc.datastore.embedded_max_memory') * 1024 * 1024;
