@@ -121,6 +121,8 @@ export interface ReadQueryOptions {
   timeoutMs?: number;
   /** The statement bounds its own rows (a LIMIT): run without a cursor, so PostgreSQL may plan it in parallel. */
   bounded?: boolean;
+  /** Planner settings for this statement only (SET LOCAL name = value in its read transaction). */
+  settings?: Record<string, string>;
 }
 
 export interface DumpChunk {

@@ -120,27 +120,31 @@ async function plannedRows(q: Queryable, sql: string, params: unknown[]): Promis
 /** A read-only query as the reader role with a row limit (datastore_search_sql). */
 export async function readQuery(sessions: Sessions, sql: string, opts: ReadQueryOptions): Promise<ReadQueryResult> {
   const limit = Math.max(0, Math.floor(opts.rowLimit));
-  return sessions.readTx(async (q) => {
-    let r: { rows: Record<string, unknown>[]; fields: { name: string; dataTypeID: number }[] };
-    if (opts.bounded) r = await q.query<Record<string, unknown>>(sql, opts.params ?? []);
-    else {
-      await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
-      r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
-      await q.exec('CLOSE ds_read');
-    }
-    const truncated = r.rows.length > limit;
-    const fields: { id: string; type: string }[] = [];
-    for (const f of r.fields) fields.push({ id: f.name, type: reportedType(await typeName(sessions.typeNames, q, f.dataTypeID)) });
-    const kinds = fields.map((f) => kindOf(f.type));
-    const records = r.rows.slice(0, limit).map((row) => {
-      const o: Record<string, unknown> = {};
-      fields.forEach((f, i) => {
-        o[f.id] = readValue(row[f.id], kinds[i]);
+  return sessions.readTx(
+    async (q) => {
+      let r: { rows: Record<string, unknown>[]; fields: { name: string; dataTypeID: number }[] };
+      if (opts.bounded) r = await q.query<Record<string, unknown>>(sql, opts.params ?? []);
+      else {
+        await q.query(`DECLARE ds_read NO SCROLL CURSOR FOR ${sql}`, opts.params ?? []);
+        r = await q.query<Record<string, unknown>>(`FETCH ${limit + 1} FROM ds_read`);
+        await q.exec('CLOSE ds_read');
+      }
+      const truncated = r.rows.length > limit;
+      const fields: { id: string; type: string }[] = [];
+      for (const f of r.fields) fields.push({ id: f.name, type: reportedType(await typeName(sessions.typeNames, q, f.dataTypeID)) });
+      const kinds = fields.map((f) => kindOf(f.type));
+      const records = r.rows.slice(0, limit).map((row) => {
+        const o: Record<string, unknown> = {};
+        fields.forEach((f, i) => {
+          o[f.id] = readValue(row[f.id], kinds[i]);
+        });
+        return o;
       });
-      return o;
-    });
-    return { fields, records, truncated };
-  }, opts.timeoutMs ?? SEARCH_TIMEOUT_MS);
+      return { fields, records, truncated };
+    },
+    opts.timeoutMs ?? SEARCH_TIMEOUT_MS,
+    opts.settings,
+  );
 }
 
 async function typeName(typeNames: Map<number, string>, q: Queryable, oid: number): Promise<string> {

@@ -61,6 +61,23 @@ function bucketOf(x: string, xType: string, xKind: AxisKind, lo: unknown, hi: un
 }
 
 /**
+ * What one computation of a chart found: the largest groups (largest first) and the x range of
+ * their rows. The next computation of the same chart (after a write) guesses that they are
+ * unchanged, so it needs one scan of the table instead of two (see chartPoints).
+ */
+export interface ChartShape {
+  groups: (string | null)[];
+  range: { lo: unknown; hi: unknown } | null;
+}
+
+/**
+ * Statements that put rows in intervals: the planner cannot know how few intervals there are (it
+ * counts the distinct x values), so it expects a large aggregate and sorts it, spilling to disk,
+ * and compiles it (JIT) for much longer than the aggregate takes. Hashed (in parallel), it is cheap.
+ */
+const BUCKET_SETTINGS = { enable_sort: 'off', jit: 'off' };
+
+/**
  * The chart's points (config checked against the table before: checkChartConfig). Every statement
  * bounds its rows, so runs without a cursor: PostgreSQL may scan the table with parallel workers.
  */
@@ -70,6 +87,24 @@ export async function chartData(
   config: ChartConfig,
   fields: DatastoreField[],
 ): Promise<ChartData> {
+  return (await chartPoints(backend, table, config, fields)).data;
+}
+
+/**
+ * The chart's points and its shape. Numeric and date x take two scans: the largest groups and the
+ * x range, then the intervals, which depend on them. Given the shape of an earlier computation
+ * (`guess`), one scan computes the groups and the range and, with them guessed, the intervals;
+ * when the groups or the range found differ from the guess, those points are thrown away and the
+ * intervals computed again from what was found (two scans, as without a guess). Either way the
+ * points are those of the table as it is now.
+ */
+export async function chartPoints(
+  backend: DatastoreBackend,
+  table: string,
+  config: ChartConfig,
+  fields: DatastoreField[],
+  guess?: ChartShape,
+): Promise<{ data: ChartData; shape: ChartShape }> {
   const t = `${qi(table)} AS d`;
   const xType = fields.find((f) => f.id === config.x)?.type ?? 'text';
   const xKind = axisKind(xType);
@@ -96,43 +131,92 @@ export async function chartData(
       }
     }
   };
-  if (g) {
+  const groupLimit = MAX_GROUPS + 1000;
+  const perSeriesOf = (n: number) => Math.max(1, Math.floor(MAX_POINTS / Math.max(1, n)));
+  const pointLimitOf = (n: number) => (perSeriesOf(n) + 1) * Math.max(1, n);
+  let guessed: Record<string, unknown>[] | null = null;
+  if (ranged && guess?.range && (g !== null || guess.groups.length === 0)) {
+    // One scan: per group and guessed interval (rows of groups not guessed among the largest in
+    // one interval each), then the groups' sizes and ranges from those, and the points.
+    const p = [...params];
+    const bucket = bucketOf(x, xType, xKind, guess.range.lo, guess.range.hi, perSeriesOf(guess.groups.length), p);
+    let fine: string;
+    if (g) {
+      p.push(
+        guess.groups.filter((v) => v !== null),
+        guess.groups.includes(null),
+      );
+      const guessedGroup = `(${g}::text = ANY($${p.length - 1}::text[]) OR ($${p.length}::bool AND ${g} IS NULL))`;
+      fine = `SELECT ${g}::text AS "g", CASE WHEN ${guessedGroup} THEN ${bucket} END AS "b", count(*) AS "n"${rangeSelect}, ${ySelect}
+        FROM ${t} WHERE ${where} GROUP BY ${g}, 2`;
+    } else {
+      fine = `SELECT NULL::text AS "g", ${bucket} AS "b", count(*) AS "n"${rangeSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 2`;
+    }
+    const noYs = ys.map((_, i) => `NULL::float8 AS "y${i}"`).join(', ');
+    const yNames = ys.map((_, i) => `"y${i}"`).join(', ');
+    const rowLimit = groupLimit + pointLimitOf(Math.min(MAX_GROUPS, Math.max(1, guess.groups.length)));
+    const sql = `WITH fine AS (${fine}),
+      groups AS (SELECT "g", sum("n")::int8 AS "n", min("lo") AS "lo", max("hi") AS "hi" FROM fine GROUP BY "g" ORDER BY 2 DESC, 1 LIMIT ${groupLimit})
+      SELECT 0 AS "k", "g", "n", NULL AS "o", "lo" AS "x", "hi", ${noYs} FROM groups
+      UNION ALL SELECT 1, "g", NULL, "lo", "lo", NULL, ${yNames} FROM fine WHERE "b" IS NOT NULL
+      ORDER BY 1, 3 DESC, 4, 2 LIMIT ${rowLimit + 1}`;
+    const r = await backend.readQuery(sql, { params: p, rowLimit, bounded: true, settings: BUCKET_SETTINGS });
+    const found = r.records.filter((row) => row.k === 0);
+    const top = found.slice(0, g ? MAX_GROUPS : 1);
+    widen(top.map((row) => ({ lo: row.x, hi: row.hi })));
+    const foundRange = range as { lo: unknown; hi: unknown } | null;
+    if (g) {
+      groups = top.map((row) => (row.g === null ? null : String(row.g)));
+      groupsLeftOut = Math.max(0, found.length - MAX_GROUPS);
+    }
+    const sameGroups = groups.length === guess.groups.length && groups.every((v) => guess.groups.includes(v));
+    const sameRange = foundRange !== null && sameValue(foundRange.lo, guess.range.lo) && sameValue(foundRange.hi, guess.range.hi);
+    if (sameGroups && sameRange && !r.truncated) guessed = r.records.filter((row) => row.k === 1);
+  } else if (g) {
     // The largest groups (and their x range), one scan of the table.
-    const limit = MAX_GROUPS + 1000;
     const r = await backend.readQuery(
-      `SELECT ${g}::text AS "g", count(*)::int AS "n"${rangeSelect} FROM ${t} WHERE ${where} GROUP BY ${g} ORDER BY 2 DESC, 1 LIMIT ${limit + 1}`,
-      { rowLimit: limit, bounded: true },
+      `SELECT ${g}::text AS "g", count(*)::int AS "n"${rangeSelect} FROM ${t} WHERE ${where} GROUP BY ${g} ORDER BY 2 DESC, 1 LIMIT ${groupLimit + 1}`,
+      { rowLimit: groupLimit, bounded: true },
     );
     groups = r.records.slice(0, MAX_GROUPS).map((row) => (row.g === null ? null : String(row.g)));
     widen(r.records.slice(0, MAX_GROUPS));
     groupsLeftOut = Math.max(0, r.records.length - MAX_GROUPS);
-    if (groupsLeftOut) {
-      params.push(
-        groups.filter((v) => v !== null),
-        groups.includes(null),
-      );
-      where += ` AND (${g}::text = ANY($1::text[]) OR ($2::bool AND ${g} IS NULL))`;
-    }
   } else if (ranged) {
     widen((await backend.readQuery(`SELECT ${rangeSelect.slice(2)} FROM ${t} WHERE ${where}`, { rowLimit: 1, bounded: true })).records);
   }
-  const gSelect = g ? `, ${g}::text AS "g"` : '';
-  const perSeries = Math.max(1, Math.floor(MAX_POINTS / Math.max(1, groups.length)));
-  let sql: string;
-  let rowLimit: number;
-  if (!ranged) {
-    rowLimit = MAX_POINTS;
-    sql = `SELECT ${x}::text AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 1${g ? ', 2' : ''} ORDER BY 1${g ? ', 2' : ''}`;
-  } else {
-    // Equal-width intervals between the smallest and largest x; each point at its interval's smallest x.
-    const { lo, hi } = range ?? { lo: 0, hi: 1 };
-    const bucket = range ? bucketOf(x, xType, xKind, lo, hi, perSeries, params) : 'true';
-    rowLimit = (perSeries + 1) * Math.max(1, groups.length);
-    sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where}
-      GROUP BY ${bucket}${g ? `, ${g}` : ''} ORDER BY 1${g ? ', 2' : ''}`;
+  if (g && groupsLeftOut) {
+    params.push(
+      groups.filter((v) => v !== null),
+      groups.includes(null),
+    );
+    where += ` AND (${g}::text = ANY($1::text[]) OR ($2::bool AND ${g} IS NULL))`;
   }
-  sql += ` LIMIT ${rowLimit + 1}`;
-  const r = await backend.readQuery(sql, { params, rowLimit, bounded: true });
+  const gSelect = g ? `, ${g}::text AS "g"` : '';
+  const perSeries = perSeriesOf(groups.length);
+  let records: Record<string, unknown>[];
+  let truncated: boolean;
+  if (guessed) {
+    records = guessed;
+    truncated = false;
+  } else {
+    let sql: string;
+    let rowLimit: number;
+    if (!ranged) {
+      rowLimit = MAX_POINTS;
+      sql = `SELECT ${x}::text AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where} GROUP BY 1${g ? ', 2' : ''} ORDER BY 1${g ? ', 2' : ''}`;
+    } else {
+      // Equal-width intervals between the smallest and largest x; each point at its interval's smallest x.
+      const { lo, hi } = range ?? { lo: 0, hi: 1 };
+      const bucket = range ? bucketOf(x, xType, xKind, lo, hi, perSeries, params) : 'true';
+      rowLimit = pointLimitOf(groups.length);
+      sql = `SELECT min(${x}) AS "x"${gSelect}, ${ySelect} FROM ${t} WHERE ${where}
+      GROUP BY ${bucket}${g ? `, ${g}` : ''} ORDER BY 1${g ? ', 2' : ''}`;
+    }
+    sql += ` LIMIT ${rowLimit + 1}`;
+    const r = await backend.readQuery(sql, { params, rowLimit, bounded: true, ...(ranged ? { settings: BUCKET_SETTINGS } : {}) });
+    records = r.records;
+    truncated = r.truncated;
+  }
   const names = config.y.length ? config.y : ['count'];
   const series = new Map<string, ChartSeries>();
   const seriesOf = (key: string) => {
@@ -144,7 +228,7 @@ export async function chartData(
   if (g) for (const v of groups) seriesOf(v ?? NULL_GROUP);
   let distinctX = 0;
   let lastX: unknown;
-  for (const row of r.records) {
+  for (const row of records) {
     const xv = xKind === 'number' ? Number(row.x) : String(row.x);
     if (xv !== lastX) distinctX++;
     lastX = xv;
@@ -154,12 +238,18 @@ export async function chartData(
       seriesOf(key).points.push({ x: xv, y: y === null || y === undefined ? null : Number(y) });
     });
   }
-  return {
+  const data: ChartData = {
     config,
     xKind,
     series: [...series.values()],
     bucketed: xKind !== 'category' && distinctX >= perSeries,
-    truncated: r.truncated,
+    truncated,
     groupsLeftOut,
   };
+  return { data, shape: { groups, range } };
+}
+
+/** x values as the data store gives them (numbers, ISO strings) compared. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return typeof a === 'number' || typeof b === 'number' ? Number(a) === Number(b) : String(a) === String(b);
 }
