@@ -11,6 +11,7 @@
 // node directly: the single-node baseline. Report: requests and errors by kind per phase,
 // p50/p99, replica lag, RSS of each process at start and end, and a check that every acknowledged
 // write is in the primary, whole. Needs root (runs PostgreSQL as the postgres user) and haproxy.
+// SVC_BENCH_DATASTORE_ON_REPLICA=1 points the data store's read URL at the replica as well.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -40,7 +41,9 @@ const SECRET = randomBytes(32).toString('hex');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-'));
 const repo = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const primaryUrl = (db: string, user = 'postgres') => `postgresql://${user}@127.0.0.1:${PRIMARY_PORT}/${db}`;
-const replicaUrl = (db: string) => `postgresql://postgres@127.0.0.1:${REPLICA_PORT}/${db}`;
+const replicaUrl = (db: string, user = 'postgres') => `postgresql://${user}@127.0.0.1:${REPLICA_PORT}/${db}`;
+/** SVC_BENCH_DATASTORE_ON_REPLICA=1: the nodes' data store reads on the replica too (svc.datastore.read_url). */
+const datastoreReadUrl = process.env.SVC_BENCH_DATASTORE_ON_REPLICA === '1' ? replicaUrl : primaryUrl;
 const pgBin = (name: string) => {
   const dir = fs.readdirSync('/usr/lib/postgresql').sort().at(-1);
   return path.join('/usr/lib/postgresql', dir!, 'bin', name);
@@ -96,7 +99,7 @@ const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
   SVC__DATABASE_READ_URLS: replicaUrl('svc_catalog'),
   SVC__DATABASE_REPLICA_MAX_LAG: '5',
   SVC__DATASTORE__WRITE_URL: primaryUrl('svc_datastore'),
-  SVC__DATASTORE__READ_URL: primaryUrl('svc_datastore', 'svc_ds_reader'),
+  SVC__DATASTORE__READ_URL: datastoreReadUrl('svc_datastore', 'svc_ds_reader'),
   SVC__STORAGE_PATH: path.join(root, 'storage'),
   SVC__STORAGE__BACKEND: 's3',
   SVC__STORAGE__S3__ENDPOINT: `http://127.0.0.1:${S3_PORT}`,

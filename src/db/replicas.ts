@@ -267,8 +267,17 @@ export class ReadReplicas {
     return this.readWith(consistency, { primary: this.primary, replicas: this.replicas.map((r) => r.db) }, fn);
   }
 
-  /** read() on other pools to the same servers (e.g. with other session settings or sizes than the checks use). */
-  async readWith<T>(consistency: ReadConsistency | undefined, pools: ReadPools, fn: (db: Database) => Promise<T>): Promise<T> {
+  /**
+   * read() on other pools to the same servers (e.g. with other session settings or sizes than the
+   * checks use). mayRetry: whether a read the replica failed may run again on the primary (not
+   * once it has handed rows on: a dump would repeat them).
+   */
+  async readWith<T>(
+    consistency: ReadConsistency | undefined,
+    pools: ReadPools,
+    fn: (db: Database) => Promise<T>,
+    mayRetry: () => boolean = () => true,
+  ): Promise<T> {
     const replica = consistency?.primaryOnly ? null : await this.choose(consistency?.readAfter ?? null);
     if (!replica && consistency?.readAfter != null) consistency.primaryOnly = true;
     const onPrimary = () => {
@@ -285,6 +294,7 @@ export class ReadReplicas {
       if (failure === 'down') this.markDown(replica, e);
       else if ((e as { code?: string }).code === '25006')
         this.opts.logger.error({ err: (e as Error).message }, 'a side-effect-free action wrote to the database');
+      if (!mayRetry()) throw e;
       return onPrimary();
     }
   }

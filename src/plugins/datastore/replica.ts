@@ -4,7 +4,7 @@
 // is down or too far behind, and when a caller's own data store write is not replayed there within
 // svc.database_replica_wait, they go to the primary, still as the read-only user: read_url's user
 // and password on write_url's server and database.
-import type { Database } from '../../db/database.ts';
+import type { Database, Transaction } from '../../db/database.ts';
 import { PostgresDatabase } from '../../db/database.ts';
 import { ReadReplicas } from '../../db/replicas.ts';
 import { currentRequest } from '../../metrics/request-context.ts';
@@ -36,16 +36,34 @@ function openPool(url: string, opts: PoolOptions): PostgresDatabase {
  * one database: each read runs on whichever the request may read (ReadReplicas.readWith).
  */
 function routedDatabase(reads: ReadReplicas, pools: { primary: Database; replicas: Database[] }): Database {
-  const run = <T>(fn: (db: Database) => Promise<T>): Promise<T> => {
+  const run = <T>(fn: (db: Database) => Promise<T>, mayRetry?: () => boolean): Promise<T> => {
     const scope = currentRequest();
     // Outside a request (jobs, background work) there is no caller's write to wait for.
     const consistency = scope && reads.mayLag() ? (scope.datastore ??= {}) : undefined;
-    return reads.readWith(consistency, pools, fn);
+    return reads.readWith(consistency, pools, fn, mayRetry);
   };
   return {
     kind: 'postgres',
     query: (text, params) => run((db) => db.query(text, params)),
-    transaction: (fn, opts) => run((db) => db.transaction(fn, opts)),
+    transaction: (fn, opts) => {
+      // a dump hands rows on as it reads them (a cursor, COPY): run again elsewhere, it would repeat them
+      let streamed = false;
+      const streaming = (tx: Transaction): Transaction => ({
+        ...tx,
+        query: (text, params) => {
+          if (/^\s*FETCH\b/i.test(typeof text === 'string' ? text : text.text)) streamed = true;
+          return tx.query(text, params);
+        },
+        copyOut: (source, options) => {
+          streamed = true;
+          return tx.copyOut(source, options);
+        },
+      });
+      return run(
+        (db) => db.transaction((tx) => fn(streaming(tx)), opts),
+        () => !streamed,
+      );
+    },
     withConnection: (fn) => run((db) => db.withConnection(fn)),
     exec: (sql) => run((db) => db.exec(sql)),
     close: async () => undefined,
