@@ -81,6 +81,7 @@ describe('a data store read URL that is a streaming replica', {
 }, () => {
   let replica: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let replay: PostgresBackend;
+  let replayWrite: PostgresDatabase;
   let t: TestApp;
   let token: string;
 
@@ -108,7 +109,8 @@ describe('a data store read URL that is a streaming replica', {
        ALTER DATABASE ${replica.name} SET search_path = public, sim, pg_catalog;`,
     );
     // the test's own "replay": svc's data store code writing to the replica's database
-    replay = new PostgresBackend({ write: PostgresDatabase.open(replica.url, { max: 2 }), owned: [] });
+    replayWrite = PostgresDatabase.open(replica.url, { max: 2 });
+    replay = new PostgresBackend({ write: replayWrite, owned: [replayWrite] });
     await replay.init();
     t = await startApp({
       config: {
@@ -127,7 +129,6 @@ describe('a data store read URL that is a streaming replica', {
   after(async () => {
     await t?.close();
     await replay?.close();
-    await (replay as unknown as { opts?: { write: PostgresDatabase } })?.opts?.write.close().catch(() => undefined);
     await replica?.drop();
   });
 

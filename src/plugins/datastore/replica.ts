@@ -70,11 +70,18 @@ function routedDatabase(reads: ReadReplicas, pools: { primary: Database; replica
   };
 }
 
-/** The write database, telling the request's scope when a write transaction of the data store committed. */
+/**
+ * The write database, telling the request's scope when a write transaction of the data store
+ * committed: the rest of the request reads on the primary (an action that reads what it has just
+ * written), and its answer carries the primary's position (registry.ts).
+ */
 export function noticingWrites(db: Database): Database {
   const wrote = () => {
     const scope = currentRequest();
-    if (scope) (scope.datastore ??= {}).wrote = true;
+    if (!scope) return;
+    scope.datastore ??= {};
+    scope.datastore.wrote = true;
+    scope.datastore.primaryOnly = true;
   };
   return {
     kind: db.kind,
