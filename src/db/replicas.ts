@@ -4,6 +4,8 @@
 // does not answer, or is further behind than svc.database_replica_max_lag, serves nothing until a
 // later check finds it well again. A caller who wrote reads on a replica only once that replica has
 // replayed the write's commit position (a bounded wait), else on the primary.
+// The data store uses it too, for its read URL (src/plugins/datastore/replica.ts): there the check
+// also tells whether the server is a streaming replica at all (in recovery) or the primary itself.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { PostgresDatabase, type Database } from './database.ts';
