@@ -34,7 +34,8 @@ const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / 86_400_000;
 
 /**
  * The chart of mean v by day grouped by region, from the rows: the 10 largest regions (then by
- * name, no value last), and fewer days than intervals, so one point per region and day.
+ * name, no value last), each in 2000 / 10 equal intervals of days between the first and last day
+ * of those regions, each point at its interval's first day.
  */
 function expected(rows: Row[]): { series: Record<string, [string, number][]>; groupsLeftOut: number } {
   const byRegion = new Map<string | null, Row[]>();
@@ -42,13 +43,24 @@ function expected(rows: Row[]): { series: Record<string, [string, number][]>; gr
   const order = [...byRegion.entries()].sort(
     ([a, ra], [b, rb]) => rb.length - ra.length || (a === null ? 1 : b === null ? -1 : a < b ? -1 : a > b ? 1 : 0),
   );
+  const top = order.slice(0, 10);
+  const days = top.flatMap(([, rs]) => rs.map((r) => dayNumber(r.day)));
+  const [lo, hi] = [Math.min(...days), Math.max(...days)];
+  const n = Math.floor(2000 / top.length);
   const series: Record<string, [string, number][]> = {};
-  for (const [region, rs] of order.slice(0, 10)) {
-    const days = new Map<string, number[]>();
-    for (const r of rs) days.set(r.day, [...(days.get(r.day) ?? []), r.v]);
-    series[region ?? '(no value)'] = [...days.entries()]
-      .sort(([a], [b]) => dayNumber(a) - dayNumber(b))
-      .map(([d, vs]) => [d, vs.reduce((s, v) => s + v, 0) / vs.length]);
+  for (const [region, rs] of top) {
+    const buckets = new Map<number, { first: number; vs: number[] }>();
+    for (const r of rs) {
+      const d = dayNumber(r.day);
+      const k = Math.floor(((d - lo) * n) / (hi - lo + 1));
+      const b = buckets.get(k) ?? { first: d, vs: [] };
+      b.first = Math.min(b.first, d);
+      b.vs.push(r.v);
+      buckets.set(k, b);
+    }
+    series[region ?? '(no value)'] = [...buckets.values()]
+      .sort((a, b) => a.first - b.first)
+      .map((b) => [day(b.first - dayNumber(day(0))), b.vs.reduce((s, v) => s + v, 0) / b.vs.length]);
   }
   return { series, groupsLeftOut: Math.max(0, order.length - 10) };
 }
@@ -111,7 +123,7 @@ test('after every kind of write, a grouped chart by date shows the points of the
   };
   await insert('a row inside the range', [{ day: day(5), region: 'r01', v: 1000 }]);
   await insert('a row of a region left out', [{ day: day(30), region: 'r12', v: 7 }]);
-  await insert('a later day', [{ day: day(40), region: 'r02', v: 3 }]);
+  await insert('a later day (intervals of two days)', [{ day: day(400), region: 'r02', v: 3 }]);
   await insert('an earlier day', [{ day: day(-3), region: 'r05', v: 4 }]);
   await insert(
     'a small region grown among the largest',
@@ -125,9 +137,9 @@ test('after every kind of write, a grouped chart by date shows the points of the
   update.v = -50;
   await t.ok('datastore_upsert', { resource_id: table, method: 'update', records: [{ id: update.id, v: -50 }] }, as(editor));
   assertSame(await rendered(view.id), expected(rows), 'after an update');
-  await t.ok('datastore_delete', { resource_id: table, filters: { day: day(40) } }, as(editor));
+  await t.ok('datastore_delete', { resource_id: table, filters: { day: day(400) } }, as(editor));
   rows.splice(
-    rows.findIndex((r) => r.day === day(40)),
+    rows.findIndex((r) => r.day === day(400)),
     1,
   );
   assertSame(await rendered(view.id), expected(rows), 'the last day deleted');
