@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import pino from 'pino';
 import { freshPostgresDatabase, ensureReadRole, onPostgres, READ_ROLE, startApp, type TestApp } from './helpers/app.ts';
-import { formatLsn, parseLsn } from '../src/db/replicas.ts';
+import { absorbConnectionLoss, formatLsn, parseLsn } from '../src/db/replicas.ts';
 import { PostgresDatabase } from '../src/db/database.ts';
 import { PostgresBackend } from '../src/datastore/postgres.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
@@ -242,6 +242,27 @@ describe('a data store read URL that is a streaming replica', {
     assert.ok((sample(text, 'svc_datastore_replica_lag_seconds', { replica: 'replica1' }) ?? 0) > 0);
     assert.equal(sample(text, 'svc_datastore_replica_up', { replica: 'replica1' }), 1);
   });
+});
+
+test('a replica that ends a connection lent out (between two statements) does not end the process', {
+  skip: !onPostgres && 'PostgreSQL only',
+}, async () => {
+  const pool = new pg.Pool({ connectionString: process.env.SVC_TEST_DATABASE_URL, max: 1 });
+  pool.on('error', () => undefined);
+  absorbConnectionLoss(pool);
+  const client = await pool.connect();
+  try {
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    // what a stopping replica does to each of its connections (without the listener: an uncaught 'error')
+    await runAsSuperuser(process.env.SVC_TEST_DATABASE_URL!, `SELECT pg_terminate_backend(${pid})`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await assert.rejects(client.query('SELECT 1'));
+  } finally {
+    client.release();
+  }
+  // the pool drops the dead connection and opens a new one
+  assert.equal((await pool.query('SELECT 1 AS one')).rows[0].one, 1);
+  await pool.end();
 });
 
 describe('a data store read URL that is not a replica, or does not answer', { skip: !onPostgres && 'PostgreSQL only' }, () => {

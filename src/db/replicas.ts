@@ -83,6 +83,15 @@ function replicaFailure(e: unknown): 'down' | 'retry' | null {
   return null;
 }
 
+/**
+ * A replica that stops ends its connections; a connection lent out (between two statements of a
+ * read) then emits 'error' with nobody listening, which would end the process. Its statements fail
+ * (and run again on the primary); the pool drops the connection when it comes back.
+ */
+export function absorbConnectionLoss(pool: pg.Pool): void {
+  pool.on('connect', (client) => client.on('error', () => undefined));
+}
+
 function addressOf(url: string): string {
   try {
     const u = new URL(url);
@@ -158,6 +167,7 @@ export class ReadReplicas {
       options: '-c default_transaction_read_only=on',
     });
     pool.on('error', () => undefined);
+    absorbConnectionLoss(pool);
     return new PostgresDatabase(pool);
   }
 
