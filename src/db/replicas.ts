@@ -102,7 +102,7 @@ function addressOf(url: string): string {
 }
 
 /** What one request's reads must see: its caller's last write; primaryOnly once a wait for it failed. */
-export interface ReadConsistency {
+interface ReadConsistency {
   readAfter?: bigint | null;
   primaryOnly?: boolean;
 }
