@@ -1,6 +1,7 @@
 // Saving a dataset from a dataset dict: validation with the declarations of package-schema.ts and
 // the checks across fields, then core columns, extras, tags, groups, resources and relationships
 // (package_create, package_update and everything built on them; resource_create/update).
+import { randomUUID } from 'node:crypto';
 import type { ActionContext } from './context.ts';
 import { afterCommit } from './registry.ts';
 import { canEditPackage, hasGroupPermission } from '../auth/authz.ts';
@@ -14,6 +15,7 @@ import {
   findPackage,
   freeDeletedName,
   insertPackage,
+  lockAndReadPackage,
   lockPackages,
   packageGroups,
   PACKAGE_TEXT_FIELDS,
@@ -26,14 +28,15 @@ import {
 import { buildPackageDicts } from '../model/package-dict.ts';
 import { findRelationship, relationshipsOf, saveRelationship, deleteRelationship } from '../model/relationships.ts';
 import {
-  findResource,
   guessFormat,
   guessMimetype,
   insertResource,
-  markResourceDeleted,
+  insertResources,
+  markResourcesDeleted,
+  resourcesByIds,
   resourcesOf,
-  setPositions,
   updateResource,
+  updateResources,
   RESOURCE_FIELDS,
   type ResourceRow,
   type ResourceWrite,
@@ -103,6 +106,10 @@ const internal = (ctx: ActionContext) => ctx.ignoreAuth || ctx.identity.via === 
 export interface ValidPackage {
   data: Record<string, any>;
   custom: Record<string, unknown>;
+  /** The dataset's active resources before the write (none for a new one). */
+  existing: ResourceRow[];
+  /** The resources named by the ids sent, by id (any dataset's, any state). */
+  sentResources: Map<string, ResourceRow>;
 }
 
 function flattenTagErrors(errs: unknown): string[] {
@@ -170,13 +177,16 @@ export async function validatePackage(ctx: ActionContext, sent: Record<string, u
   }
 
   // resources: an id of another dataset's resource cannot be taken
+  const sentResources = new Map<string, ResourceRow>();
   if (Array.isArray(data.resources)) {
     const itemErrors: Record<string, unknown>[] = Array.isArray(errors.resources)
       ? (errors.resources as Record<string, unknown>[])
       : data.resources.map(() => ({}));
+    const ids = (data.resources as Record<string, unknown>[]).map((r) => r.id).filter((id): id is string => typeof id === 'string');
+    for (const r of await resourcesByIds(ctx.db, ids)) sentResources.set(r.id, r);
     for (const [i, r] of (data.resources as Record<string, unknown>[]).entries()) {
       if (typeof r.id !== 'string') continue;
-      const other = await findResource(ctx.db, r.id);
+      const other = sentResources.get(r.id);
       if (other && other.package_id !== pkg?.id) (itemErrors[i] as Record<string, string[]>).id = ['Resource id already exists.'];
     }
     if (itemErrors.some((e) => Object.keys(e).length)) errors.resources = itemErrors;
@@ -222,7 +232,7 @@ export async function validatePackage(ctx: ActionContext, sent: Record<string, u
       delete data[k];
     }
   }
-  return { data, custom: customFields };
+  return { data, custom: customFields, existing, sentResources };
 }
 
 /** A form's repeating subfields (field-0-subfield keys) as lists, in the dataset and its resources. */
@@ -277,8 +287,20 @@ export async function createResource(
   fileOps: FileOps,
   file?: UploadedFile,
 ): Promise<ResourceRow> {
+  const row = await insertResource(ctx.db, packageId, newResourceWrite(ctx, r, position, file));
+  if (file) fileOps.store(row.id, file);
+  return row;
+}
+
+/** The row of a new resource (its id given or new) from a validated dict. */
+function newResourceWrite(
+  ctx: ActionContext,
+  r: Record<string, any>,
+  position: number,
+  file?: UploadedFile,
+): ResourceWrite & { id: string } {
   const { cols, extras } = resourceParts(r);
-  const w: ResourceWrite & { id?: string } = { ...cols, extras, position };
+  const w: ResourceWrite & { id: string } = { ...cols, id: (cols as { id?: string }).id ?? randomUUID(), extras, position };
   if (!internal(ctx)) delete w.datastore_active;
   if (file) {
     w.url_type = 'upload';
@@ -293,9 +315,7 @@ export async function createResource(
     if (!w.name) w.name = uploadName(file.filename) || null;
   }
   if (!w.format) w.format = guessFormat(file ? file.filename : String(w.url ?? '')) || (w.format ?? '');
-  const row = await insertResource(ctx.db, packageId, w);
-  if (file) fileOps.store(row.id, file);
-  return row;
+  return w;
 }
 
 /** Updates a resource with package_update's replace semantics: fields not sent are cleared, resources not sent are deleted. */
@@ -307,6 +327,18 @@ export async function replaceResource(
   fileOps: FileOps,
   file?: UploadedFile,
 ): Promise<ResourceRow> {
+  return updateResource(ctx.db, old.id, replacementWrite(ctx, old, r, position, fileOps, file));
+}
+
+/** The changes of replaceResource (its file work registered in fileOps). */
+function replacementWrite(
+  ctx: ActionContext,
+  old: ResourceRow,
+  r: Record<string, any>,
+  position: number | undefined,
+  fileOps: FileOps,
+  file?: UploadedFile,
+): ResourceWrite {
   const { cols, extras, sent } = resourceParts(r);
   const w: ResourceWrite = { state: 'active', extras };
   // cleared when not sent
@@ -344,7 +376,7 @@ export async function replaceResource(
       if (wasUpload) fileOps.remove(old.id);
     }
   }
-  return updateResource(ctx.db, old.id, w);
+  return w;
 }
 
 /** A resource dict's `upload` may name a file of the request ({__file: field}, set by package_revise). */
@@ -353,29 +385,48 @@ function attachedFile(ctx: ActionContext, upload: unknown): UploadedFile | undef
   return ctx.files?.[(upload as any).__file];
 }
 
-/** The resource list of a package_create/update: matched by id, others created, missing ones deleted. */
-async function saveResources(ctx: ActionContext, pkgId: string, list: Record<string, any>[] | undefined, fileOps: FileOps): Promise<void> {
-  const current = await resourcesOf(ctx.db, [pkgId]);
+/**
+ * The resource list of a package_create/update: matched by id, others created (in one statement),
+ * missing ones deleted. Each is written with its position in the list. current: the dataset's
+ * active resources, sent: the resources of the ids sent (read by the validation, under the
+ * dataset's lock).
+ */
+async function saveResources(
+  ctx: ActionContext,
+  pkgId: string,
+  list: Record<string, any>[] | undefined,
+  fileOps: FileOps,
+  { existing: current, sentResources: sent }: Pick<ValidPackage, 'existing' | 'sentResources'>,
+): Promise<void> {
   const byId = new Map(current.map((r) => [r.id, r]));
   const keep = new Set<string>();
-  const order: string[] = [];
+  const created: (ResourceWrite & { id: string })[] = [];
+  const replaced: { id: string; changes: ResourceWrite }[] = [];
   for (const [i, r] of (list ?? []).entries()) {
     let old = typeof r.id === 'string' ? byId.get(r.id) : undefined;
     if (!old && typeof r.id === 'string') {
-      const any = await findResource(ctx.db, r.id);
+      const any = sent.get(r.id);
       if (any && any.package_id === pkgId) old = any; // a deleted resource of this dataset comes back
     }
     const file = attachedFile(ctx, r.upload);
-    const row = old ? await replaceResource(ctx, old, r, i, fileOps, file) : await createResource(ctx, pkgId, r, i, fileOps, file);
-    keep.add(row.id);
-    order.push(row.id);
+    if (old) {
+      replaced.push({ id: old.id, changes: replacementWrite(ctx, old, r, i, fileOps, file) });
+      keep.add(old.id);
+    } else {
+      const w = newResourceWrite(ctx, r, i, file);
+      if (file) fileOps.store(w.id, file);
+      created.push(w);
+      keep.add(w.id);
+    }
   }
-  for (const r of current) {
-    if (keep.has(r.id)) continue;
-    await markResourceDeleted(ctx.db, r.id);
-    if (r.url_type === 'upload') fileOps.remove(r.id);
-  }
-  await setPositions(ctx.db, order);
+  await updateResources(ctx.db, replaced);
+  await insertResources(ctx.db, pkgId, created);
+  const gone = current.filter((r) => !keep.has(r.id));
+  await markResourcesDeleted(
+    ctx.db,
+    gone.map((r) => r.id),
+  );
+  for (const r of gone) if (r.url_type === 'upload') fileOps.remove(r.id);
 }
 
 // --- groups ---------------------------------------------------------------------------------
@@ -414,16 +465,18 @@ function relationshipOthers(data: Record<string, any>): string[] {
   );
 }
 
-async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>): Promise<void> {
+async function saveRelationships(ctx: ActionContext, pkgId: string, data: Record<string, any>, isNew: boolean): Promise<void> {
+  // (read again only after a write; a new dataset has none)
+  let read: Awaited<ReturnType<typeof relationshipsOf>> | undefined = isNew ? [] : undefined;
   for (const [key, asSubject] of [
     ['relationships_as_subject', true],
     ['relationships_as_object', false],
   ] as const) {
     const list = data[key];
     if (!Array.isArray(list)) continue;
-    const existing = (await relationshipsOf(ctx.db, [pkgId])).filter((r) =>
-      asSubject ? r.subject_package_id === pkgId : r.object_package_id === pkgId,
-    );
+    read ??= await relationshipsOf(ctx.db, [pkgId]);
+    const existing = read.filter((r) => (asSubject ? r.subject_package_id === pkgId : r.object_package_id === pkgId));
+    if (list.length || existing.length) read = undefined;
     const keep = new Set<string>();
     for (const r of list) {
       const [subjectId, objectId] = asSubject ? [pkgId, r._other] : [r._other, pkgId];
@@ -451,13 +504,15 @@ function coreColumns(data: Record<string, any>): Record<string, unknown> {
 
 /** Saves a dataset dict (a new dataset, or a full replace of pkg): the row, extras, tags, groups, resources, relationships. */
 async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, pkg?: PackageRow): Promise<PackageRow> {
-  const { data, custom } = await validatePackage(ctx, input, pkg);
+  const valid = await validatePackage(ctx, input, pkg);
+  const { data, custom } = valid;
   // The dataset and both ends of its relationships, all at once in id order (as
   // package_relationship_create locks them), before anything is written. (A new row is seen by
-  // no one else until commit.)
-  const locked = [...(pkg ? [pkg.id] : []), ...relationshipOthers(data)];
-  if (locked.length) await lockPackages(ctx.db, locked);
-  if (!pkg || data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg?.id);
+  // no one else until commit; an updated one is locked already, by updatePackageFrom.)
+  const others = relationshipOthers(data);
+  if (others.length) await lockPackages(ctx.db, [...(pkg ? [pkg.id] : []), ...others]);
+  // (insertPackage frees the name of a new dataset itself)
+  if (pkg && data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg.id);
   const fileOps = new FileOps(ctx);
   const customFields = Object.keys(custom).length ? custom : null;
   const row = pkg
@@ -483,15 +538,17 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
         custom_fields: customFields,
       });
   const id = pkg?.id ?? row.id;
+  const isNew = !pkg;
   await setExtras(
     ctx.db,
     id,
     (data.extras ?? []).filter((e: any) => !e.deleted).map((e: any) => ({ key: e.key, value: e.value })),
+    { isNew },
   );
-  await setPackageTags(ctx.db, id, data.tags ?? []);
-  await saveGroups(ctx, id, data.groups, !pkg);
-  await saveResources(ctx, id, data.resources, fileOps);
-  await saveRelationships(ctx, id, data);
+  await setPackageTags(ctx.db, id, data.tags ?? [], { isNew });
+  await saveGroups(ctx, id, data.groups, isNew);
+  await saveResources(ctx, id, data.resources, fileOps, valid);
+  await saveRelationships(ctx, id, data, isNew);
   await notifyPackageChange(ctx, id);
   await fileOps.run();
   return row;
@@ -506,8 +563,7 @@ export function createPackage(ctx: ActionContext, input: Record<string, unknown>
  * what it keeps (patch, revise, update's kept fields) sees every write acknowledged before it.
  */
 export async function lockedPackage(ctx: ActionContext, pkg: PackageRow): Promise<PackageRow> {
-  await lockPackages(ctx.db, [pkg.id]);
-  return (await findPackage(ctx.db, pkg.id)) ?? pkg;
+  return (await lockAndReadPackage(ctx.db, pkg.id)) ?? pkg;
 }
 
 /** package_patch: the dataset as it is under the lock, with the fields sent replaced, saved by package_update. */

@@ -18,11 +18,24 @@ export const DATASET_ACTIVITY = "(a.activity_type LIKE '% package' OR a.activity
 
 const COLUMNS = 'a.id, a.timestamp, a.user_id, a.object_id, a.activity_type, a.data, a.permission_labels';
 
-export async function insertActivity(db: Queryable, a: Omit<ActivityRow, 'id' | 'timestamp'>): Promise<string> {
+/**
+ * firstActivityType: the type instead of activity_type when the object has no activity yet
+ * ('new package' beside 'changed package'), decided by the insert itself.
+ */
+export async function insertActivity(
+  db: Queryable,
+  a: Omit<ActivityRow, 'id' | 'timestamp'> & { firstActivityType?: string },
+): Promise<string> {
   const id = randomUUID();
+  const params = [id, a.user_id, a.object_id, a.activity_type, JSON.stringify(a.data), a.permission_labels];
+  let type = '$4';
+  if (a.firstActivityType !== undefined) {
+    params.push(a.firstActivityType);
+    type = 'CASE WHEN EXISTS (SELECT 1 FROM activities WHERE object_id = $3) THEN $4 ELSE $7 END';
+  }
   await db.query(
-    'INSERT INTO activities (id, user_id, object_id, activity_type, data, permission_labels) VALUES ($1, $2, $3, $4, $5, $6::text[])',
-    [id, a.user_id, a.object_id, a.activity_type, JSON.stringify(a.data), a.permission_labels],
+    `INSERT INTO activities (id, user_id, object_id, activity_type, data, permission_labels) VALUES ($1, $2, $3, ${type}, $5, $6::text[])`,
+    params,
   );
   return id;
 }

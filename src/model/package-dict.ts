@@ -10,7 +10,9 @@ import { extrasOfSql, organizationsOfPackagesSql, packageGroupsSql, packagesById
 import { relationshipsOfSql, type RelationshipRow } from './relationships.ts';
 import { resourcesOfSql, type ResourceRow } from './resources.ts';
 import { tagsOfSql, type PackageTagRow } from './tags.ts';
+import { isDeepStrictEqual } from 'node:util';
 import { outputPackageDicts } from '../scheming/output.ts';
+import { keepDictParts, takeDictParts } from './dict-parts-cache.ts';
 import type { SchemingSchemas } from '../scheming/types.ts';
 
 /** The datasets a caller may see, as an SQL condition over alias (its parameters appended to params). */
@@ -129,8 +131,7 @@ export async function buildPackageDicts(
   opts: PackageDictOptions = {},
 ): Promise<Record<string, unknown>[]> {
   if (!rows.length) return [];
-  const r = await ctx.db.query<{ parts: DictParts }>(DICT_PARTS, [rows.map((p) => p.id)]);
-  const parts = r.rows[0].parts;
+  const parts = keptParts(ctx.db, rows) ?? (await ctx.db.query<{ parts: DictParts }>(DICT_PARTS, [rows.map((p) => p.id)])).rows[0].parts;
   parts.rels = await readableRelationships(ctx, rows, parts.rels);
   const dicts = assembleDicts(ctx, rows, parts, opts);
   await outputPackageDicts(ctx, dicts);
@@ -155,6 +156,38 @@ export async function packageDictsOfIds(
   const dicts = assembleDicts(ctx, found, parts, opts);
   await outputPackageDicts(ctx, dicts);
   return dicts;
+}
+
+interface KeptParts {
+  row: PackageRow;
+  parts: DictParts;
+}
+
+/** The parts read with this very row earlier in the transaction (datasetDictOfWrite), if any. */
+function keptParts(db: Queryable, rows: PackageRow[]): DictParts | undefined {
+  if (rows.length !== 1) return undefined;
+  const kept = takeDictParts(db, rows[0].id) as KeptParts | undefined;
+  return kept && isDeepStrictEqual(kept.row, rows[0]) ? { ...kept.parts } : undefined;
+}
+
+/**
+ * A dataset's row and dict as a caller of ctx's identity sees it, from one statement (a write's
+ * activity record). keepParts: the write's transaction keeps the parts read, for the next dict
+ * of this dataset in it (the answer of the write).
+ */
+export async function datasetDictOfWrite(
+  ctx: DictContext,
+  id: string,
+  opts: { keepParts: boolean },
+): Promise<{ row: PackageRow; dict: Record<string, unknown> } | undefined> {
+  const { rows, ...parts } = (await ctx.db.query<{ parts: DictParts & { rows: PackageRow[] } }>(DICT_ROWS_AND_PARTS, [[id]])).rows[0].parts;
+  const row = rows[0];
+  if (!row) return undefined;
+  if (opts.keepParts) keepDictParts(ctx.db, id, { row, parts: { ...parts } } satisfies KeptParts);
+  parts.rels = await readableRelationships(ctx, rows, parts.rels);
+  const dicts = assembleDicts(ctx, rows, parts, {});
+  await outputPackageDicts(ctx, dicts);
+  return { row, dict: dicts[0] };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Queryable } from '../db/database.ts';
 import { listSql, type ListSql } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { ResourceRow } from './resources.ts';
+import { forgetDictParts } from './dict-parts-cache.ts';
 
 /** A concurrent write took the name between validation and the write: CKAN's message, not a 500. */
 function nameTaken(e: unknown): never {
@@ -111,6 +112,10 @@ export async function freeDeletedName(db: Queryable, name: string, exceptId?: st
 
 export type PackageWrite = Partial<Omit<PackageRow, 'metadata_created' | 'metadata_modified'>>;
 
+/**
+ * Inserts a dataset; a deleted dataset holding the name gets its id as name first, in the same
+ * statement (freeDeletedName): the insert reads the count of that update, so it runs after it.
+ */
 export async function insertPackage(db: Queryable, p: PackageWrite & { name: string }): Promise<PackageRow> {
   const row = {
     id: p.id ?? randomUUID(),
@@ -135,8 +140,9 @@ export async function insertPackage(db: Queryable, p: PackageWrite & { name: str
   const cols = Object.keys(row);
   const r = await db
     .query<PackageRow>(
-      `INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
-     VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW}) RETURNING *`,
+      `WITH freed AS (UPDATE packages SET name = id WHERE name = $2 AND state = 'deleted' AND id <> $1 RETURNING 1)
+     INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
+     SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW} FROM (SELECT count(*) FROM freed) AS f RETURNING *`,
       Object.values(row).map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
     )
     .catch(nameTaken);
@@ -177,19 +183,45 @@ export async function lockPackages(db: Queryable, ids: string[]): Promise<void> 
   await db.query('SELECT 1 FROM packages WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [ids]);
 }
 
+/** lockPackages for one dataset, answering its row as it is under the lock (undefined: gone). */
+export async function lockAndReadPackage(db: Queryable, id: string): Promise<PackageRow | undefined> {
+  return (await db.query<PackageRow>('SELECT * FROM packages WHERE id = $1 FOR NO KEY UPDATE', [id])).rows[0];
+}
+
 /** Marks the dataset as modified now (resource writes). */
 export async function touchPackage(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE packages SET metadata_modified = ${NOW} WHERE id = $1`, [id]);
 }
 
-export async function setExtras(db: Queryable, packageId: string, extras: { key: string; value: string }[]): Promise<void> {
-  await db.query('DELETE FROM package_extras WHERE package_id = $1', [packageId]);
-  if (!extras.length) return;
-  await db.query('INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)', [
-    packageId,
-    extras.map((e) => e.key),
-    extras.map((e) => e.value),
-  ]);
+/**
+ * Replaces the dataset's extras in one statement: keys not sent go, the others are inserted or
+ * changed (rows whose value stays are not written). isNew: a dataset inserted by this
+ * transaction, which has none yet.
+ */
+export async function setExtras(
+  db: Queryable,
+  packageId: string,
+  extras: { key: string; value: string }[],
+  opts: { isNew?: boolean } = {},
+): Promise<void> {
+  if (opts.isNew && !extras.length) return;
+  const keys = extras.map((e) => e.key);
+  const values = extras.map((e) => e.value);
+  if (opts.isNew) {
+    await db.query('INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)', [
+      packageId,
+      keys,
+      values,
+    ]);
+    return;
+  }
+  // (the two parts touch different keys, so their order within the statement does not matter)
+  await db.query(
+    `WITH gone AS (DELETE FROM package_extras WHERE package_id = $1 AND NOT (key = ANY($2::text[])))
+     INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
+     ON CONFLICT (package_id, key) DO UPDATE SET value = EXCLUDED.value WHERE package_extras.value IS DISTINCT FROM EXCLUDED.value`,
+    [packageId, keys, values],
+  );
 }
 
 /** The extras of the datasets of $1, by key. */
@@ -290,12 +322,17 @@ export type PackageChangeListener = (
 ) => Promise<void> | void;
 
 const changeListeners = new WeakMap<object, PackageChangeListener[]>();
+const lastListeners = new WeakMap<object, PackageChangeListener[]>();
 
-/** Registers a listener for one running service (e.g. a search index kept in the same transaction). */
-export function onPackageChange(services: object, listener: PackageChangeListener): void {
-  const list = changeListeners.get(services) ?? [];
+/**
+ * Registers a listener for one running service (e.g. a search index kept in the same transaction).
+ * last: it runs after all the others (it records the dataset as the write leaves it).
+ */
+export function onPackageChange(services: object, listener: PackageChangeListener, opts: { last?: boolean } = {}): void {
+  const listeners = opts.last ? lastListeners : changeListeners;
+  const list = listeners.get(services) ?? [];
   list.push(listener);
-  changeListeners.set(services, list);
+  listeners.set(services, list);
 }
 
 export interface ChangeContext {
@@ -307,8 +344,10 @@ export interface ChangeContext {
 }
 
 export async function notifyPackageChange(ctx: ChangeContext, packageId: string, change: PackageChange = 'changed'): Promise<void> {
+  forgetDictParts(ctx.db, packageId);
   const later = ctx.afterCommit ?? ((fn) => void fn());
-  for (const listener of changeListeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later, ctx);
+  for (const listeners of [changeListeners, lastListeners])
+    for (const listener of listeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later, ctx);
 }
 
 /** Writes that change datasets without going through updatePackage (group memberships, collaborators, owner removed): metadata_modified = now, then notify. */

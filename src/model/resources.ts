@@ -51,6 +51,12 @@ export async function findResource(db: Queryable, id: string): Promise<ResourceR
   return (await db.query<ResourceRow>('SELECT * FROM resources WHERE id = $1', [id])).rows[0];
 }
 
+/** The resources with these ids, in any state and of any dataset. */
+export async function resourcesByIds(db: Queryable, ids: string[]): Promise<ResourceRow[]> {
+  if (!ids.length) return [];
+  return (await db.query<ResourceRow>('SELECT * FROM resources WHERE id = ANY($1::text[])', [ids])).rows;
+}
+
 /** Active resources of the datasets of $1, by position. */
 export const resourcesOfSql: ListSql = {
   select: "SELECT * FROM resources WHERE package_id = ANY($1::text[]) AND state = 'active'",
@@ -85,6 +91,26 @@ export async function insertResource(db: Queryable, packageId: string, r: Resour
   return r2.rows[0];
 }
 
+/**
+ * Inserts new resources of one dataset in one statement (ids given). Keys left out take the
+ * column defaults, as insertResource's do.
+ */
+export async function insertResources(db: Queryable, packageId: string, list: (ResourceWrite & { id: string })[]): Promise<void> {
+  if (!list.length) return;
+  const records = list.map((r) => {
+    const rec: Record<string, unknown> = { id: r.id };
+    for (const k of [...RESOURCE_FIELDS, 'extras', 'position', 'datastore_active'] as const) if (r[k] !== undefined) rec[k] = r[k];
+    return rec;
+  });
+  const column = (k: string) => (k === 'url' ? "coalesce(n.url, '')" : k === 'created' ? `coalesce(n.created, ${NOW})` : `n.${k}`);
+  await db.query(
+    `INSERT INTO resources (id, package_id, ${RESOURCE_FIELDS.join(', ')}, extras, position, datastore_active, metadata_modified)
+     SELECT n.id, $1, ${RESOURCE_FIELDS.map(column).join(', ')}, n.extras, coalesce(n.position, 0), coalesce(n.datastore_active, false), ${NOW}
+     FROM json_populate_recordset(NULL::resources, $2::json) WITH ORDINALITY AS n ORDER BY n.ordinality`,
+    [packageId, JSON.stringify(records)],
+  );
+}
+
 /** Sets the given columns (state active) and metadata_modified. */
 export async function updateResource(db: Queryable, id: string, changes: ResourceWrite): Promise<ResourceRow> {
   const params: unknown[] = [id];
@@ -98,8 +124,30 @@ export async function updateResource(db: Queryable, id: string, changes: Resourc
   return (await db.query<ResourceRow>(`UPDATE resources SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params)).rows[0];
 }
 
+/**
+ * updateResource for several resources in one statement: each row gets the columns its changes
+ * hold (null included, undefined left out) and metadata_modified.
+ */
+export async function updateResources(db: Queryable, list: { id: string; changes: ResourceWrite }[]): Promise<void> {
+  if (!list.length) return;
+  const docs = list.map(({ id, changes }) => ({ ...changes, id }));
+  const cols = [...RESOURCE_FIELDS, 'extras', 'position', 'datastore_active', 'state'];
+  await db.query(
+    `UPDATE resources r SET ${cols.map((c) => `${c} = CASE WHEN d.doc::jsonb ? '${c}' THEN v.${c} ELSE r.${c} END`).join(', ')},
+       metadata_modified = ${NOW}
+     FROM json_array_elements($1::json) AS d(doc), json_populate_record(NULL::resources, d.doc) AS v
+     WHERE r.id = v.id`,
+    [JSON.stringify(docs)],
+  );
+}
+
 export async function markResourceDeleted(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE resources SET state = 'deleted', metadata_modified = ${NOW} WHERE id = $1`, [id]);
+}
+
+export async function markResourcesDeleted(db: Queryable, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  await db.query(`UPDATE resources SET state = 'deleted', metadata_modified = ${NOW} WHERE id = ANY($1::text[])`, [ids]);
 }
 
 /** Positions 0..n-1 in the given order. */

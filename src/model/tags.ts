@@ -11,39 +11,61 @@ export interface PackageTagRow {
   state: string;
 }
 
+const WANTED = 'unnest($2::text[], $3::text[]) AS w(name, vocabulary)';
+const SAME_TAG = "t.name = w.name AND coalesce(t.vocabulary_id, '') = w.vocabulary";
+
 /**
- * Replaces the dataset's tags, creating the tags that do not exist yet: three statements whatever
- * the number of tags. Another transaction may create one of the tags meanwhile: the insert then
- * waits for it and leaves that tag alone, and the link statement (a new snapshot) sees its row.
- * Tags are inserted in one order (vocabulary, name), so two such writers never wait on each other
- * crosswise.
+ * Replaces the dataset's tags (isNew: a dataset inserted by this transaction, which has none).
+ * One statement links the tags that exist (and unlinks the others); the tags that do not exist
+ * yet are created and linked by a second one. Another transaction may create one of them
+ * meanwhile: the insert then waits for it and leaves that tag alone, and a third statement (a
+ * new snapshot, which sees its row) links it. Tags are inserted in one order (vocabulary, name),
+ * so two such writers never wait on each other crosswise.
  */
 export async function setPackageTags(
   db: Queryable,
   packageId: string,
   tags: { name: string; vocabulary_id?: string | null }[],
+  opts: { isNew?: boolean } = {},
 ): Promise<void> {
-  await db.query('DELETE FROM package_tags WHERE package_id = $1', [packageId]);
   const wanted = new Map<string, { name: string; vocabulary: string }>();
   for (const t of tags) wanted.set(`${t.vocabulary_id ?? ''}\n${t.name}`, { name: t.name, vocabulary: t.vocabulary_id ?? '' });
-  if (!wanted.size) return;
+  if (!wanted.size) {
+    if (!opts.isNew) await db.query('DELETE FROM package_tags WHERE package_id = $1', [packageId]);
+    return;
+  }
   const sorted = [...wanted.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, t]) => t);
   const names = sorted.map((t) => t.name);
   const vocabularies = sorted.map((t) => t.vocabulary);
-  await db.query(
-    `INSERT INTO tags (id, name, vocabulary_id)
-     SELECT w.id, w.name, nullif(w.vocabulary, '') FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS w(id, name, vocabulary, n)
-     WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE t.name = w.name AND coalesce(t.vocabulary_id, '') = w.vocabulary)
-     ORDER BY w.n
-     ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING`,
-    [sorted.map(() => randomUUID()), names, vocabularies],
+  // (unlinking and linking touch different tags, so their order within the statement does not matter)
+  const unlink = opts.isNew
+    ? ''
+    : `gone AS (DELETE FROM package_tags pt WHERE pt.package_id = $1
+         AND NOT EXISTS (SELECT 1 FROM ${WANTED} JOIN tags t ON ${SAME_TAG} WHERE t.id = pt.tag_id)),`;
+  const missing = (
+    await db.query<{ name: string; vocabulary: string }>(
+      `WITH ${unlink} linked AS (INSERT INTO package_tags (package_id, tag_id, state)
+         SELECT $1, t.id, 'active' FROM ${WANTED} JOIN tags t ON ${SAME_TAG}
+         ON CONFLICT (package_id, tag_id) DO UPDATE SET state = 'active' WHERE package_tags.state <> 'active')
+       SELECT w.name, w.vocabulary FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS w(name, vocabulary, n)
+       WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE ${SAME_TAG}) ORDER BY w.n`,
+      [packageId, names, vocabularies],
+    )
+  ).rows;
+  if (!missing.length) return;
+  const created = await db.query(
+    `WITH made AS (INSERT INTO tags (id, name, vocabulary_id)
+       SELECT w.id, w.name, nullif(w.vocabulary, '') FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(name, vocabulary, id, n)
+       ORDER BY w.n
+       ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING RETURNING id)
+     INSERT INTO package_tags (package_id, tag_id, state) SELECT $1, id, 'active' FROM made RETURNING tag_id`,
+    [packageId, missing.map((t) => t.name), missing.map((t) => t.vocabulary), missing.map(() => randomUUID())],
   );
+  if (created.rows.length === missing.length) return;
   await db.query(
-    `INSERT INTO package_tags (package_id, tag_id, state)
-     SELECT $1, t.id, 'active' FROM unnest($2::text[], $3::text[]) AS w(name, vocabulary)
-     JOIN tags t ON t.name = w.name AND coalesce(t.vocabulary_id, '') = w.vocabulary
+    `INSERT INTO package_tags (package_id, tag_id, state) SELECT $1, t.id, 'active' FROM ${WANTED} JOIN tags t ON ${SAME_TAG}
      ON CONFLICT DO NOTHING`,
-    [packageId, names, vocabularies],
+    [packageId, missing.map((t) => t.name), missing.map((t) => t.vocabulary)],
   );
 }
 

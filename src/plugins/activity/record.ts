@@ -6,7 +6,7 @@ import { userDict } from '../../actions/user-dict.ts';
 import { packagePermissionLabels } from '../../auth/authz.ts';
 import { hasActivity, insertActivity, updateActivity } from '../../model/activities.ts';
 import { findView } from '../../model/resource-views.ts';
-import { buildPackageDicts } from '../../model/package-dict.ts';
+import { datasetDictOfWrite } from '../../model/package-dict.ts';
 import { findGroup, findPackage, onPackageChange, type ChangeContext } from '../../model/packages.ts';
 import { findUser } from '../../model/users.ts';
 import type { Queryable } from '../../db/database.ts';
@@ -18,6 +18,8 @@ interface Recording {
   objectId: string;
   /** e.g. 'new package', 'changed group', 'deleted organization'. */
   activityType: string;
+  /** The type when the object has no activity yet (decided by the insert), e.g. 'new package'. */
+  firstActivityType?: string;
   data: Record<string, unknown>;
   labels: string[];
 }
@@ -36,6 +38,7 @@ async function record(db: Queryable, source: Pick<ChangeContext, 'afterCommit' |
     user_id: user?.id ?? null,
     object_id: r.objectId,
     activity_type: r.activityType,
+    firstActivityType: r.firstActivityType,
     data,
     permission_labels: r.labels,
   });
@@ -49,21 +52,30 @@ async function verb(db: Queryable, objectId: string, deleted: boolean): Promise<
 }
 
 function listenToDatasets(services: Services): void {
-  onPackageChange(services, async (db, packageId, change, _later, source) => {
-    if (change === 'purged') return;
-    const pkg = await findPackage(db, packageId);
-    // drafts are not announced: their first activity comes when they become active
-    if (!pkg || pkg.state === 'draft') return;
-    const [dict] = await buildPackageDicts({ db, config: services.config, identity: { sysadmin: false } }, [pkg]);
-    const deleted = change === 'deleted' || pkg.state === 'deleted';
-    const labels = packagePermissionLabels(pkg, services.config.bool('svc.auth.allow_dataset_collaborators'));
-    await record(db, source, {
-      objectId: pkg.id,
-      activityType: `${await verb(db, pkg.id, deleted)} package`,
-      data: { package: dict },
-      labels,
-    });
-  });
+  onPackageChange(
+    services,
+    async (db, packageId, change, _later, source) => {
+      if (change === 'purged') return;
+      // (the parts read are kept for the answer of the write when it runs in a transaction of its own)
+      const read = await datasetDictOfWrite({ db, config: services.config, identity: { sysadmin: false } }, packageId, {
+        keepParts: db !== services.db,
+      });
+      // drafts are not announced: their first activity comes when they become active
+      if (!read || read.row.state === 'draft') return;
+      const { row: pkg, dict } = read;
+      const deleted = change === 'deleted' || pkg.state === 'deleted';
+      const labels = packagePermissionLabels(pkg, services.config.bool('svc.auth.allow_dataset_collaborators'));
+      await record(db, source, {
+        objectId: pkg.id,
+        activityType: deleted ? 'deleted package' : 'changed package',
+        firstActivityType: deleted ? undefined : 'new package',
+        data: { package: dict },
+        labels,
+      });
+    },
+    // last: the dict is the dataset as the other listeners leave it (the write's answer may reuse its parts)
+    { last: true },
+  );
 }
 
 type Handler = (ctx: ActionContext, params: Record<string, any>) => unknown;
