@@ -302,6 +302,17 @@ export class PGliteDatabase implements Database {
  */
 const PRIME_ALLOCATOR_SQL = "SELECT length(repeat('x', 4 * 1024 * 1024))";
 
+/**
+ * A server that stops or restarts ends its connections. An idle one reports it to the pool; one lent
+ * out (between two statements of a request) emits 'error' on itself, where pg-pool does not listen
+ * while it is lent, and an unheard 'error' ends the process. Its statements fail instead, and the
+ * pool drops the connection when it comes back.
+ */
+export function absorbConnectionLoss(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+}
+
 export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   constructor(readonly raw: pg.Pool) {}
@@ -333,8 +344,7 @@ export class PostgresDatabase implements Database {
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
       ...(options ? { options } : {}),
     });
-    // An idle client that loses its server must not crash the process.
-    pool.on('error', () => undefined);
+    absorbConnectionLoss(pool);
     return new PostgresDatabase(pool);
   }
 

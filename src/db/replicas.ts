@@ -8,7 +8,7 @@
 // also tells whether the server is a streaming replica at all (in recovery) or the primary itself.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PostgresDatabase, type Database } from './database.ts';
+import { absorbConnectionLoss, PostgresDatabase, type Database } from './database.ts';
 
 const CHECK_MS = 1_000;
 /** How often a read that waits for its caller's write asks the replica again. */
@@ -81,15 +81,6 @@ function replicaFailure(e: unknown): 'down' | 'retry' | null {
   if (code === '40001' || code === '25006') return 'retry';
   if (!code && e instanceof Error && /Connection terminated|timeout exceeded when trying to connect/i.test(e.message)) return 'down';
   return null;
-}
-
-/**
- * A replica that stops ends its connections; a connection lent out (between two statements of a
- * read) then emits 'error' with nobody listening, which would end the process. Its statements fail
- * (and run again on the primary); the pool drops the connection when it comes back.
- */
-export function absorbConnectionLoss(pool: pg.Pool): void {
-  pool.on('connect', (client) => client.on('error', () => undefined));
 }
 
 function addressOf(url: string): string {
@@ -166,7 +157,6 @@ export class ReadReplicas {
       // A replica refuses writes anyway; a primary named as a replica must refuse them too.
       options: '-c default_transaction_read_only=on',
     });
-    pool.on('error', () => undefined);
     absorbConnectionLoss(pool);
     return new PostgresDatabase(pool);
   }

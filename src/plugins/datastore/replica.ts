@@ -6,7 +6,7 @@
 // and password on write_url's server and database.
 import type { Database, Transaction } from '../../db/database.ts';
 import { PostgresDatabase } from '../../db/database.ts';
-import { absorbConnectionLoss, ReadReplicas } from '../../db/replicas.ts';
+import { ReadReplicas } from '../../db/replicas.ts';
 import { currentRequest } from '../../metrics/request-context.ts';
 import type { Services } from '../../actions/context.ts';
 
@@ -28,7 +28,6 @@ function openPool(url: string, opts: PoolOptions): PostgresDatabase {
   const db = PostgresDatabase.open(url, opts);
   // pg-pool reads this option at each connect: a read URL that does not answer costs 2 s, not a hang
   (db.raw.options as { connectionTimeoutMillis?: number }).connectionTimeoutMillis = CONNECT_TIMEOUT_MS;
-  absorbConnectionLoss(db.raw);
   return db;
 }
 
