@@ -241,6 +241,10 @@ describe('a data store read URL that is a streaming replica', {
     const text = await metrics();
     assert.ok((sample(text, 'svc_datastore_replica_lag_seconds', { replica: 'replica1' }) ?? 0) > 0);
     assert.equal(sample(text, 'svc_datastore_replica_up', { replica: 'replica1' }), 1);
+    // a lagging data store replica is reported by /readyz, and does not make the node unready
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.match(ready.json().checks.datastore_read_replica, /^ok \(.*s behind\)$/);
   });
 });
 

@@ -161,7 +161,11 @@ export function registerOperations(app: FastifyInstance, services: Services): vo
     const ready = database === 'ok' && migrations === 'ok';
     // A replica that is down or behind does not make the node unready: its reads go to the primary.
     const replicas = services.reads ? { replicas: Object.fromEntries(services.reads.status().map((r) => [r.name, replicaCheck(r)])) } : {};
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: { database, migrations, ...replicas } });
+    const datastoreRead = services.datastoreReads?.status()[0];
+    const datastore = datastoreRead ? { datastore_read_replica: replicaCheck(datastoreRead) } : {};
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'not ready', checks: { database, migrations, ...replicas, ...datastore } });
   });
 
   if (config.bool('svc.metrics.enabled')) {
