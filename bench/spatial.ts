@@ -10,6 +10,7 @@
 // queries on a database kept by an earlier run (no datasets made; the server migrates it; the
 // index is rebuilt only with SVC_BENCH_REBUILD=1 or when datasets lack an index row; it is kept).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { resultsDir } from './data.ts';
@@ -148,6 +149,7 @@ export async function run(): Promise<void> {
       await rebuild(client, dbUrl, storage, results);
     }
     await client.query('VACUUM ANALYZE');
+    const loadAtStart = os.loadavg();
     // the server's code and connections warmed by every kind first (else the first kind pays for it)
     for (let i = 0; i < WARMUP; i++)
       for (const k of KINDS) await api(server.port, server.token, 'package_search', { ...k.params(1000 + i), rows: 10 });
@@ -158,6 +160,11 @@ export async function run(): Promise<void> {
       rows.push({ query: k.label, found: first.count, ...ms });
     }
     results.queries = rows;
+    // the machine's load (1, 5, 15 minutes) before and after the queries: figures taken beside other work differ
+    results.load_average = {
+      start: loadAtStart.map((l) => Math.round(l * 100) / 100),
+      end: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    };
     const worst = Math.max(...rows.map((r) => r.p50 as number));
     results.ok = worst <= 20;
     fs.mkdirSync(resultsDir, { recursive: true });
