@@ -381,7 +381,7 @@ async function splitRowIndex(db: Database, name: string, method: string, split: 
     const t = await readTable(tx, name);
     if (!t) return [];
     const mid = split
-      ? (await tx.query<{ mid: string | null }>(`SELECT ((min("_id") + max("_id")) / 2)::text AS mid FROM ${qi(name)}`)).rows[0].mid
+      ? (await tx.query<{ mid: string | null }>(`SELECT ((min("_id")::int8 + max("_id")) / 2)::text AS mid FROM ${qi(name)}`)).rows[0].mid
       : null;
     const at = mid === null ? null : Number(mid);
     await setMeta(tx, name, (meta) => {
