@@ -17,6 +17,7 @@ import { PostgresDatabase } from '../src/db/database.ts';
 import { PostgresBackend } from '../src/datastore/postgres.ts';
 import { setPermissionsSql } from '../src/plugins/datastore/permissions.ts';
 import { primaryReadUrl } from '../src/plugins/datastore/replica.ts';
+import { sample } from './helpers/metrics.ts';
 
 const WAIT_MS = 400;
 const HEADER = 'x-svc-datastore-read-after';
@@ -44,17 +45,6 @@ async function runAsSuperuser(url: string, sql: string): Promise<void> {
       await client.end();
     }
   }
-}
-
-/** The value of one sample of the metrics text (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
 }
 
 /** A logger whose lines the test can read. */

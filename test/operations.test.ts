@@ -18,20 +18,10 @@ import { defineAction } from '../src/actions/registry.ts';
 import { anyone } from '../src/auth/rules.ts';
 import { findJob } from '../src/jobs/queue.ts';
 import { stopServing } from '../src/cli/serve.ts';
+import { sample } from './helpers/metrics.ts';
 
 let t: TestApp;
 const get = (app: TestApp, url: string, headers: Record<string, string> = {}) => app.app.inject({ method: 'GET', url, headers });
-
-/** The value of one sample of the metrics text (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 before(async () => {
   t = await startApp({ plugins: [], config: { 'svc.jobs.in_process_worker': false, 'svc.jobs.queues': ['default', 'ops-bulk'] } });

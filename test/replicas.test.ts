@@ -22,17 +22,7 @@ import { insertUser } from '../src/model/users.ts';
 import { issueToken } from '../src/actions/api-token.ts';
 import { formatLsn, parseLsn } from '../src/db/replicas.ts';
 import { freshPostgresDatabase, onPostgres, startApp } from './helpers/app.ts';
-
-/** The value of one sample of the metrics text (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
+import { sample } from './helpers/metrics.ts';
 
 /** A TCP relay to the test database that the test can cut (a replica that goes away). */
 function relay(target: { host: string; port: number }) {

@@ -6,21 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { waitForLoad } from './helpers/fixtures.ts';
 import { serveWorkerMetrics, type MetricsListener } from '../src/http/worker-metrics.ts';
+import { sample } from './helpers/metrics.ts';
 
 let t: TestApp;
 let listener: MetricsListener;
 const TOKEN = 'worker-metrics-secret';
-
-/** The value of one sample of the metrics text (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 const scrape = async () => {
   const res = await fetch(`http://127.0.0.1:${listener.port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
