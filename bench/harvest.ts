@@ -16,7 +16,8 @@
 // Goals (issue 29): full >= 100 datasets/s; unchanged <= 10 s. The machine is shared: the ratio
 // harvest / ckanapi-style in one run says more than the absolute figures.
 // Results: bench/results/harvest-postgres.json. Environment: SVC_BENCH_CREATE, SVC_BENCH_CHANGE,
-// SVC_BENCH_DATABASE_URL, SVC_BENCH_CATALOG (see search.ts).
+// SVC_BENCH_DATABASE_URL, SVC_BENCH_CATALOG (see search.ts), SVC_BENCH_IMPORT_CONCURRENCY (the
+// target's svc.harvest.import_concurrency; its default when unset).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { resultsDir } from './data.ts';
 import { adminQuery, api, log, startServer, stopChild } from './common.ts';
 
 const CHANGE = Number(process.env.SVC_BENCH_CHANGE ?? 100);
+const IMPORT_CONCURRENCY = process.env.SVC_BENCH_IMPORT_CONCURRENCY ? Number(process.env.SVC_BENCH_IMPORT_CONCURRENCY) : undefined;
 const STRIPPED = ['id', 'owner_org', 'organization', 'groups', 'revision_id', 'metadata_created', 'metadata_modified', 'creator_user_id'];
 
 type Server = Awaited<ReturnType<typeof startServer>>;
@@ -105,7 +107,11 @@ export async function run(): Promise<void> {
     const total = ((await api(source.port, source.token, 'package_list', {})) as string[]).length;
     log(`source: ${total} datasets (package_create at ${rate.toFixed(0)} datasets/s)`);
 
-    const target = await start('harvest_dst', ['harvest'], { 'svc.harvest.allow_private_urls': true, 'svc.harvest.scheduler': false });
+    const target = await start('harvest_dst', ['harvest'], {
+      'svc.harvest.allow_private_urls': true,
+      'svc.harvest.scheduler': false,
+      ...(IMPORT_CONCURRENCY ? { 'svc.harvest.import_concurrency': IMPORT_CONCURRENCY } : {}),
+    });
     await api(target.port, target.token, 'organization_create', { name: 'harvested' });
     const created = await api(target.port, target.token, 'harvest_source_create', {
       name: 'bench-source',

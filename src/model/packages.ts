@@ -183,9 +183,22 @@ export async function lockPackages(db: Queryable, ids: string[]): Promise<void> 
   await db.query('SELECT 1 FROM packages WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [ids]);
 }
 
-/** lockPackages for one dataset, answering its row as it is under the lock (undefined: gone). */
+/**
+ * lockPackages for one dataset and the datasets it has relationships with, all at once in id order
+ * (as package_relationship_create and a save naming them lock them: two updates of related datasets
+ * never hold one each while waiting for the other), answering the dataset's row as it is under the
+ * lock (undefined: gone).
+ */
 export async function lockAndReadPackage(db: Queryable, id: string): Promise<PackageRow | undefined> {
-  return (await db.query<PackageRow>('SELECT * FROM packages WHERE id = $1 FOR NO KEY UPDATE', [id])).rows[0];
+  const r = await db.query<PackageRow>(
+    `SELECT p.* FROM packages p
+     WHERE p.id = $1
+        OR p.id IN (SELECT object_package_id FROM package_relationships WHERE subject_package_id = $1
+                    UNION SELECT subject_package_id FROM package_relationships WHERE object_package_id = $1)
+     ORDER BY p.id FOR NO KEY UPDATE`,
+    [id],
+  );
+  return r.rows.find((row) => row.id === id);
 }
 
 /** Marks the dataset as modified now (resource writes). */
