@@ -6,7 +6,7 @@ import { ValidationError } from '../errors.ts';
 import type { CreateInput, CreateResult } from './backend.ts';
 import { aliasesOf, COUNTS_TABLE, lockTableName, readTable, validType } from './catalog.ts';
 import { isDbError, isRace, uniqueError } from './db-errors.ts';
-import { FTS_COLUMN, setUpFullText, storedLanguage, unfillAll, userTriggerSql } from './fts.ts';
+import { FTS_COLUMN, lockTableComment, setUpFullText, storedLanguage, unfillAll, userTriggerSql } from './fts.ts';
 import { checkRecordObjects } from './records.ts';
 import type { WriteSession } from './sessions.ts';
 import { guessType, parseTypeName } from './types.ts';
@@ -87,6 +87,9 @@ export async function createTable(s: WriteSession, input: CreateInput): Promise<
   // Stored full-text vectors: set up on a new table, indexes for new columns, a table of before
   // them migrated; when the row's text changed (dropped columns) every row is filled again.
   const hadVectors = !!t && !!storedLanguage(t);
+  // The comment is written again below (primary_key): read it under the lock of its writers, so
+  // that keys the full-text filler writes meanwhile (fts_row_split, fts_rebuild_since) are kept.
+  if (input.primary_key !== undefined && !created) await lockTableComment(s, input.resource_id);
   const added = await setUpFullText(s, input.resource_id, s.fts);
   t = (await readTable(s, input.resource_id))!;
   if (dropped && hadVectors) await unfillAll(s, t);

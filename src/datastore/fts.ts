@@ -272,8 +272,23 @@ async function setRebuildFlag(q: Queryable, name: string, on: boolean): Promise<
   });
 }
 
-/** Changes the table comment's keys; cached descriptions of the table go at commit, in every process. */
+/**
+ * Takes the lock that every writer of a table's comment (its keys: fts_*, primary_key) holds from
+ * reading the comment until its commit: SHARE UPDATE EXCLUSIVE, which COMMENT ON TABLE takes anyway
+ * and which conflicts with itself. Without it a writer that read the comment before another one
+ * committed writes the old keys back (datastore_create losing the filler's fts_row_split, or the
+ * filler losing datastore_create's primary_key). A table gone: false.
+ */
+export async function lockTableComment(q: Queryable, name: string): Promise<boolean> {
+  const exists = await q.query<{ ok: boolean }>(`SELECT to_regclass(${quoteLiteral(qi(name))}) IS NOT NULL AS ok`);
+  if (!exists.rows[0].ok) return false;
+  await q.query(`LOCK TABLE ${qi(name)} IN SHARE UPDATE EXCLUSIVE MODE`);
+  return true;
+}
+
+/** Changes the table comment's keys (read under lockTableComment); cached descriptions of the table go at commit, in every process. */
 async function setMeta(q: Queryable, name: string, change: (meta: Record<string, unknown>) => void): Promise<void> {
+  if (!(await lockTableComment(q, name))) return;
   const t = await readTable(q, name);
   if (!t) return;
   const meta: Record<string, unknown> = { ...t.meta };
@@ -287,6 +302,16 @@ export const rebuildPendingSince = (t: Table): string | null => {
   const v = (t.meta as Record<string, unknown>)[REBUILD_FLAG];
   return typeof v === 'string' ? v : null;
 };
+
+/** Tables whose comment says a bulk fill dropped their full-text indexes (some may still be being filled by a live process). */
+export async function tablesMarkedForRebuild(q: Queryable): Promise<string[]> {
+  const r = await q.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'public' AND c.relkind = 'r' AND obj_description(c.oid, 'pg_class') LIKE $1 ORDER BY 1`,
+    [`%"${REBUILD_FLAG}"%`],
+  );
+  return r.rows.map((x) => x.name);
+}
 
 /**
  * Drops the table's full-text indexes but the pending one, marking the table, and returns their

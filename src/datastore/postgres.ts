@@ -69,6 +69,8 @@ export class PostgresBackend implements DatastoreBackend {
         GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role};
         ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO ${role};`);
     }
+    // Full-text indexes a bulk fill dropped before its process died: made again now (fts.ts).
+    this.sessions.recoverInterruptedFills();
   }
 
   /**

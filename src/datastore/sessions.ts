@@ -16,6 +16,7 @@ import {
   rowIndexSplit,
   setUpFullText,
   storedLanguage,
+  tablesMarkedForRebuild,
   type FtsSettings,
 } from './fts.ts';
 import type { TextSearchSetting } from './select.ts';
@@ -117,6 +118,8 @@ export class Sessions {
     let changed = false;
     const counts = new Map<string, number>();
     const written = new Map<string, { t: Table; n: number }>();
+    // Tables whose indexes a bulk fill dropped: made again after this write if no process is filling them.
+    const marked = new Set<string>();
     const ended = this.filler.writeStarted();
     const out = await this.write
       .transaction(
@@ -137,6 +140,7 @@ export class Sessions {
               if (sql) await tx.exec(sql);
             },
             wroteRows: (t, n) => {
+              if (rebuildPendingSince(t)) marked.add(t.name);
               if (!counts.has(t.name)) counts.set(t.name, 0);
               const w = written.get(t.name);
               if (w) w.n += n;
@@ -156,6 +160,7 @@ export class Sessions {
       .finally(ended);
     if (changed) this.tables.clear();
     if (!dryRun) for (const name of written.keys()) this.filler.wrote(name);
+    for (const name of marked) if (!this.filler.isBulkFilling(name)) this.rebuildIndexesLater(name);
     return out;
   }
 
@@ -179,6 +184,18 @@ export class Sessions {
     })
       .catch(this.onBackgroundError)
       .finally(() => this.upgrading.delete(name));
+  }
+
+  /**
+   * At start-up: tables whose full-text indexes a bulk fill dropped and no process is making
+   * again (it died) get them now, in the background, without waiting for a search or a write.
+   */
+  recoverInterruptedFills(): void {
+    tablesMarkedForRebuild(this.write)
+      .then((names) => {
+        for (const name of names) if (!this.filler.isBulkFilling(name)) this.rebuildIndexesLater(name);
+      })
+      .catch(this.onBackgroundError);
   }
 
   /**
