@@ -5,7 +5,7 @@ import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DatastoreField, SearchInput } from './backend.ts';
 import { METADATA_VIEW, visibleColumns, type Column, type Table } from './catalog.ts';
-import { columnVector, FTS_COLUMN, regconfig, rowVector, rowVectorMatch } from './fts.ts';
+import { columnVector, digitLexemeFilter, digitsVerbatim, FTS_COLUMN, regconfig, rowVector, rowVectorMatch } from './fts.ts';
 import { JSON_DOMAIN, csvCell, outValue, reportedType, type Kind } from './types.ts';
 
 export interface Plan {
@@ -139,13 +139,15 @@ export async function buildSelect(
   const stored = hasText && fts.stored === lang;
   const tsq = (text: string) => `${input.plain === false ? 'to_tsquery' : 'plainto_tsquery'}(${langP}, ${bind(text)})`;
   const rowVec = stored ? `COALESCE(${FTS}, ${rowVector(t, langP)})` : rowVector(t, langP);
+  // Rows not filled yet are first tested with a cheap filter where the query's lexemes allow (fts.ts).
+  const prefilter = stored && input.plain !== false && (await digitsVerbatim(q, lang));
   const fullText = (text: string, name: string) => {
     const query = tsq(text);
+    const param = `$${params.length}`;
+    const pending = `${prefilter ? `${digitLexemeFilter(t, langP, param)} AND ` : ''}${rowVector(t, langP)} @@ ${query}`;
     // Rows not filled yet (NULL) are found through the partial index of pending rows.
     where.push(
-      stored
-        ? `(${rowVectorMatch(query, fts.rowIndexSplit ?? null)} OR (${FTS} IS NULL AND ${rowVector(t, langP)} @@ ${query}))`
-        : `${rowVec} @@ ${query}`,
+      stored ? `(${rowVectorMatch(query, fts.rowIndexSplit ?? null)} OR (${FTS} IS NULL AND ${pending}))` : `${rowVec} @@ ${query}`,
     );
     ranks.push({ name, expr: `ts_rank(${rowVec}, ${query})` });
   };
