@@ -23,7 +23,8 @@ import { validate } from '../validation/validate.ts';
 import { resourceParams, resourceSchema, type PackageValidationContext } from '../validation/package-schema.ts';
 import { resourceSchemaFor } from '../scheming/schema-validation.ts';
 import { outputResourceDict } from '../scheming/output.ts';
-import { createResource, FileOps, packageOr404, replaceResource } from './package-save.ts';
+import { createResource, FileOps, replaceResource } from './package-resources.ts';
+import { packageOr404 } from './package-save.ts';
 
 function resourceIdParam(id: unknown): string {
   if (id === undefined || id === null || id === '') throw new ValidationError({ id: ['Missing value'] });
