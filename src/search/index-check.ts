@@ -6,7 +6,10 @@ import { searchEngine } from './service.ts';
 interface IndexCheck {
   /** Names of datasets that have no index row (deleted ones only when deleted datasets are kept in the index). */
   missing: string[];
-  /** Names of datasets whose index row is older than the dataset (or disagrees on name, state or visibility). */
+  /**
+   * Names of datasets whose index row is older than the dataset, or disagrees with it on name,
+   * state, visibility or spatial extent (migration 022: the row's copy of package_spatial_extents).
+   */
   stale: string[];
   /** Index rows of datasets that no longer exist. */
   orphans: number;
@@ -22,9 +25,12 @@ export async function checkSearchIndex(services: Services): Promise<IndexCheck> 
     [keepDeleted],
   );
   const stale = await db.query<{ name: string }>(
+    // boxes are compared with ~= (same corners): a box's = compares areas only
     `SELECT p.name FROM packages p JOIN package_search_index s ON s.package_id = p.id
+        LEFT JOIN package_spatial_extents e ON e.package_id = p.id
       WHERE s.metadata_modified IS DISTINCT FROM p.metadata_modified OR s.name <> p.name OR s.state <> p.state
          OR s.private <> p.private OR s.owner_org IS DISTINCT FROM p.owner_org
+         OR (s.extent IS NULL) <> (e.extent IS NULL) OR NOT (s.extent ~= e.extent)
       ORDER BY p.name`,
   );
   const orphans = await db.query<{ n: number }>(
