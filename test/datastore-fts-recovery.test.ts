@@ -51,9 +51,9 @@ async function fullTextIndexes(id: string): Promise<string[]> {
   return r.rows.map((x) => x.name);
 }
 
-/** Waits (without searching the table) until it has these full-text indexes again, or 15 s. */
+/** Waits (without searching the table) until it has these full-text indexes again, or 30 s (a loaded machine). */
 async function indexesBack(id: string, want: string[]): Promise<string[]> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   let now = await fullTextIndexes(id);
   while (now.join() !== want.join() && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));

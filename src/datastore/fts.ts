@@ -493,10 +493,11 @@ export function withBulkFillLock<T>(db: Database, name: string, fn: () => Promis
 
 /**
  * After a process died during a bulk fill: the table's full-text indexes made again from the
- * settings (nothing when a bulk fill of it is still going on somewhere).
+ * settings; false (nothing done) when a bulk fill of it is still going on somewhere.
  */
-export async function rebuildDroppedIndexes(q: Queryable, name: string, settings: FtsSettings): Promise<void> {
-  if (!(await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${BULK_LOCK}) AS ok`, [name])).rows[0].ok) return;
+export async function rebuildDroppedIndexes(q: Queryable, name: string, settings: FtsSettings): Promise<boolean> {
+  if (!(await q.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${BULK_LOCK}) AS ok`, [name])).rows[0].ok) return false;
   await setRebuildFlag(q, name, false);
   await setUpFullText(q, name, settings);
+  return true;
 }

@@ -178,9 +178,9 @@ export class Sessions {
   private rebuildIndexesLater(name: string): void {
     if (this.upgrading.has(name)) return;
     this.upgrading.add(name);
+    // Writes go on while another process fills the table in bulk: only a rebuild tells every process.
     this.writeTx(async (s) => {
-      await s.schemaChanged();
-      await rebuildDroppedIndexes(s, name, this.fts);
+      if (await rebuildDroppedIndexes(s, name, this.fts)) await s.schemaChanged();
     })
       .catch(this.onBackgroundError)
       .finally(() => this.upgrading.delete(name));
