@@ -7,9 +7,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { ActionContext } from '../actions/context.ts';
 import type { Queryable } from '../db/database.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { findHarvestSource, type HarvestSourceRow } from '../model/harvest-sources.ts';
-import { completeObject, lockHarvestObject, packageOfGuid, type HarvestObjectRow } from '../model/harvest-objects.ts';
-import { jobStatus } from '../model/harvest-jobs.ts';
+import type { HarvestSourceRow } from '../model/harvest-sources.ts';
+import { completeObject, lockObjectToImport, type HarvestObjectRow, type ObjectToImport } from '../model/harvest-objects.ts';
 import { activeGroupsByRefs } from '../model/groups.ts';
 import { packageIdOfName, packageState } from '../model/packages.ts';
 import { applySourceConfig, type LocalRef } from './config-apply.ts';
@@ -75,27 +74,35 @@ async function freeName(db: Queryable, wanted: string, packageId: string | null,
   return `${wanted.slice(0, 100 - suffix.length - 1)}-${suffix}`;
 }
 
-/** Imports one object (WAITING, or the current one again); 'skipped' when there is nothing to do. */
+/**
+ * Imports one object (WAITING, or the current one again); 'skipped' when there is nothing to do.
+ * The object is locked and read with its job's status, its source and what a new dataset needs
+ * in one statement.
+ */
 export async function importObject(ctx: ActionContext, objectId: string): Promise<ImportOutcome> {
-  const o = await lockHarvestObject(ctx.db, objectId);
-  if (!o) throw new NotFoundError(`Harvest object ${objectId} does not exist`);
+  const read = await lockObjectToImport(ctx.db, objectId);
+  if (!read) throw new NotFoundError(`Harvest object ${objectId} does not exist`);
+  const o = read.object;
   const again = o.state === 'COMPLETE' && o.current;
   if (o.state !== 'WAITING' && !again) return 'skipped';
-  if (o.state === 'WAITING' && (await jobStatus(ctx.db, o.harvest_job_id)) === 'Aborted') return 'skipped';
-  const source = await findHarvestSource(ctx.db, { id: o.harvest_source_id });
+  if (o.state === 'WAITING' && read.jobStatus === 'Aborted') return 'skipped';
+  const source = read.source;
   if (!source) throw new NotFoundError(`Harvest source ${o.harvest_source_id} does not exist`);
-  const existing = o.package_id ?? (await packageOfGuid(ctx.db, source.id, o.guid));
+  const existing = o.package_id ?? read.guidPackageId;
   if (o.operation === 'delete') {
     if (existing && (await packageState(ctx.db, existing)) === 'active') await ctx.call('package_delete', { id: existing });
     await completeObject(ctx.db, o, existing, 'deleted');
     return 'deleted';
   }
-  const packageId = await writeDataset(ctx, o, source, existing);
+  const packageId = await writeDataset(ctx, read, source, existing);
   await completeObject(ctx.db, o, packageId, existing ? 'updated' : 'added');
   return existing ? 'updated' : 'added';
 }
 
-async function writeDataset(ctx: ActionContext, o: HarvestObjectRow, source: HarvestSourceRow, existing: string | null): Promise<string> {
+type ImportSource = NonNullable<ObjectToImport['source']>;
+
+async function writeDataset(ctx: ActionContext, read: ObjectToImport, source: ImportSource, existing: string | null): Promise<string> {
+  const o: HarvestObjectRow = read.object;
   const remote = o.payload?.dataset;
   if (!remote) throw new ValidationError({ content: ['the record could not be read as a dataset'] });
   const config = parseConfig(source.config);
@@ -104,7 +111,8 @@ async function writeDataset(ctx: ActionContext, o: HarvestObjectRow, source: Har
   let id = existing;
   if (!id) {
     const remoteId = typeof remote.id === 'string' && remote.id ? remote.id : null;
-    const taken = remoteId ? (await packageState(ctx.db, remoteId)) !== undefined : true;
+    // (the state of a dataset with that id was read with the object, under its lock)
+    const taken = remoteId ? read.remoteIdState !== null : true;
     id = !taken && ctx.identity.sysadmin ? remoteId! : randomUUID();
   }
   const groupRefs = [

@@ -144,28 +144,20 @@ export async function currentObjectsMissing(db: Queryable, sourceId: string, job
   return r.rows;
 }
 
-/** The dataset a guid of a source was last imported into (deleted ones included), if it still exists. */
-export async function packageOfGuid(db: Queryable, sourceId: string, guid: string): Promise<string | null> {
-  const r = await db.query<{ package_id: string }>(
-    `SELECT o.package_id FROM harvest_object o JOIN packages p ON p.id = o.package_id
-     WHERE o.harvest_source_id = $1 AND o.guid = $2 AND o.state = 'COMPLETE'
-     ORDER BY o.current DESC, o.import_finished DESC NULLS LAST LIMIT 1`,
-    [sourceId, guid],
-  );
-  return r.rows[0]?.package_id ?? null;
-}
-
-/** The import of an object succeeded: it becomes the current copy of its guid (deleted: no copy is current). */
+/**
+ * The import of an object succeeded: it becomes the current copy of its guid (deleted: no copy is
+ * current). One statement: the other copy that was current is unmarked first (the CTE is read
+ * before the object is written, so the unique index of current copies never sees two; a row is
+ * written once per statement, hence not the object itself there).
+ */
 export async function completeObject(db: Queryable, o: HarvestObjectRow, packageId: string | null, reportStatus: string): Promise<void> {
-  await db.query(`UPDATE harvest_object SET current = false WHERE harvest_source_id = $1 AND guid = $2 AND current`, [
-    o.harvest_source_id,
-    o.guid,
-  ]);
   await db.query(
-    `UPDATE harvest_object SET state = 'COMPLETE', report_status = $2, package_id = $3, current = $4,
+    `WITH previous AS (UPDATE harvest_object SET current = false WHERE harvest_source_id = $5 AND guid = $6 AND current AND id <> $1 RETURNING 1)
+     UPDATE harvest_object SET state = 'COMPLETE', report_status = $2, package_id = $3, current = $4,
        import_started = coalesce(import_started, ${NOW}), import_finished = ${NOW}
+     FROM (SELECT count(*) FROM previous) AS p
      WHERE id = $1`,
-    [o.id, reportStatus, packageId, o.operation !== 'delete'],
+    [o.id, reportStatus, packageId, o.operation !== 'delete', o.harvest_source_id, o.guid],
   );
 }
 
@@ -205,9 +197,58 @@ export async function countSourcePackages(db: Queryable, sourceId: string): Prom
   return r.rows[0].n;
 }
 
-/** The object, locked until the import's transaction ends (a retried import waits for the first). */
-export async function lockHarvestObject(db: Queryable, id: string): Promise<HarvestObjectRow | undefined> {
-  return (await db.query<HarvestObjectRow>('SELECT * FROM harvest_object WHERE id = $1 FOR UPDATE', [id])).rows[0];
+/** What the import of an object reads with its lock (harvest/import.ts). */
+export interface ObjectToImport {
+  object: HarvestObjectRow;
+  /** Its job's status. */
+  jobStatus: string | null;
+  /** Its source (null: gone). */
+  source: { id: string; url: string; title: string; owner_org: string | null; config: string | null } | null;
+  /** The dataset its guid was last imported into (only read when the object has none). */
+  guidPackageId: string | null;
+  /** The state of the dataset with the record's own id, if there is one (only read when the object has no dataset). */
+  remoteIdState: string | null;
+}
+
+/**
+ * The object locked until the import's transaction ends (a retried import waits for the first), read in the same
+ * statement with its job's status, its source, and for an object without a dataset the dataset
+ * of its guid (last imported, deleted ones included, if it still exists) and the state of a dataset holding the record's id.
+ */
+export async function lockObjectToImport(db: Queryable, id: string): Promise<ObjectToImport | undefined> {
+  const r = await db.query<HarvestObjectRow & Record<string, any>>(
+    `SELECT o.*, j.status AS _job_status, s.id AS _source_id, s.url AS _source_url, s.title AS _source_title,
+       s.owner_org AS _source_owner_org, s.config AS _source_config,
+       CASE WHEN o.package_id IS NULL THEN (SELECT x.package_id FROM harvest_object x JOIN packages p ON p.id = x.package_id
+         WHERE x.harvest_source_id = o.harvest_source_id AND x.guid = o.guid AND x.state = 'COMPLETE'
+         ORDER BY x.current DESC, x.import_finished DESC NULLS LAST LIMIT 1) END AS _guid_package_id,
+       CASE WHEN o.package_id IS NULL THEN (SELECT p.state FROM packages p WHERE p.id = o.payload -> 'dataset' ->> 'id') END AS _remote_id_state
+     FROM harvest_object o LEFT JOIN harvest_job j ON j.id = o.harvest_job_id LEFT JOIN harvest_source s ON s.id = o.harvest_source_id
+     WHERE o.id = $1 FOR UPDATE OF o`,
+    [id],
+  );
+  const row = r.rows[0];
+  if (!row) return undefined;
+  const {
+    _job_status,
+    _source_id,
+    _source_url,
+    _source_title,
+    _source_owner_org,
+    _source_config,
+    _guid_package_id,
+    _remote_id_state,
+    ...object
+  } = row;
+  return {
+    object: object as HarvestObjectRow,
+    jobStatus: _job_status ?? null,
+    source: _source_id
+      ? { id: _source_id, url: _source_url, title: _source_title, owner_org: _source_owner_org, config: _source_config }
+      : null,
+    guidPackageId: _guid_package_id ?? null,
+    remoteIdState: _remote_id_state ?? null,
+  };
 }
 
 /** Forgets a source's jobs and objects (harvest_source_clear; the datasets are purged by the caller). */

@@ -103,7 +103,8 @@ export const loaderPlugin: Plugin = {
         if (r.url_type === 'datastore' || !r.url || !formats.has(resourceFormat(r))) continue;
         const source = sourceSignature(r);
         if (parseValue(r.value ? ({ value: r.value } as never) : null).source === source) continue;
-        await submitLoad(services, db, r.id, { source, afterCommit, userId: origin?.identity?.user?.id });
+        const task = r.value === null ? null : { value: r.value };
+        await submitLoad(services, db, r.id, { source, afterCommit, userId: origin?.identity?.user?.id, task });
       }
     });
   },

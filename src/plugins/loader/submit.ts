@@ -13,11 +13,17 @@ export interface SubmitOptions {
   afterCommit?: (fn: () => void) => void;
   /** The user the load acts as (who asked for it); none: the site user. */
   userId?: string | null;
+  /**
+   * The resource's load task as the caller read it in this transaction (null: it has none, so no
+   * load of it can be waiting); read here when not given.
+   */
+  task?: { value: string | null } | null;
 }
 
 export async function submitLoad(services: Services, db: Queryable, resourceId: string, opts: SubmitOptions = {}): Promise<JobRow> {
-  // A load still waiting for a worker is replaced by this one.
-  await dropQueuedLike(db, LOAD_JOB_TYPE, 'resource_id', resourceId);
+  const task = opts.task !== undefined ? opts.task : await loadTask(db, resourceId);
+  // A load still waiting for a worker is replaced by this one (a load is queued with its task).
+  if (opts.task !== null) await dropQueuedLike(db, LOAD_JOB_TYPE, 'resource_id', resourceId);
   const job = await services.jobs.enqueue(
     db,
     {
@@ -28,7 +34,7 @@ export async function submitLoad(services: Services, db: Queryable, resourceId: 
     },
     opts.afterCommit,
   );
-  const prev = parseValue(await loadTask(db, resourceId));
+  const prev = parseValue(task as never);
   await saveLoadTask(db, resourceId, 'pending', {
     ...prev,
     job_id: job.id,
