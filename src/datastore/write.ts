@@ -29,6 +29,106 @@ function onConflict(t: Table, nonKey: Column[]): string {
 /** An updated row's vector is to be computed again. */
 const unfill = (t: Table) => (storedLanguage(t) ? `, ${qi(FTS_COLUMN)} = NULL` : '');
 
+/**
+ * Rows one write transaction changed in a table, for caches of aggregates of the table
+ * (views/chart-cache.ts): the table's write marker before the write (`prev`) and the one its
+ * commit makes (`marker`: the transaction id, catalog.ts writeMarker), and the rows as a JSON
+ * array of {"s": -1, "r": old row} and {"s": 1, "r": new row}, in the order they changed (each
+ * row as to_jsonb gives it, without the full-text vector). Reported before the commit: a write
+ * that does not commit never becomes a marker, so its report is never followed.
+ */
+export interface RowChanges {
+  table: string;
+  prev: string;
+  marker: string;
+  rows: string;
+}
+
+/** Who wants the rows changed in some tables (set once by the chart cache). */
+export interface RowChangesListener {
+  wants(table: string): boolean;
+  changed(c: RowChanges): void;
+}
+
+let changesListener: RowChangesListener | null = null;
+
+export function listenToRowChanges(l: RowChangesListener): void {
+  changesListener = l;
+}
+
+/** Larger writes are not reported (a cache computes its aggregates again). */
+export const MAX_REPORTED_ROWS = 1000;
+
+/** The rows one write changes, gathered while it runs (null parts: too many, not reported). */
+class Capture {
+  parts: string[] | null = [];
+  constructor(
+    readonly table: string,
+    readonly prev: string,
+    readonly marker: string,
+  ) {}
+  add(sign: 1 | -1, rows: string[]): void {
+    if (!this.parts) return;
+    if (this.parts.length + rows.length > MAX_REPORTED_ROWS) this.parts = null;
+    else for (const r of rows) this.parts.push(`{"s":${sign},"r":${r}}`);
+  }
+  drop(): void {
+    this.parts = null;
+  }
+  report(): void {
+    if (this.parts)
+      changesListener?.changed({ table: this.table, prev: this.prev, marker: this.marker, rows: `[${this.parts.join(',')}]` });
+  }
+}
+
+/**
+ * Starts gathering the rows a write changes when a cache wants them. The table's row in the counts
+ * table is locked until the commit: no other write of the table commits meanwhile, so the marker
+ * read now is the one this write follows, and every statement of this one sees the table as it is.
+ */
+async function startCapture(s: WriteSession, t: Table): Promise<Capture | null> {
+  if (!changesListener?.wants(t.name)) return null;
+  const r = await s.query<{ prev: string; me: string }>(
+    `SELECT xmin::text AS prev, pg_current_xact_id()::xid::text AS me FROM ${COUNTS_TABLE} WHERE id = $1 FOR UPDATE`,
+    [t.name],
+  );
+  const row = r.rows[0];
+  // Written before in this transaction: the marker it follows is not known.
+  if (!row || row.prev === row.me) return null;
+  return new Capture(t.name, row.prev, row.me);
+}
+
+/** A row of the table (alias or name) as JSON text, without the full-text vector. */
+const rowJson = (ref: string) => `(to_jsonb(${ref}) - '${FTS_COLUMN}')::text`;
+/** A row's key as JSON text. */
+const keyJson = (ref: string, pk: string[]) => `jsonb_build_array(${pk.map((k) => `${ref}.${qi(k)}`).join(', ')})::text`;
+
+/** The existing rows with the keys in a scratch table (locked, in key order), as JSON text by key. */
+async function oldRows(s: WriteSession, t: Table, pk: string[], scratch: string): Promise<Map<string, string>> {
+  const cond = pk.map((k) => `t.${qi(k)} = x.${qi(k)}`).join(' AND ');
+  const r = await s
+    .query<{ k: string; r: string }>(
+      `SELECT ${keyJson('t', pk)} AS k, ${rowJson('t')} AS r FROM ${qi(t.name)} AS t JOIN (SELECT ${pk.map(qi).join(', ')} FROM ${qi(scratch)}) AS x ON ${cond}
+       ORDER BY ${pk.map((k) => `t.${qi(k)}`).join(', ')} FOR UPDATE OF t`,
+    )
+    .catch((e) => {
+      throw recordError(e);
+    });
+  return new Map(r.rows.map((row) => [row.k, row.r]));
+}
+
+/** Old rows replaced by the written ones (same key) out, then the written rows in. */
+function captureWritten(c: Capture, old: Map<string, string>, written: { k: string; r: string }[]): void {
+  c.add(
+    -1,
+    written.filter((w) => old.has(w.k)).map((w) => old.get(w.k)!),
+  );
+  c.add(
+    1,
+    written.map((w) => w.r),
+  );
+}
+
 const noUniqueKey = () => new ValidationError({ table: ['unique key must be passed for update/upsert'] });
 
 /**
@@ -38,18 +138,20 @@ const noUniqueKey = () => new ValidationError({ table: ['unique key must be pass
 export async function writeRecords(s: WriteSession, input: UpsertInput): Promise<void> {
   const t = await requireTable(s, input.resource_id);
   const pk = t.meta.primary_key?.length ? t.meta.primary_key : null;
+  if (input.method !== 'insert' && !pk) throw new ValidationError({ table: ['table does not have a unique key defined'] });
+  // A large write is not reported: its rows are not gathered, and other writes are not held up.
+  const capture = small(input.records) ? await startCapture(s, t) : null;
   if (input.method === 'insert') {
-    await insertRecords(s, t, input.records);
-  } else if (!pk) {
-    throw new ValidationError({ table: ['table does not have a unique key defined'] });
+    await insertRecords(s, t, input.records, capture);
   } else if (input.method === 'upsert') {
-    await upsertRecords(s, t, input.records, pk);
+    await upsertRecords(s, t, input.records, pk!, capture);
   } else {
     const records = checkedRecords(t, input.records);
-    checkKeys(records, pk);
-    await updateRecords(s, t, records, pk);
+    checkKeys(records, pk!);
+    await updateRecords(s, t, records, pk!, capture);
   }
   if (input.calculate_record_count) await recount(s, t.name);
+  capture?.report();
 }
 
 /** datastore_delete / datastore_records_delete: drops the table (no filters) or deletes matching rows. */
@@ -65,16 +167,27 @@ export async function deleteRecords(s: WriteSession, input: DeleteInput): Promis
   }
   const params: unknown[] = [];
   const where = filterConditions(t, input.filters, params, 'filters');
+  const capture = await startCapture(s, t);
   // A value the database refuses (class 22) is looked for filter by filter, after the failed statement.
-  const sql = `DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+  let sql = `DELETE FROM ${qi(t.name)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+  // The deleted rows for a cache (at most one more than are reported), and how many there were.
+  if (capture)
+    sql = `WITH d AS (${sql} RETURNING *) SELECT (SELECT count(*) FROM d)::int AS n,
+      (SELECT string_agg(r, '\u001e') FROM (SELECT ${rowJson('d')} AS r FROM d LIMIT ${MAX_REPORTED_ROWS + 1}) AS z) AS rows`;
   const r = await inSavepoint(s, () => s.query(sql, params)).catch(async (e) => {
     if (!isDbError(e) || isRace(e)) throw e;
     const field = e.code?.startsWith('22') ? await refusedFilter(s, t, input.filters!) : undefined;
     throw new ValidationError({ filters: [field ? `${e.message} (field "${field}")` : e.message] });
   });
-  s.addCount(t.name, -r.rowCount);
+  let deleted = r.rowCount;
+  if (capture) {
+    deleted = Number(r.rows[0].n);
+    if (deleted) capture.add(-1, String(r.rows[0].rows).split('\u001e'));
+  }
+  s.addCount(t.name, -deleted);
   if (input.calculate_record_count) await recount(s, t.name);
-  return r.rowCount;
+  capture?.report();
+  return deleted;
 }
 
 /** The first filter whose value the database refuses as data (each tried alone, planned only). */
@@ -103,7 +216,16 @@ export async function recount(s: WriteSession, name: string): Promise<void> {
  * Appends records in one COPY, written straight from their JSON (json-to-copy.ts) a piece at a
  * time: on PostgreSQL the server takes in a piece while the next is made. Missing keys are NULL.
  */
-export async function insertRecords(s: WriteSession, t: Table, records: RecordInput): Promise<void> {
+export async function insertRecords(s: WriteSession, t: Table, records: RecordInput, capture: Capture | null = null): Promise<void> {
+  if (capture) {
+    // Through a scratch table, so that the rows come back as stored; any error: the plain path says it.
+    const done = await inSavepoint(s, () => insertReturning(s, t, records, capture)).catch((e) => {
+      if (!isDbError(e) || isRace(e)) throw e;
+      return false;
+    });
+    if (done) return;
+  }
+  capture?.drop();
   const reader = recordReader(t, records);
   if (!nextChecked(reader)) return;
   // _id is written only when the records give it (then all must: a serial cannot be half given).
@@ -138,13 +260,57 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
   s.wroteRows(t, inserted);
 }
 
+/** Records few enough to be reported one by one (their JSON's size when not a list). */
+const small = (records: RecordInput) =>
+  Array.isArray(records) ? records.length <= MAX_REPORTED_ROWS : (records?.bytes?.length ?? Infinity) <= 256 * 1024;
+
+/**
+ * insertRecords through a scratch table (COPY, then INSERT ... RETURNING the rows as stored), for
+ * a cache that wants them; false when there is nothing to copy (the plain path does that).
+ */
+async function insertReturning(s: WriteSession, t: Table, records: RecordInput, capture: Capture): Promise<boolean> {
+  const reader = recordReader(t, records);
+  if (!nextChecked(reader)) return true;
+  const idCol = t.columns.findIndex((c) => c.id === '_id');
+  const withId = reader.has(idCol);
+  const cols = writableColumns(t).filter((i) => i !== idCol || withId);
+  if (!cols.length) return false;
+  const columns = cols.map((i) => t.columns[i]);
+  const scratch = 'svc_insert';
+  await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(columns)}) ON COMMIT DROP`);
+  await s
+    .copyIn(
+      copyTarget(scratch, columns),
+      copyPieces(reader, cols, () => {
+        if (!withId && reader.has(idCol))
+          throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
+        return true;
+      }),
+    )
+    .catch((e) => {
+      throw recordError(e);
+    });
+  const names = columns.map((c) => qi(c.id)).join(', ');
+  const r = await s.query<{ r: string }>(
+    `INSERT INTO ${qi(t.name)} AS t (${names}) SELECT ${names} FROM ${qi(scratch)} RETURNING ${rowJson('t')} AS r`,
+  );
+  await s.exec(`DROP TABLE ${qi(scratch)}`);
+  capture.add(
+    1,
+    r.rows.map((row) => row.r),
+  );
+  s.addCount(t.name, r.rowCount);
+  s.wroteRows(t, r.rowCount);
+  return true;
+}
+
 /**
  * upsert on a table with a primary key. The records with the keys of the first one (a loader's
  * usual batch: all of them) go by one COPY into a scratch table while they are read, then in one
  * INSERT ... ON CONFLICT into the table; records with other keys follow, grouped (stageGroups,
  * applyGroups), once every existing row the request writes is locked in key order.
  */
-async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[]): Promise<void> {
+async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[], capture: Capture | null): Promise<void> {
   const reader = recordReader(t, records);
   if (!nextChecked(reader)) return;
   const cols = t.columns.map((_, i) => i).filter((i) => reader.has(i));
@@ -197,6 +363,8 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
     });
     await lockKeys(s, t, pk, [scratch, ...staged.map((g) => g.scratch)]);
   }
+  if (mainRows.length + others.length > MAX_REPORTED_ROWS) capture?.drop();
+  const old = capture?.parts ? await oldRows(s, t, pk, scratch) : null;
   // Later records win over earlier ones with the same key (as sequential writes would); the
   // scratch table is new, so its physical order is the order of the request.
   const keyList = pk.map(qi).join(', ');
@@ -205,10 +373,14 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
     : `SELECT ${names} FROM ${qi(scratch)} ORDER BY ${keyList}`;
   const conflict = onConflict(t, nonKey);
   const r = await s
-    .query<{ inserted: number; written: number }>(`WITH w AS (
+    .query(
+      old
+        ? upsertReturning(t, names, source, keyList, conflict, pk)
+        : `WITH w AS (
       INSERT INTO ${qi(t.name)} (${names}) ${source}
       ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`)
+    SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`,
+    )
     .catch((e) => {
       if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
       if (isDbError(e) && e.code === '21000')
@@ -216,9 +388,29 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
       throw recordError(e);
     });
   await s.exec(`DROP TABLE ${qi(scratch)}`);
-  s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
-  s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
-  if (staged.length) await remapRows(otherRows, () => applyGroups(s, t, staged, 'upsert', pk));
+  const counted = old ? writtenCounts(capture!, old, r.rows as WrittenRow[]) : r.rows[0];
+  s.addCount(t.name, Number(counted?.inserted ?? 0));
+  s.wroteRows(t, Number(counted?.written ?? 0));
+  if (staged.length) await remapRows(otherRows, () => applyGroups(s, t, staged, 'upsert', pk, capture));
+}
+
+/** A row an upsert wrote, as upsertReturning gives it. */
+interface WrittenRow {
+  ins: boolean;
+  k: string;
+  r: string;
+}
+
+/** INSERT ... ON CONFLICT returning every written row (whether inserted, its key, the row). */
+function upsertReturning(t: Table, names: string, source: string, keyList: string, conflict: string, pk: string[]): string {
+  return `INSERT INTO ${qi(t.name)} AS t (${names}) ${source}
+      ON CONFLICT (${keyList}) ${conflict} RETURNING (t.xmax = 0) AS ins, ${keyJson('t', pk)} AS k, ${rowJson('t')} AS r`;
+}
+
+/** The rows an upsert wrote, captured; how many it inserted and wrote. */
+function writtenCounts(c: Capture, old: Map<string, string>, rows: WrittenRow[]): { inserted: number; written: number } {
+  captureWritten(c, old, rows);
+  return { inserted: rows.filter((w) => w.ins).length, written: rows.length };
 }
 
 /** Runs fn; a Validation Error's records_row (a place in a subset of the records) becomes the place in the request. */
@@ -253,7 +445,13 @@ interface Staged {
 }
 
 /** update: every record by its primary key (groups of records with the same keys, rows locked in key order first). */
-async function updateRecords(s: WriteSession, t: Table, records: Record<string, unknown>[], pk: string[]): Promise<void> {
+async function updateRecords(
+  s: WriteSession,
+  t: Table,
+  records: Record<string, unknown>[],
+  pk: string[],
+  capture: Capture | null,
+): Promise<void> {
   const staged = await stageGroups(s, t, records, pk);
   await lockKeys(
     s,
@@ -261,7 +459,8 @@ async function updateRecords(s: WriteSession, t: Table, records: Record<string, 
     pk,
     staged.map((g) => g.scratch),
   );
-  await applyGroups(s, t, staged, 'update', pk);
+  if (records.length > MAX_REPORTED_ROWS) capture?.drop();
+  await applyGroups(s, t, staged, 'update', pk, capture);
 }
 
 /**
@@ -308,10 +507,18 @@ async function stageGroups(s: WriteSession, t: Table, records: Record<string, un
 }
 
 /** Writes staged groups into the table: update (every key must exist) or upsert. */
-async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 'upsert' | 'update', pk: string[]): Promise<void> {
+async function applyGroups(
+  s: WriteSession,
+  t: Table,
+  staged: Staged[],
+  method: 'upsert' | 'update',
+  pk: string[],
+  capture: Capture | null = null,
+): Promise<void> {
   const keyList = pk.map(qi).join(', ');
   const cond = pk.map((k) => `t.${qi(k)} = x.${qi(k)}`).join(' AND ');
   for (const g of staged) {
+    const old = capture?.parts ? await oldRows(s, t, pk, g.scratch) : null;
     const names = g.cols.map((c) => qi(c.id)).join(', ');
     const nonKey = g.cols.filter((c) => !pk.includes(c.id));
     if (method === 'update') {
@@ -319,9 +526,11 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
         (nonKey.length ? nonKey : g.cols.filter((c) => pk.includes(c.id)).slice(0, 1))
           .map((c) => `${qi(c.id)} = x.${qi(c.id)}`)
           .join(', ') + unfill(t);
-      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}`).catch((e) => {
+      const returning = old ? ` RETURNING ${keyJson('t', pk)} AS k, ${rowJson('t')} AS r` : '';
+      const r = await s.query(`UPDATE ${qi(t.name)} AS t SET ${set} FROM ${qi(g.scratch)} AS x WHERE ${cond}${returning}`).catch((e) => {
         throw recordError(e);
       });
+      if (old) captureWritten(capture!, old, r.rows);
       if (r.rowCount < g.rows.length) {
         // The first record (in the scratch table's order: the request's) whose key is not in the table.
         const miss = await s.query<{
@@ -334,17 +543,23 @@ async function applyGroups(s: WriteSession, t: Table, staged: Staged[], method: 
       s.wroteRows(t, r.rowCount);
     } else {
       const conflict = onConflict(t, nonKey);
+      const source = `SELECT ${names} FROM ${qi(g.scratch)} ORDER BY ${keyList}`;
       const r = await s
-        .query<{ inserted: number; written: number }>(`WITH w AS (
-          INSERT INTO ${qi(t.name)} (${names}) SELECT ${names} FROM ${qi(g.scratch)} ORDER BY ${keyList}
+        .query<{ inserted: number; written: number }>(
+          old
+            ? upsertReturning(t, names, source, keyList, conflict, pk)
+            : `WITH w AS (
+          INSERT INTO ${qi(t.name)} (${names}) ${source}
           ON CONFLICT (${keyList}) ${conflict} RETURNING (xmax = 0) AS ins)
-        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`)
+        SELECT count(*) FILTER (WHERE ins)::int AS inserted, count(*)::int AS written FROM w`,
+        )
         .catch((e) => {
           if (isDbError(e) && e.code === '42P10') return Promise.reject(noUniqueKey());
           throw recordError(e);
         });
-      s.addCount(t.name, Number(r.rows[0]?.inserted ?? 0));
-      s.wroteRows(t, Number(r.rows[0]?.written ?? 0));
+      const counted = old ? writtenCounts(capture!, old, r.rows as unknown as WrittenRow[]) : r.rows[0];
+      s.addCount(t.name, Number(counted?.inserted ?? 0));
+      s.wroteRows(t, Number(counted?.written ?? 0));
     }
   }
 }
