@@ -26,7 +26,8 @@
 // SVC_BENCH_DB (postgres,pglite), SVC_BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres;
 // throw-away databases are created and dropped), SVC_BENCH_DURATION (search seconds, default 10),
 // SVC_BENCH_BATCH (default 10000), SVC_BENCH_ONLY=load (skip search and dump, for tuning the load;
-// sql-memory: only the embedded data store's memory around a string_agg of SVC_BENCH_ROWS rows),
+// sql-memory: only the embedded data store's memory around a string_agg of SVC_BENCH_ROWS rows;
+// fts: only the insert table's load and the full-text part, for tuning the fill),
 // SVC_BENCH_LOAD_CONCURRENCY (load requests at once, default 1), SVC_BENCH_LOG_LEVEL (the app's),
 // SVC_BENCH_FTS_RANK_WINDOW (the app's svc.datastore.fts_rank_window; 0 ranks every match).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -51,6 +52,8 @@ const CONNECTIONS = 16;
 /** Concurrent load requests (default 1: one client sending batch after batch, as ckanapi does). */
 const LOAD_CONCURRENCY = Number(process.env.SVC_BENCH_LOAD_CONCURRENCY ?? 1);
 const LOAD_ONLY = process.env.SVC_BENCH_ONLY === 'load';
+/** SVC_BENCH_ONLY=fts: the insert table's load, then only the full-text part (for tuning the fill; the recorded figures are kept). */
+const FTS_ONLY = process.env.SVC_BENCH_ONLY === 'fts';
 /** Load rounds; each ratio is the median round of each side against the other's median. */
 const ROUNDS = Math.max(1, Number(process.env.SVC_BENCH_ROUNDS ?? 3));
 const MB = 1024 * 1024;
@@ -328,6 +331,13 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     let insertId = '';
     let keyedId = '';
     for (let round = 1; round <= ROUNDS; round++) {
+      if (FTS_ONLY) {
+        insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields }))
+          .resource_id as string;
+        log(`${kind}: datastore_upsert insert, ${batches.length} batches (full text only)`);
+        seconds.appInsert.push((await timed(() => load(batches.map((b) => body(insertId, 'insert', b))))).seconds);
+        break;
+      }
       log(`${kind}: round ${round}/${ROUNDS}: raw COPY FROM`);
       await raw.exec(
         `DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; DROP TABLE IF EXISTS shaped; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id); ${SHAPED_DDL('shaped')}`,
@@ -362,23 +372,25 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     }
     const rssLoadPeak = sampler.stop();
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-    out.load = {
-      rounds: ROUNDS,
-      insert: measure(n / median(seconds.appInsert), n / median(seconds.rawShaped), 'rows/s', 0.5, {
-        appSeconds: seconds.appInsert,
-        rawSeconds: seconds.rawShaped,
-      }),
-      insertBare: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0, {
-        appSeconds: seconds.appInsert,
-        rawSeconds: seconds.rawInsert,
-      }),
-      upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, {
-        appSeconds: seconds.appUpsert,
-        rawSeconds: seconds.rawKeyed,
-      }),
-      serverRssStartMB: rssStart / MB,
-      serverRssPeakMB: rssLoadPeak / MB,
-    };
+    if (FTS_ONLY) out.loadSeconds = seconds.appInsert[0];
+    else
+      out.load = {
+        rounds: ROUNDS,
+        insert: measure(n / median(seconds.appInsert), n / median(seconds.rawShaped), 'rows/s', 0.5, {
+          appSeconds: seconds.appInsert,
+          rawSeconds: seconds.rawShaped,
+        }),
+        insertBare: measure(n / median(seconds.appInsert), n / median(seconds.rawInsert), 'rows/s', 0, {
+          appSeconds: seconds.appInsert,
+          rawSeconds: seconds.rawInsert,
+        }),
+        upsert: measure(n / median(seconds.appUpsert), n / median(seconds.rawKeyed), 'rows/s', 0.25, {
+          appSeconds: seconds.appUpsert,
+          rawSeconds: seconds.rawKeyed,
+        }),
+        serverRssStartMB: rssStart / MB,
+        serverRssPeakMB: rssLoadPeak / MB,
+      };
 
     if (LOAD_ONLY) return out;
 
@@ -393,6 +405,10 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       String(rows[Math.floor(rows.length / 3)].row_id),
       kind === 'postgres' ? dsTarget : null,
     );
+    if (FTS_ONLY) {
+      out.fts = { ...(await benchFullText(port, token, insertId, rows, fillSeconds)), fastSecondsAfterLoad: fastSeconds, indexSeconds };
+      return out;
+    }
     const searchBodies = countries.map((c) =>
       JSON.stringify({ resource_id: insertId, filters: { country: c }, sort: 'date desc', limit: 100 }),
     );
@@ -654,6 +670,11 @@ const pct = (r: number) => `${Math.round(r * 100)} %`;
 
 function printTable(res: any) {
   const lines: string[][] = [['measure', 'svc', 'raw database', 'ratio', 'goal', '']];
+  if (!res.load) {
+    console.log(`\n${res.server}, ${fmt(res.rows)} rows, full text only: insert load ${fmt(res.loadSeconds, 1)} s`);
+    printFullText(res.fts);
+    return;
+  }
   const row = (name: string, m: Measure, d = 0) =>
     lines.push([
       name,
@@ -677,33 +698,36 @@ function printTable(res: any) {
     console.log(l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
-  if (res.fts) {
-    const f = res.fts;
-    for (const [k, label] of [
-      ['qRare', 'fts: q rare term'],
-      ['qCommonTotal', 'fts: q common term, exact total'],
-      ['qCommonNoTotal', 'fts: q common term, include_total false'],
-      ['qDictRare', 'fts: q dict, one text column, rare value'],
-      ['fullTextFilters', 'fts: full_text + filters'],
-    ] as const) {
-      if (f[k])
-        console.log(
-          `${label.padEnd(42)} p50 ${String(f[k].p50).padStart(7)} ms  p90 ${String(f[k].p90).padStart(7)} ms  goal <= ${f[k].goalMs} ms  total ${f[k].total}  ${f[k].ok ? 'ok' : 'MISSED'}`,
-        );
-    }
-    console.log(
-      `time until full text is fast (rare-term search <= ${FAST_MS} ms): ${f.fastSecondsAfterLoad.toFixed(1)} s after the search index was made (goal 0 s, or within 30 s: vectors complete and indexed) ${f.fastSecondsAfterLoad <= 30 ? 'ok' : 'MISSED'}`,
-    );
-    console.log(
-      `full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`,
-    );
-    if (f.indexSeconds && Object.keys(f.indexSeconds).length)
-      console.log(`full-text indexes dropped and back (bulk fill; s after the search index was made): ${JSON.stringify(f.indexSeconds)}`);
-  }
+  printFullText(res.fts);
   if (res.search)
     console.log(
       `search latency p50/p99: svc ${res.search.appLatencyMs.p50}/${res.search.appLatencyMs.p99} ms, raw ${res.search.rawLatencyMs.p50}/${res.search.rawLatencyMs.p99} ms; errors svc ${res.search.appErrors}, raw ${res.search.rawErrors}`,
     );
+}
+
+/** The full-text figures of a run. */
+function printFullText(f: any): void {
+  if (!f) return;
+  for (const [k, label] of [
+    ['qRare', 'fts: q rare term'],
+    ['qCommonTotal', 'fts: q common term, exact total'],
+    ['qCommonNoTotal', 'fts: q common term, include_total false'],
+    ['qDictRare', 'fts: q dict, one text column, rare value'],
+    ['fullTextFilters', 'fts: full_text + filters'],
+  ] as const) {
+    if (f[k])
+      console.log(
+        `${label.padEnd(42)} p50 ${String(f[k].p50).padStart(7)} ms  p90 ${String(f[k].p90).padStart(7)} ms  goal <= ${f[k].goalMs} ms  total ${f[k].total}  ${f[k].ok ? 'ok' : 'MISSED'}`,
+      );
+  }
+  console.log(
+    `time until full text is fast (rare-term search <= ${FAST_MS} ms): ${f.fastSecondsAfterLoad.toFixed(1)} s after the search index was made (goal 0 s, or within 30 s: vectors complete and indexed) ${f.fastSecondsAfterLoad <= 30 ? 'ok' : 'MISSED'}`,
+  );
+  console.log(
+    `full-text vectors complete ${f.fillSecondsAfterLoad.toFixed(1)} s after the search index was made (common term "${f.commonTerm}", ${(f.commonShare * 100).toFixed(1)} % of rows)`,
+  );
+  if (f.indexSeconds && Object.keys(f.indexSeconds).length)
+    console.log(`full-text indexes dropped and back (bulk fill; s after the search index was made): ${JSON.stringify(f.indexSeconds)}`);
 }
 
 /**
@@ -762,7 +786,7 @@ export async function run(_args: string[]): Promise<void> {
     res.command = `SVC_BENCH_ROWS=${n}${nPglite !== n ? ` SVC_BENCH_PGLITE_ROWS=${nPglite}` : ''}${settings} SVC_BENCH_DB=${kind} npm run bench -- datastore`;
     res.machine = `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`;
     printTable(res);
-    if (LOAD_ONLY) continue; // a partial run does not replace the recorded figures
+    if (LOAD_ONLY || FTS_ONLY) continue; // a partial run does not replace the recorded figures
     const file = path.join(resultsDir, `datastore-${kind}.json`);
     fs.writeFileSync(file, JSON.stringify(res, null, 2) + '\n');
     console.log(`written ${path.relative(process.cwd(), file)}`);
