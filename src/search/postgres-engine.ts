@@ -17,7 +17,7 @@ import { INDEX_SQL } from './index-rows.ts';
 import { ResultCache } from './result-cache.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
-import { scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
+import { facetsOfMatches, readFacetRows, scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
 import { typedSortPage, type TypedSortKey } from './typed-sort.ts';
 import { spatialCondition, spatialSortKey, type SpatialFilter } from './spatial.ts';
 
@@ -237,19 +237,20 @@ export class PostgresSearchEngine implements SearchEngine {
       const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM package_search_index s WHERE ${where}`, whereOnly);
       return { count: Number(r.rows[0].n), facets: {} };
     };
-    // A count that must be scanned and a page inside the rank window: one statement reads the matches once.
+    // A count that must be scanned and a page inside the rank window: one statement reads the
+    // matches once, for the count, the facets (all scanned: nothing is counted here) and the page.
+    // On a pool too: the statements side by side would each find and read every match again.
     const together =
       !countedClass &&
       wordCount === null &&
-      !(scanned.length && !onPool) &&
       scoresFirst(query, rank) &&
       query.rows > 0 &&
       query.start + query.rows <= this.opts.rankWindow();
     const tasks: (() => Promise<unknown>)[] = together
-      ? [() => this.countAndRankedPage(db, where, params, order, query)]
+      ? [() => this.countAndRankedPage(db, where, params, order, query, scanned)]
       : [counting, () => this.page(db, where, params, order, rank, query)];
     const first = tasks.length;
-    if (onPool) for (const f of scanned) tasks.push(() => scanFacet(db, where, whereOnly, f, query));
+    if (onPool && !together) for (const f of scanned) tasks.push(() => scanFacet(db, where, whereOnly, f, query));
     else if (counts.length && scanned.length) tasks.push(() => readCounts(db, countedClass!, counts, query));
     const done = await sideBySide(db, tasks);
     type Counted = { count: number; facets: Record<string, FacetItem[]> };
@@ -471,11 +472,12 @@ export class PostgresSearchEngine implements SearchEngine {
   }
 
   /**
-   * The count and a page inside the rank window (start + rows <= window, score first) in one
-   * statement: the matches are read once (only the columns the cheap order needs), the window's
-   * rows are found again by their ctid (same snapshot) to be scored. The matches are a CTE of their
-   * own so that the planner cannot walk an index in the cheap order to find them (it would test
-   * every row it walks, and the count needs them all anyway).
+   * The count, the facets of fields and a page inside the rank window (start + rows <= window,
+   * score first) in one statement: the matches are read once (only the columns the cheap order
+   * needs and the facets' values), the window's rows are found again by their ctid (same
+   * snapshot) to be scored. The matches are a CTE of their own so that the planner cannot walk an
+   * index in the cheap order to find them (it would test every row it walks, and the count needs
+   * them all anyway).
    */
   private async countAndRankedPage(
     db: Queryable,
@@ -483,18 +485,25 @@ export class PostgresSearchEngine implements SearchEngine {
     params: unknown[],
     order: Order,
     query: PackageQuery,
+    fields: string[],
   ): Promise<{ count: number; facets: Record<string, FacetItem[]>; ids: string[] }> {
-    const n = params.length;
-    const columns = [...new Set(order.cheap.match(/\bs\.[a-z_]+/g))].join(', ');
-    const r = await db.query<{ total: string; ids: string[] }>(
+    const p = [...params];
+    const b = new SqlBuilder(p);
+    const rows = b.param(query.rows);
+    const start = b.param(query.start);
+    const facets = facetsOfMatches(fields, b, query, ', NULL::text[]');
+    const columns = [...new Set(order.cheap.match(/\bs\.[a-z_]+/g)), ...facets.columns].join(', ');
+    const r = await db.query<{ f: number; name: string | null; n: string; ids: string[] | null }>(
       `WITH m AS MATERIALIZED (SELECT s.ctid AS t, ${columns} FROM package_search_index s WHERE ${where}),
        w AS (SELECT s.t FROM m s ORDER BY ${order.cheap} LIMIT ${this.opts.rankWindow() | 0})
-       SELECT (SELECT count(*) FROM m) AS total,
+       SELECT 0 AS f, NULL::text AS name, count(*) AS n,
         ARRAY(SELECT s.package_id FROM w JOIN package_search_index s ON s.ctid = w.t ORDER BY ${order.full}
-         LIMIT $${n + 1} OFFSET $${n + 2}) AS ids`,
-      [...params, query.rows, query.start],
+         LIMIT ${rows} OFFSET ${start}) AS ids FROM m
+       ${facets.branches.join('\n       ')}`,
+      p,
     );
-    return { count: Number(r.rows[0].total), facets: {}, ids: r.rows[0].ids };
+    const ids = r.rows.find((x) => x.f === 0)!.ids ?? [];
+    return { ...readFacetRows(r.rows, fields), ids };
   }
 
   private async page(
