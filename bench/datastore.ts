@@ -550,15 +550,19 @@ async function waitForVectors(
     if (ok && ms <= FAST_MS) fastSince ??= started;
     else fastSince = null;
     await watchIndexes();
-    // A poll may meet a connection the busy server (PGlite filling, same thread) let expire: try again.
-    const r = await api(port, token, 'datastore_search_sql', { sql: `SELECT count(*) AS n FROM "${id}" WHERE "_full_text" IS NULL` }).catch(
-      () => null,
-    );
+    // Asked until the vectors are complete (a count of a million rows took CPU from the filler):
+    // whether a row is still NULL, from the end of the index of pending rows (the filler fills by
+    // ranges of _id upwards). A poll may meet a connection the busy server (PGlite filling,
+    // same thread) let expire: try again.
+    const r =
+      filledAt === null
+        ? await api(port, token, 'datastore_search_sql', {
+            sql: `SELECT count(*) AS n FROM (SELECT 1 FROM "${id}" WHERE "_full_text" IS NULL ORDER BY "_id" DESC LIMIT 1) AS x`,
+          }).catch(() => null)
+        : null;
+    if (r && Number(r.records[0].n) === 0) filledAt = Date.now();
     // Vectors complete; a bulk fill then builds the indexes again: wait until searches are fast too.
-    if (r && Number(r.records[0].n) === 0) {
-      filledAt ??= Date.now();
-      if (fastSince !== null || Date.now() - filledAt > 300_000) break;
-    }
+    if (filledAt !== null && (fastSince !== null || Date.now() - filledAt > 300_000)) break;
     await new Promise((res) => setTimeout(res, 1000));
   }
   const fillSeconds = ((filledAt ?? Date.now()) - t0) / 1000;
