@@ -15,7 +15,7 @@
 //           bytes), and the server's RSS growth during the Parquet dump.
 //                                          goals: Parquet >= 50 % of CSV's speed, and smaller
 //
-// Environment: SVC_BENCH_ROWS (default 1000000), SVC_BENCH_DB (postgres,pglite; default
+// Environment: SVC_BENCH_DUMPS=0 (the chart alone), SVC_BENCH_ROWS (default 1000000), SVC_BENCH_DB (postgres,pglite; default
 // postgres), SVC_BENCH_PGLITE_ROWS (default SVC_BENCH_ROWS), SVC_BENCH_DATABASE_URL (throw-away
 // databases are created and dropped there), SVC_BENCH_BATCH (default 10000). PostgreSQL only:
 // SVC_BENCH_KEEP=1 keeps the databases and prints the tag, SVC_BENCH_REUSE=<tag> runs on the
@@ -35,6 +35,8 @@ const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 20);
 const COLD_REQUESTS = Number(process.env.SVC_BENCH_COLD_REQUESTS ?? 5);
 const KEEP = process.env.SVC_BENCH_KEEP === '1';
 const REUSE = process.env.SVC_BENCH_REUSE || undefined;
+/** SVC_BENCH_DUMPS=0: the chart alone (no dumps). */
+const DUMPS = process.env.SVC_BENCH_DUMPS !== '0';
 const MB = 1024 * 1024;
 type DbKind = 'postgres' | 'pglite';
 
@@ -200,6 +202,7 @@ async function runOne(kind: DbKind, n: number): Promise<Record<string, unknown>>
     }
     out.chart = chart;
 
+    if (!DUMPS) return out;
     log(`${kind}: dumps`);
     const csv = await download(`http://127.0.0.1:${port}/datastore/dump/${id}?format=csv`, token);
     const rssBefore = rssBytes(child.pid!);
@@ -257,13 +260,15 @@ export async function run(): Promise<void> {
       console.log(
         `nothing guessed (first computation): p50 ${c.directSqlTwoScansMs.p50} ms, p90 ${c.directSqlTwoScansMs.p90} ms (two scans, directly)`,
       );
-    console.log(`CSV dump:     ${f(d.csv.seconds, 2)} s, ${f(d.csv.MB)} MB, ${d.csv.rowsPerSecond.toLocaleString('en')} rows/s`);
-    console.log(
-      `Parquet dump: ${f(d.parquet.seconds, 2)} s, ${f(d.parquet.MB)} MB, ${d.parquet.rowsPerSecond.toLocaleString('en')} rows/s`,
-    );
-    console.log(
-      `Parquet/CSV: speed ${f(d.speedRatio * 100, 0)} %, size ${f(d.sizeRatio * 100, 0)} %; server RSS growth ${f(d.serverRssGrowthMB)} MB (goal speed >= 50 % and smaller: ${d.ok ? 'ok' : 'MISSED'})`,
-    );
+    if (d) {
+      console.log(`CSV dump:     ${f(d.csv.seconds, 2)} s, ${f(d.csv.MB)} MB, ${d.csv.rowsPerSecond.toLocaleString('en')} rows/s`);
+      console.log(
+        `Parquet dump: ${f(d.parquet.seconds, 2)} s, ${f(d.parquet.MB)} MB, ${d.parquet.rowsPerSecond.toLocaleString('en')} rows/s`,
+      );
+      console.log(
+        `Parquet/CSV: speed ${f(d.speedRatio * 100, 0)} %, size ${f(d.sizeRatio * 100, 0)} %; server RSS growth ${f(d.serverRssGrowthMB)} MB (goal speed >= 50 % and smaller: ${d.ok ? 'ok' : 'MISSED'})`,
+      );
+    }
     console.log(`(written to ${path.relative(process.cwd(), file)})`);
   }
 }
