@@ -28,7 +28,7 @@ import { findRelationship, relationshipsOf, saveRelationship, deleteRelationship
 import { resourcesByIds, resourcesOf, type ResourceRow } from '../model/resources.ts';
 import { findVocabulary, setPackageTags } from '../model/tags.ts';
 import { findTag } from '../model/vocabularies.ts';
-import { validate } from '../validation/validate.ts';
+import { validate, type Schema } from '../validation/validate.ts';
 import {
   COMPUTED_PACKAGE_KEYS,
   PACKAGE_SCHEMA_KEYS,
@@ -75,14 +75,20 @@ function flattenTagErrors(errs: unknown): string[] {
   return out;
 }
 
+/** The core dataset schema, compiled once for creates and once for updates (it depends on nothing else). */
+const coreSchemas = new Map<boolean, Schema>();
+function coreSchema(create: boolean): Schema {
+  let schema = coreSchemas.get(create);
+  if (!schema) coreSchemas.set(create, (schema = packageSchema({ create })));
+  return schema;
+}
+
 /** Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. */
 export async function validatePackage(ctx: ActionContext, sent: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
   // A dataset type with a custom schema (svc.scheming.dataset_schemas) is checked by it.
   const custom = datasetSchemaFor(ctx, pkg ? pkg.type : sent.type);
   const input = custom ? schemingInput(sent, custom) : sent;
-  const schema = custom
-    ? packageSchemaOf(custom, { create: !pkg }, ctx.config.str('svc.locale_default') || 'en')
-    : packageSchema({ create: !pkg });
+  const schema = custom ? packageSchemaOf(custom, { create: !pkg }, ctx.config.str('svc.locale_default') || 'en') : coreSchema(!pkg);
   const existing = pkg ? await resourcesOf(ctx.db, [pkg.id]) : [];
   const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)), input };
   const { data, errors } = await validate(schema, input, vctx);

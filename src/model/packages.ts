@@ -336,13 +336,17 @@ export type PackageChangeListener = (
 
 const changeListeners = new WeakMap<object, PackageChangeListener[]>();
 const lastListeners = new WeakMap<object, PackageChangeListener[]>();
+const finalListeners = new WeakMap<object, PackageChangeListener[]>();
 
 /**
  * Registers a listener for one running service (e.g. a search index kept in the same transaction).
  * last: it runs after all the others (it records the dataset as the write leaves it).
+ * final: after the last ones too, for a listener that changes nothing the others read and whose
+ * writes lock rows every writer shares (the search index's counts): they are then held from its
+ * statement to the commit only, not through the other listeners' work.
  */
-export function onPackageChange(services: object, listener: PackageChangeListener, opts: { last?: boolean } = {}): void {
-  const listeners = opts.last ? lastListeners : changeListeners;
+export function onPackageChange(services: object, listener: PackageChangeListener, opts: { last?: boolean; final?: boolean } = {}): void {
+  const listeners = opts.final ? finalListeners : opts.last ? lastListeners : changeListeners;
   const list = listeners.get(services) ?? [];
   list.push(listener);
   listeners.set(services, list);
@@ -359,7 +363,7 @@ export interface ChangeContext {
 export async function notifyPackageChange(ctx: ChangeContext, packageId: string, change: PackageChange = 'changed'): Promise<void> {
   forgetDictParts(ctx.db, packageId);
   const later = ctx.afterCommit ?? ((fn) => void fn());
-  for (const listeners of [changeListeners, lastListeners])
+  for (const listeners of [changeListeners, lastListeners, finalListeners])
     for (const listener of listeners.get(ctx.services) ?? []) await listener(ctx.db, packageId, change, later, ctx);
 }
 

@@ -22,11 +22,16 @@ export function setupSearch(services: Services): SearchEngine {
     schemaFields: () => searchSchemaFields(services.scheming),
   });
   engines.set(services, engine);
-  onPackageChange(services, async (db, packageId, change, afterCommit) => {
-    if (change === 'purged') await engine.remove(db, [packageId]);
-    else await engine.index(db, [packageId]);
-    afterCommit(() => engine.changed(services.db));
-  });
+  // final: the index row's counts (migration 011) lock rows every write shares until the commit
+  onPackageChange(
+    services,
+    async (db, packageId, change, afterCommit) => {
+      if (change === 'purged') await engine.remove(db, [packageId]);
+      else await engine.index(db, [packageId]);
+      afterCommit(() => engine.changed(services.db));
+    },
+    { final: true },
+  );
   return engine;
 }
 
