@@ -17,7 +17,8 @@
 // harvest / ckanapi-style in one run says more than the absolute figures.
 // Results: bench/results/harvest-postgres.json. Environment: SVC_BENCH_CREATE, SVC_BENCH_CHANGE,
 // SVC_BENCH_DATABASE_URL, SVC_BENCH_CATALOG (see search.ts), SVC_BENCH_IMPORT_CONCURRENCY (the
-// target's svc.harvest.import_concurrency; its default when unset).
+// target's svc.harvest.import_concurrency; its default when unset), SVC_BENCH_COPY=0 (no ckanapi-style
+// copies: the harvest runs only).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,7 +130,7 @@ export async function run(): Promise<void> {
     const changed = await harvestRun(target, created.id);
 
     const copies: Record<string, { seconds: number; copied: number; datasets_per_s: number }> = {};
-    for (const clients of [1, 3]) {
+    for (const clients of process.env.SVC_BENCH_COPY === '0' ? [] : [1, 3]) {
       const copyTarget = await start(`harvest_copy${clients}`, []);
       await api(copyTarget.port, copyTarget.token, 'organization_create', { name: 'copied' });
       log(`ckanapi-style copy with ${clients} client(s)`);
@@ -153,15 +154,16 @@ export async function run(): Promise<void> {
         changed: { remote_changes: names.length, seconds: changed.seconds, stats: changed.job.stats },
       },
       ckanapi_style: copies,
-      ratio_harvest_to_ckanapi_1: Number((fullRate / copies.clients_1!.datasets_per_s).toFixed(2)),
-      ratio_harvest_to_ckanapi_3: Number((fullRate / copies.clients_3!.datasets_per_s).toFixed(2)),
+      import_concurrency: IMPORT_CONCURRENCY ?? 'default',
+      ratio_harvest_to_ckanapi_1: copies.clients_1 ? Number((fullRate / copies.clients_1.datasets_per_s).toFixed(2)) : null,
+      ratio_harvest_to_ckanapi_3: copies.clients_3 ? Number((fullRate / copies.clients_3.datasets_per_s).toFixed(2)) : null,
     };
     console.table({
       'harvest, full': { seconds: full.seconds, 'datasets/s': fullRate },
       'harvest, unchanged': { seconds: unchanged.seconds, 'datasets/s': '' },
       [`harvest, ${names.length} changed`]: { seconds: changed.seconds, 'datasets/s': '' },
-      'ckanapi-style, 1 client': { seconds: copies.clients_1!.seconds, 'datasets/s': copies.clients_1!.datasets_per_s },
-      'ckanapi-style, 3 clients': { seconds: copies.clients_3!.seconds, 'datasets/s': copies.clients_3!.datasets_per_s },
+      'ckanapi-style, 1 client': { seconds: copies.clients_1?.seconds ?? '', 'datasets/s': copies.clients_1?.datasets_per_s ?? '' },
+      'ckanapi-style, 3 clients': { seconds: copies.clients_3?.seconds ?? '', 'datasets/s': copies.clients_3?.datasets_per_s ?? '' },
     });
     fs.mkdirSync(resultsDir, { recursive: true });
     fs.writeFileSync(path.join(resultsDir, 'harvest-postgres.json'), `${JSON.stringify(results, null, 2)}\n`);

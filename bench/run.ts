@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<{ run: (args: string[]) => Promise<v
   dcat: () => import('./dcat.ts'),
   spatial: () => import('./spatial.ts'),
   harvest: () => import('./harvest.ts'),
+  writes: () => import('./writes.ts'),
 };
 
 const [name, ...args] = process.argv.slice(2);
