@@ -1,6 +1,7 @@
 // The write paths of data store records: insert (COPY), upsert and update (keyed), delete.
 // Each runs inside the caller's write transaction (sessions.ts) and keeps the stored row count.
 import { inSavepoint } from '../db/database.ts';
+import { appendNewKeys } from './append.ts';
 import { quoteIdent as qi } from '../db/sql.ts';
 import { ValidationError } from '../errors.ts';
 import type { DeleteInput, RecordInput, UpsertInput } from './backend.ts';
@@ -12,7 +13,9 @@ import {
   checkKeys,
   columnDefs,
   copyPieces,
+  copyRecords,
   copyTarget,
+  moreRecordsThan,
   nextChecked,
   recordReader,
   usedColumns,
@@ -232,25 +235,27 @@ export async function insertRecords(s: WriteSession, t: Table, records: RecordIn
   const idCol = t.columns.findIndex((c) => c.id === '_id');
   const withId = reader.has(idCol);
   const cols = writableColumns(t).filter((i) => i !== idCol || withId);
-  const pieces = () =>
-    copyPieces(reader, cols, () => {
-      if (!withId && reader.has(idCol))
-        throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
-      return true;
-    });
+  const take = () => {
+    if (!withId && reader.has(idCol))
+      throw new ValidationError({ records: ['"_id" must be given in every record or in none'], records_row: reader.index });
+    return true;
+  };
   let inserted: number;
   if (!cols.length) {
     // A table without columns of its own: every record (checked as read) is a row of defaults.
-    for (const _ of pieces()) continue;
+    for (const _ of copyPieces(reader, cols, take)) continue;
     inserted = (await s.query(`INSERT INTO ${qi(t.name)} SELECT FROM generate_series(1, $1::int)`, [reader.index + 1])).rowCount;
   } else {
     try {
-      inserted = await s.copyIn(
+      inserted = await copyRecords(
+        s,
         copyTarget(
           t.name,
           cols.map((i) => t.columns[i]),
         ),
-        pieces(),
+        reader,
+        cols,
+        take,
       );
     } catch (e) {
       throw recordError(e);
@@ -311,6 +316,8 @@ async function insertReturning(s: WriteSession, t: Table, records: RecordInput, 
  * applyGroups), once every existing row the request writes is locked in key order.
  */
 async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk: string[], capture: Capture | null): Promise<void> {
+  // A load of new rows: one COPY into the table (append.ts); not when a cache wants the rows.
+  if ((!capture || moreRecordsThan(records, MAX_REPORTED_ROWS)) && (await appendNewKeys(s, t, records, pk))) return capture?.drop();
   const reader = recordReader(t, records);
   if (!nextChecked(reader)) return;
   const cols = t.columns.map((_, i) => i).filter((i) => reader.has(i));
@@ -323,29 +330,28 @@ async function upsertRecords(s: WriteSession, t: Table, records: RecordInput, pk
   const otherRows: number[] = [];
   const seen = new Set<string>();
   let duplicates = false;
-  const pieces = () =>
-    copyPieces(reader, cols, () => {
-      if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
-        others.push(reader.value() as Record<string, unknown>);
-        otherRows.push(reader.index);
-        return false;
-      }
-      const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
-      if (absent.length)
-        throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
-      const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
-      if (seen.has(key)) duplicates = true;
-      else seen.add(key);
-      mainRows.push(reader.index);
-      return true;
-    });
+  const take = () => {
+    if (reader.count !== cols.length || !cols.every((c) => reader.has(c))) {
+      others.push(reader.value() as Record<string, unknown>);
+      otherRows.push(reader.index);
+      return false;
+    }
+    const absent = pk.filter((_, j) => reader.isNull(keyCols[j]));
+    if (absent.length)
+      throw new ValidationError({ key: [`fields "${absent.join(', ')}" are missing but needed as key`], records_row: reader.index });
+    const key = keyCols.length === 1 ? reader.copyText(keyCols[0]) : keyCols.map((c) => reader.copyText(c)).join('\t');
+    if (seen.has(key)) duplicates = true;
+    else seen.add(key);
+    mainRows.push(reader.index);
+    return true;
+  };
   const columns = cols.map((i) => t.columns[i]);
   const names = columns.map((c) => qi(c.id)).join(', ');
   const nonKey = columns.filter((c) => !pk.includes(c.id));
   const scratch = 'svc_upsert';
   await s.exec(`CREATE TEMP TABLE ${qi(scratch)} (${columnDefs(columns)}) ON COMMIT DROP`);
   try {
-    await s.copyIn(copyTarget(scratch, columns), pieces());
+    await copyRecords(s, copyTarget(scratch, columns), reader, cols, take);
   } catch (e) {
     const err = recordError(e);
     if (err instanceof ValidationError && isDbError(e) && typeof err.errors.records_row === 'number') {
