@@ -167,7 +167,35 @@ function daysFromCivil(y: number, m: number, d: number): number {
 
 /** PostgreSQL's dates count from 2000-01-01. */
 const PG_EPOCH_DAYS = daysFromCivil(2000, 1, 1);
-const MICROS_PER_SECOND = 1_000_000n;
+/** Exact powers of ten (up to 1e22, the largest a double holds exactly). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * A plain number's value (JSON digits, optional fraction, no exponent) computed exactly as
+ * Number() reads it: at most 15 significant digits make an exact integer, divided by an exact
+ * power of ten (one correctly rounded division); NaN when it has more digits.
+ */
+function plainNumber(b: Buffer, from: number, to: number): number {
+  let j = from;
+  const neg = b[j] === MINUS;
+  if (neg) j++;
+  let m = 0;
+  let digits = 0;
+  let scale = -1;
+  for (; j < to; j++) {
+    const x = b[j];
+    if (x === 0x2e) {
+      scale = 0;
+      continue;
+    }
+    m = m * 10 + (x - 0x30);
+    if (m) digits++;
+    if (scale >= 0) scale++;
+  }
+  if (digits > 15 || scale > 22) return Number.NaN;
+  const v = scale > 0 ? m / POW10[scale] : m;
+  return neg ? -v : v;
+}
 
 function monthDays(y: number, m: number): number {
   if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
@@ -577,7 +605,8 @@ export class JsonRecordReader {
         // A number: its text is as sent or as JavaScript writes it, and the server rounds either
         // to the double JavaScript reads (-0 is written 0).
         if (type !== Token.Number) return false;
-        let v = Number(b.toString('latin1', from, to));
+        let v = this.flags[c] ? plainNumber(b, from, to) : Number.NaN;
+        if (Number.isNaN(v)) v = Number(b.toString('latin1', from, to));
         // As sent, a decimal past a double's range is refused by the server too.
         if (!Number.isFinite(v) && this.flags[c] === PLAIN_DECIMAL) return false;
         if (v === 0) {
@@ -606,7 +635,10 @@ export class JsonRecordReader {
           if (this.flags[c]) this.writeUnescaped(out, from + 1, to - 1, c);
           else {
             out.ensure(to - from);
-            out.len += b.copy(out.buf, out.len, from + 1, to - 1);
+            const buf = out.buf;
+            let len = out.len;
+            for (let j = from + 1; j < to - 1; j++) buf[len++] = b[j];
+            out.len = len;
           }
         } else {
           // Numbers, true and false: their text has nothing COPY escapes.
@@ -652,9 +684,18 @@ export class JsonRecordReader {
           if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59) return false;
           seconds += hh * 3600 + mm * 60 + ss;
         }
+        // seconds * 1e6 + micros as two 32-bit words, exactly: 1e6 = 15625 * 2^6, and seconds * 15625 < 2^53.
+        const p = seconds * 15625;
+        let hi = Math.floor(p / 0x4000000);
+        let lo = (p - hi * 0x4000000) * 64 + micros;
+        if (lo >= 0x100000000) {
+          hi++;
+          lo -= 0x100000000;
+        }
         out.ensure(12);
         out.len = out.buf.writeInt32BE(8, out.len);
-        out.len = out.buf.writeBigInt64BE(BigInt(seconds) * MICROS_PER_SECOND + BigInt(micros), out.len);
+        out.len = out.buf.writeInt32BE(hi, out.len);
+        out.len = out.buf.writeUInt32BE(lo, out.len);
         return true;
       }
       default:
