@@ -17,7 +17,8 @@
 //   4. sql      the statements svc ran for one package_create (recorded in-process: the call's
 //               transaction and anything after it), replayed directly with pg by as many clients,
 //               each create in its own BEGIN/COMMIT with new ids and name -> datasets/s; statements
-//               per create (BEGIN and COMMIT included).
+//               per create (BEGIN and COMMIT included), and the time each took (waits for the other
+//               clients included) in the results (sql_ms_per_create; SVC_BENCH_SHOW=1 prints them).
 //
 // Environment: SVC_BENCH_DATASETS, SVC_BENCH_CREATE, SVC_BENCH_WRITES, SVC_BENCH_CLIENTS,
 // SVC_BENCH_PLUGINS (comma-separated, instead of the default plugins), SVC_BENCH_SHOW=1 (print the
@@ -237,13 +238,21 @@ export async function run(): Promise<void> {
           return c;
         }),
       );
+      // time spent in each statement (and the COMMIT, last) over the replay, with the clients' waits
+      const spent = new Array<number>(statements.length + 1).fill(0);
       const replay = async (c: pg.Client, i: number) => {
         const map = new Map<string, string>(newIds.map((id) => [id, randomUUID()]));
         map.set(one.name as string, `w-${run}-sql-${i}`);
         const swap = (s: string) => s.replace(idPattern, (m) => map.get(m)!);
         await c.query('BEGIN');
-        for (const s of statements) await c.query(s.text, substitute(s.values, swap) as unknown[]);
+        for (const [k, s] of statements.entries()) {
+          const t0 = performance.now();
+          await c.query(s.text, substitute(s.values, swap) as unknown[]);
+          spent[k] += performance.now() - t0;
+        }
+        const t1 = performance.now();
         await c.query('COMMIT');
+        spent[statements.length] += performance.now() - t1;
       };
       let k = 0;
       const load2 = os.loadavg()[0];
@@ -255,6 +264,11 @@ export async function run(): Promise<void> {
       for (const c of conns) await c.end().catch(() => {});
       log(`sql replay: ${WRITES} creates in ${sql.seconds} s = ${sql.per_s}/s (load ${load2.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`);
       results.sql = { ...sql, load_before: load2, load_after: os.loadavg()[0] };
+      const texts = [...statements.map((x) => x.text.replace(/\s+/g, ' ').trim().slice(0, 90)), 'COMMIT'];
+      results.sql_ms_per_create = Object.fromEntries(
+        spent.map((ms, k) => [`${k} ${texts[k]}`, +(ms / WRITES).toFixed(2)] as const).sort((a, b) => b[1] - a[1]),
+      );
+      if (process.env.SVC_BENCH_SHOW) for (const [k, v] of Object.entries(results.sql_ms_per_create as object)) log(`  ${v} ms  ${k}`);
       results.ratio_http_to_sql = +(http.per_s / sql.per_s).toFixed(2);
     } finally {
       await closeServices(services);
