@@ -28,7 +28,8 @@ import { FIELDS, generateRows, resultsDir } from './data.ts';
 import { ADMIN_URL, adminQuery, api, grantDataStoreReader, log, rssBytes, startServer, stopChild, urlWith } from './common.ts';
 import type { DatastoreBackend } from '../src/datastore/backend.ts';
 import type { ChartConfig } from '../src/views/chart-config.ts';
-import { applyChanges, chartPoints } from '../src/views/chart-query.ts';
+import { applyChanges } from '../src/views/chart-changes.ts';
+import { chartPoints } from '../src/views/chart-query.ts';
 
 const BATCH = Number(process.env.SVC_BENCH_BATCH ?? 10_000);
 const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 20);

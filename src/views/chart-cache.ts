@@ -7,15 +7,16 @@
 //
 // After a write, the points are computed again in one of three ways, the cheapest that holds:
 // - from the chart's state (its points' sums and counts, every group's size: ChartState) and the
-//   rows the writes since changed, reported by the writes of this process (write.ts RowChanges),
+//   rows the writes since changed, reported by the writes of this process (datastore/row-changes.ts),
 //   when every write since the state's marker is one of those (each names the marker it follows);
 // - with the largest groups and x range of the last computation guessed (one scan of the table);
 // - from nothing (two scans).
 // Each way gives the points of the table as it is at the marker read (chart-query.ts).
 import type { DatastoreBackend, DatastoreField } from '../datastore/backend.ts';
-import { listenToRowChanges, type RowChanges } from '../datastore/write.ts';
+import { listenToRowChanges, type RowChanges } from '../datastore/row-changes.ts';
 import type { ChartConfig } from './chart-config.ts';
-import { applyChanges, type ChartData, type ChartShape, type ChartState, chartData, chartPoints } from './chart-query.ts';
+import { applyChanges } from './chart-changes.ts';
+import { type ChartData, type ChartShape, type ChartState, chartData, chartPoints } from './chart-query.ts';
 
 /** Tables whose charts are kept (least recently used dropped first). */
 const MAX_TABLES = 200;
