@@ -184,6 +184,9 @@ test('SQL searches: a shorter timeout for anonymous callers, one at a time per c
       'svc.datastore.sqlsearch.enabled': true,
       'svc.datastore.sqlsearch.timeout': 3000,
       'svc.datastore.sqlsearch.anonymous_timeout': 1000,
+      // Embedded database: the running SQL search is stopped this soon once datastore_search waits
+      // (the rest of the wait is reopening the database, seconds on a loaded machine).
+      'svc.datastore.sqlsearch.embedded_yield_after': 500,
     },
   });
   try {
