@@ -34,6 +34,13 @@ export async function adminQuery(sql: string, url = ADMIN_URL): Promise<void> {
   }
 }
 
+/** A bench's catalog at its end: kept and named (SVC_BENCH_KEEP, or a reused one), else dropped; its storage removed. */
+export async function keepOrDropCatalog(dbName: string, dbUrl: string, storage: string, reused: boolean): Promise<void> {
+  if (process.env.SVC_BENCH_KEEP || reused) console.log(`kept database ${dbUrl}`);
+  else await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  fs.rmSync(storage, { recursive: true, force: true });
+}
+
 /** Resident memory of a process (Linux). */
 export const rssBytes = (pid: number): number =>
   Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;

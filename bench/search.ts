@@ -41,7 +41,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
 import { benchCustomFields, benchSchema, resultsDir } from './data.ts';
-import { ADMIN_URL, log, startServer, stopChild, urlWith } from './common.ts';
+import { ADMIN_URL, keepOrDropCatalog, log, startServer, stopChild, urlWith } from './common.ts';
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 const CATALOG = process.env.SVC_BENCH_CATALOG ?? '/work/shared/data/catalogs/depositar-datasets.jsonl.gz';
@@ -494,13 +494,6 @@ export async function run(args: string[] = []): Promise<void> {
     await client.end();
     await stopChild(server.child);
     agent.destroy();
-    if (process.env.SVC_BENCH_KEEP || REUSE) console.log(`kept database ${dbUrl}`);
-    else {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await a.end();
-    }
-    fs.rmSync(storage, { recursive: true, force: true });
+    await keepOrDropCatalog(dbName, dbUrl, storage, Boolean(REUSE));
   }
 }

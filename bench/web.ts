@@ -30,7 +30,7 @@ import { closeServices, createServices } from '../src/services.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { Services } from '../src/actions/context.ts';
 import { resultsDir } from './data.ts';
-import { ADMIN_URL, log, startServer, stopChild } from './common.ts';
+import { keepOrDropCatalog, log, startServer, stopChild } from './common.ts';
 import { agent, benchDatabase, cloneInSql, createThroughApi, pct, readCatalog, rebuild, request, unindexedCount } from './search.ts';
 
 const REUSE = process.env.SVC_BENCH_REUSE;
@@ -244,13 +244,6 @@ export async function run(): Promise<void> {
     await client.end().catch(() => undefined);
     if (server) await stopChild(server.child);
     agent.destroy();
-    if (process.env.SVC_BENCH_KEEP || REUSE) console.log(`kept database ${dbUrl}`);
-    else {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await a.end();
-    }
-    fs.rmSync(storage, { recursive: true, force: true });
+    await keepOrDropCatalog(dbName, dbUrl, storage, Boolean(REUSE));
   }
 }

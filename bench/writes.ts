@@ -36,7 +36,7 @@ import { closeServices, createServices } from '../src/services.ts';
 import { callAction } from '../src/actions/registry.ts';
 import { findUser } from '../src/model/users.ts';
 import { resultsDir } from './data.ts';
-import { ADMIN_URL, log, startServer, stopChild } from './common.ts';
+import { keepOrDropCatalog, log, startServer, stopChild } from './common.ts';
 import { agent, benchDatabase, cloneInSql, createThroughApi, readCatalog, rebuild, request, unindexedCount } from './search.ts';
 
 const TOTAL = Number(process.env.SVC_BENCH_DATASETS ?? 100_000);
@@ -286,13 +286,6 @@ export async function run(): Promise<void> {
     await client.end().catch(() => {});
     if (server) await stopChild(server.child);
     agent.destroy();
-    if (process.env.SVC_BENCH_KEEP || REUSE) console.log(`kept database ${dbUrl}`);
-    else {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await a.end();
-    }
-    fs.rmSync(storage, { recursive: true, force: true });
+    await keepOrDropCatalog(dbName, dbUrl, storage, Boolean(REUSE));
   }
 }

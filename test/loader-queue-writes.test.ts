@@ -4,7 +4,8 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
-import type { Database, Queryable } from '../src/db/database.ts';
+import type { Database } from '../src/db/database.ts';
+import { noteTransactionStatements } from './helpers/statements.ts';
 
 let t: TestApp;
 const statements: string[] = [];
@@ -14,24 +15,7 @@ before(async () => {
   // no worker: the queued loads stay queued
   t = await startApp({ plugins: ['datastore', 'loader'], config: { 'svc.jobs.in_process_worker': false } });
   const db = t.services.db as Database;
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((fn: (tx: Queryable) => Promise<unknown>, opts?: unknown) =>
-    transaction(
-      (tx: Queryable) =>
-        fn(
-          new Proxy(tx, {
-            get(target, prop) {
-              const v = Reflect.get(target, prop, target);
-              if (prop !== 'query' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-              return (q: unknown, params?: unknown[]) => {
-                statements.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
-                return v.call(target, q, params);
-              };
-            },
-          }),
-        ),
-      opts as never,
-    )) as Database['transaction'];
+  noteTransactionStatements(db, statements);
   await t.ok('organization_create', { name: 'lq-org' }, admin());
 });
 after(async () => {

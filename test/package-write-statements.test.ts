@@ -5,7 +5,8 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
-import type { Database, Queryable } from '../src/db/database.ts';
+import type { Database } from '../src/db/database.ts';
+import { noteTransactionStatements } from './helpers/statements.ts';
 
 let t: TestApp;
 const statements: string[] = [];
@@ -15,24 +16,7 @@ before(async () => {
   t = await startApp({ plugins: ['activity'] });
   // every statement of every transaction a call opens is noted (text only)
   const db = t.services.db as Database;
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((fn: (tx: Queryable) => Promise<unknown>, opts?: unknown) =>
-    transaction(
-      (tx: Queryable) =>
-        fn(
-          new Proxy(tx, {
-            get(target, prop) {
-              const v = Reflect.get(target, prop, target);
-              if (prop !== 'query' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-              return (q: unknown, params?: unknown[]) => {
-                statements.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
-                return v.call(target, q, params);
-              };
-            },
-          }),
-        ),
-      opts as never,
-    )) as Database['transaction'];
+  noteTransactionStatements(db, statements);
   await t.ok('organization_create', { name: 'ws-org' }, admin());
   await t.ok('package_create', { name: 'ws-first', owner_org: 'ws-org', tags: [{ name: 'economy' }, { name: 'health' }] }, admin());
 });

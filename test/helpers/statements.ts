@@ -1,0 +1,24 @@
+// The text of every statement run in the transactions the app opens from now on, noted in
+// `into` (statement-count tests: how many round trips a call makes).
+import type { Database, Queryable } from '../../src/db/database.ts';
+
+export function noteTransactionStatements(db: Database, into: string[]): void {
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn: (tx: Queryable) => Promise<unknown>, opts?: unknown) =>
+    transaction(
+      (tx: Queryable) =>
+        fn(
+          new Proxy(tx, {
+            get(target, prop) {
+              const v = Reflect.get(target, prop, target);
+              if (prop !== 'query' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+              return (q: unknown, params?: unknown[]) => {
+                into.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
+                return v.call(target, q, params);
+              };
+            },
+          }),
+        ),
+      opts as never,
+    )) as Database['transaction'];
+}
