@@ -327,7 +327,8 @@ describe('loader', () => {
     await multipart('resource_update', { id, package_id: pkg }, { name: 'v.csv', content: rows('two', 5000) }, editor.token);
     await new Promise((res) => setTimeout(res, 100));
     assert.equal((await waitLoad(id)).status, 'complete');
-    await new Promise((res) => setTimeout(res, 100));
+    // The reader goes on until it has read the new table (each read may take a while on a busy machine).
+    for (let waited = 0; !seen.has('two') && waited < 10_000; waited += 50) await new Promise((res) => setTimeout(res, 50));
     stop = true;
     await reader;
     assert.ok(seen.has('two'), 'the new table was seen');
