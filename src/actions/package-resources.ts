@@ -106,13 +106,7 @@ function newResourceWrite(
   const w: ResourceWrite & { id: string } = { ...cols, id: (cols as { id?: string }).id ?? randomUUID(), extras, position };
   if (!internal(ctx)) delete w.datastore_active;
   if (file) {
-    w.url_type = 'upload';
-    w.url = mungeFilename(file.filename);
-    w.size = file.size;
-    w.mimetype =
-      cols.mimetype ??
-      guessMimetype(file.filename) ??
-      (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    Object.assign(w, uploadedFileColumns(file, cols.mimetype));
     w.last_modified = utcNow();
     // CKAN names a new upload without a name after its file
     if (!w.name) w.name = uploadName(file.filename) || null;
@@ -158,13 +152,7 @@ function replacementWrite(
   if (position !== undefined) w.position = position;
   const wasUpload = old.url_type === 'upload';
   if (file) {
-    w.url_type = 'upload';
-    w.url = mungeFilename(file.filename);
-    w.size = file.size;
-    w.mimetype =
-      cols.mimetype ??
-      guessMimetype(file.filename) ??
-      (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null);
+    Object.assign(w, uploadedFileColumns(file, cols.mimetype));
     if (!sent.has('format') || !cols.format) w.format = guessFormat(file.filename) || (cols.format ?? old.format);
     w.last_modified = utcNow();
     fileOps.store(old.id, file);
@@ -180,6 +168,19 @@ function replacementWrite(
     }
   }
   return w;
+}
+
+/** The columns an uploaded file sets: its URL (file name), size and type (the one sent wins). */
+function uploadedFileColumns(file: UploadedFile, sentMimetype: string | null | undefined): Partial<ResourceWrite> {
+  return {
+    url_type: 'upload',
+    url: mungeFilename(file.filename),
+    size: file.size,
+    mimetype:
+      sentMimetype ??
+      guessMimetype(file.filename) ??
+      (file.mimetype && file.mimetype !== 'application/octet-stream' ? file.mimetype : null),
+  };
 }
 
 /** A resource dict's `upload` may name a file of the request ({__file: field}, set by package_revise). */
