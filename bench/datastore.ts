@@ -6,6 +6,9 @@
 //           against COPY FROM of the same rows (CSV) into a table with the same columns (and the
 //           same unique index for the upsert case). In rounds (SVC_BENCH_ROUNDS, default 3), raw
 //           and app in turn, each on new tables after a CHECKPOINT and sync; medians compared.
+//           The background full-text filler is paused until the rounds are over (a loaded table's
+//           fill would run in the phases after it); each phase logs the CPU it took (bench, app
+//           server, database backends) per batch, recorded as load.cpuSeconds.
 //                                                              goals: insert >= 50 %, upsert >= 25 %
 //   search  datastore_search, filter country=<one of 20>, sort date desc, 100 rows, include_total,
 //           16 connections (autocannon), against a minimal node:http endpoint running the same
@@ -88,6 +91,70 @@ function rssSampler(pid: number) {
     stop: () => {
       clearInterval(timer);
       return peak;
+    },
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; null once it is gone. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in ticks (USER_HZ 100)
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU used during a phase by the bench's own process, the app's server process and (PostgreSQL)
+ * the backends and autovacuum workers of one database, polled every 200 ms (a backend that exits
+ * between two polls loses its last 200 ms). Says where a load's time went on a shared machine.
+ */
+function cpuMeter(serverPid: number | null, dbName: string | null) {
+  const self0 = process.cpuUsage();
+  const server0 = serverPid ? (cpuSeconds(serverPid) ?? 0) : 0;
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const client = dbName ? new pg.Client({ connectionString: ADMIN_URL }) : null;
+  const poll = async () => {
+    if (!client) return;
+    const r = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+      dbName,
+    ]);
+    for (const { pid } of r.rows) {
+      const c = cpuSeconds(pid);
+      if (c === null) continue;
+      if (!first.has(pid)) first.set(pid, started ? 0 : c);
+      last.set(pid, c);
+    }
+  };
+  let started = false;
+  const ready = (async () => {
+    await client?.connect();
+    await poll();
+    started = true;
+  })();
+  let polling = Promise.resolve();
+  const timer = setInterval(() => {
+    polling = polling.then(poll).catch(() => undefined);
+  }, 200);
+  return {
+    ready,
+    async stop(): Promise<{ benchCpuSeconds: number; serverCpuSeconds: number; dbCpuSeconds: number | null }> {
+      clearInterval(timer);
+      await polling;
+      await poll().catch(() => undefined);
+      await client?.end();
+      const self = process.cpuUsage(self0);
+      let db = 0;
+      for (const [pid, c] of last) db += c - (first.get(pid) ?? 0);
+      const round = (x: number) => Math.round(x * 100) / 100;
+      return {
+        benchCpuSeconds: round((self.user + self.system) / 1e6),
+        serverCpuSeconds: round(serverPid ? (cpuSeconds(serverPid) ?? server0) - server0 : 0),
+        dbCpuSeconds: client ? round(db) : null,
+      };
     },
   };
 }
@@ -210,6 +277,19 @@ async function settle(kind: DbKind): Promise<void> {
   execFileSync('sync');
 }
 
+/** Sends the bench server a message and waits for its answer (the same message). */
+function tell(server: ChildProcess, m: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (a: unknown) => {
+      if (a !== m) return;
+      server.off('message', done);
+      resolve();
+    };
+    server.on('message', done);
+    server.send(m);
+  });
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   const t0 = process.hrtime.bigint();
   const value = await fn();
@@ -255,6 +335,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
   try {
     // Databases.
     let rawTarget: string;
+    let dbNames: { raw: string; ds: string } | null = null;
     let dsTarget: string;
     const appConfig: Record<string, unknown> = {
       'svc.storage_path': storage,
@@ -268,6 +349,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     };
     if (kind === 'postgres') {
       const names = { cat: `svcbench_${tag}_cat`, ds: `svcbench_${tag}_ds`, raw: `svcbench_${tag}_raw` };
+      dbNames = names;
       for (const name of Object.values(names)) {
         await adminQuery(`CREATE DATABASE ${name}`);
         cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
@@ -326,10 +408,27 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       appInsert: [] as number[],
       appUpsert: [] as number[],
     };
+    // CPU of each timed phase, per round: raw phases in the raw database, the app's in its server and data store database.
+    const cpu: Record<string, Awaited<ReturnType<ReturnType<typeof cpuMeter>['stop']>>[]> = {};
+    const phase = async (name: keyof typeof seconds, serverPid: number | null, fn: () => Promise<unknown>): Promise<number> => {
+      const meter = cpuMeter(serverPid, dbNames ? (serverPid ? dbNames.ds : dbNames.raw) : null);
+      await meter.ready;
+      const s = (await timed(fn)).seconds;
+      const used = await meter.stop();
+      (cpu[name] ??= []).push(used);
+      const per = (x: number | null) => (x === null ? '-' : ((x * 1000 * BATCH) / n).toFixed(1));
+      log(
+        `${kind}: ${name} ${Math.round(n / s)} rows/s; CPU ms per ${BATCH} rows: bench ${per(used.benchCpuSeconds)}, server ${per(used.serverCpuSeconds)}, database ${per(used.dbCpuSeconds)}; load average ${os.loadavg()[0].toFixed(1)}`,
+      );
+      return s;
+    };
     const rssStart = rssBytes(server.pid!);
     let sampler = rssSampler(server.pid!);
     let insertId = '';
     let keyedId = '';
+    // The background full-text fill of a loaded table would run during the timed phases after it
+    // (the upsert, the next round's raw copies): paused until the rounds are over.
+    if (!FTS_ONLY) await tell(server, 'fts-pause');
     for (let round = 1; round <= ROUNDS; round++) {
       if (FTS_ONLY) {
         insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields }))
@@ -343,11 +442,11 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
         `DROP TABLE IF EXISTS plain; DROP TABLE IF EXISTS keyed; DROP TABLE IF EXISTS shaped; ${TABLE_DDL('plain')}; ${TABLE_DDL('keyed')}; CREATE UNIQUE INDEX keyed_pk ON keyed (row_id); ${SHAPED_DDL('shaped')}`,
       );
       await settle(kind);
-      seconds.rawInsert.push((await timed(() => raw.copyIn(copySql('plain'), csv))).seconds);
+      seconds.rawInsert.push(await phase('rawInsert', null, () => raw.copyIn(copySql('plain'), csv)));
       await settle(kind);
-      seconds.rawShaped.push((await timed(() => raw.copyIn(copySql('shaped'), csv))).seconds);
+      seconds.rawShaped.push(await phase('rawShaped', null, () => raw.copyIn(copySql('shaped'), csv)));
       await settle(kind);
-      seconds.rawKeyed.push((await timed(() => raw.copyIn(copySql('keyed'), csv))).seconds);
+      seconds.rawKeyed.push(await phase('rawKeyed', null, () => raw.copyIn(copySql('keyed'), csv)));
 
       // The tables of the round before go (the last insert table stays for search and dump).
       for (const id of [insertId, keyedId].filter(Boolean)) await api(port, token, 'datastore_delete', { resource_id: id });
@@ -363,13 +462,14 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       log(`${kind}: round ${round}/${ROUNDS}: datastore_upsert insert and upsert, ${batches.length} batches each`);
       const insertBodies = batches.map((b) => body(insertId, 'insert', b));
       await settle(kind);
-      seconds.appInsert.push((await timed(() => load(insertBodies))).seconds);
+      seconds.appInsert.push(await phase('appInsert', server.pid!, () => load(insertBodies)));
       const upsertBodies = batches.map((b) => body(keyedId, 'upsert', b));
       await settle(kind);
-      seconds.appUpsert.push((await timed(() => load(upsertBodies))).seconds);
+      seconds.appUpsert.push(await phase('appUpsert', server.pid!, () => load(upsertBodies)));
       const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
       if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
     }
+    if (!FTS_ONLY) await tell(server, 'fts-resume');
     const rssLoadPeak = sampler.stop();
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
     if (FTS_ONLY) out.loadSeconds = seconds.appInsert[0];
@@ -388,6 +488,7 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
           appSeconds: seconds.appUpsert,
           rawSeconds: seconds.rawKeyed,
         }),
+        cpuSeconds: cpu,
         serverRssStartMB: rssStart / MB,
         serverRssPeakMB: rssLoadPeak / MB,
       };

@@ -31,10 +31,23 @@ process.send!({ port, token });
 // 'fts-idle': answers once the data store's background full-text filler has nothing left to do
 // (every vector computed and the table vacuumed and analyzed after it), so searches are timed on
 // the settled table.
+// 'fts-pause' / 'fts-resume' (answered with the same word): while paused the filler starts no
+// batch, as while a write is in progress (bench datastore's load rounds: no fill of one phase's
+// table during the timed phases after it; a table left unfilled 10 minutes is filled anyway).
+let resumeFiller: (() => void) | null = null;
 process.on('message', (m) => {
-  if (m !== 'fts-idle') return;
-  const filler = (services.plugins.datastore as { sessions?: { filler?: { idle(): Promise<void> } } } | undefined)?.sessions?.filler;
-  void (filler?.idle() ?? Promise.resolve()).then(() => process.send!('fts-idle'));
+  const filler = (
+    services.plugins.datastore as { sessions?: { filler?: { idle(): Promise<void>; writeStarted(): () => void } } } | undefined
+  )?.sessions?.filler;
+  if (m === 'fts-idle') void (filler?.idle() ?? Promise.resolve()).then(() => process.send!('fts-idle'));
+  else if (m === 'fts-pause') {
+    resumeFiller ??= filler?.writeStarted() ?? null;
+    process.send!(m);
+  } else if (m === 'fts-resume') {
+    resumeFiller?.();
+    resumeFiller = null;
+    process.send!(m);
+  }
 });
 
 const stop = async () => {
