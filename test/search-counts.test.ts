@@ -46,9 +46,9 @@ async function assertCountsMatchScan(words: string[] = ['water', 'budget', 'noth
     (SELECT t.class, t.field, t.value, count(*) AS n FROM package_search_index r,
        package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
      GROUP BY 1, 2, 3
-     EXCEPT SELECT class, field, value, n FROM package_search_value_counts WHERE n > 0)
+     EXCEPT SELECT class, field, value, n FROM package_search_value_counts_now WHERE n > 0)
     UNION ALL
-    (SELECT class, field, value, n FROM package_search_value_counts WHERE n <> 0
+    (SELECT class, field, value, n FROM package_search_value_counts_now WHERE n <> 0
      EXCEPT SELECT t.class, t.field, t.value, count(*) FROM package_search_index r,
        package_search_value_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, r.doc) t
      GROUP BY 1, 2, 3)`);

@@ -20,6 +20,7 @@ import { countFields, countWord, countedColumn, readCounts, type CountedClass, t
 import { facetsOfMatches, readFacetRows, scanCountAndFacets, scanFacet, type FacetItem } from './facets.ts';
 import { typedSortPage, type TypedSortKey } from './typed-sort.ts';
 import { spatialCondition, spatialSortKey, type SpatialFilter } from './spatial.ts';
+import { mergeSql, type CountMerger } from './count-merge.ts';
 
 export interface PostgresEngineOptions {
   /** svc.auth.allow_dataset_collaborators: collaborator labels are indexed. */
@@ -35,6 +36,8 @@ export interface PostgresEngineOptions {
   countedWordMin: () => number;
   /** What the configured dataset schemas say of custom fields (schema-fields.ts). */
   schemaFields: () => SearchSchemaFields;
+  /** When the pending count changes are merged (migration 023). */
+  merger: CountMerger;
 }
 
 interface IndexState {
@@ -108,7 +111,9 @@ export class PostgresSearchEngine implements SearchEngine {
    * from a snapshot taken before the commit is never filed under the new generation.
    */
   async changed(db: Queryable): Promise<void> {
-    await db.query("SELECT nextval('package_search_generation')");
+    // on one connection the pending counts are merged in the same statement (count-merge.ts)
+    const generation = "nextval('package_search_generation')";
+    await db.query(this.opts.merger.changed() ? mergeSql(generation) : `SELECT ${generation}`);
   }
 
   async index(db: Queryable, packageIds: string[]): Promise<void> {
@@ -317,7 +322,7 @@ export class PostgresSearchEngine implements SearchEngine {
     if (node.kind !== 'term' || node.wildcard || f.key !== node.field) return null;
     if (!(await this.countedCustomFields(db, [f.key], schema)).has(f.key)) return null;
     const r = await db.query<{ n: string }>(
-      'SELECT coalesce((SELECT n FROM package_search_field_counts WHERE class = $1 AND field = $2 AND value = $3), 0) AS n',
+      'SELECT coalesce((SELECT n FROM package_search_field_counts_now WHERE class = $1 AND field = $2 AND value = $3), 0) AS n',
       [cls, f.key, node.value],
     );
     return Number(r.rows[0].n);
@@ -360,7 +365,7 @@ export class PostgresSearchEngine implements SearchEngine {
        SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM package_search_generation)::text || coalesce('@' || pg_last_wal_replay_lsn()::text, '') AS g,
         (SELECT array_agg(numnode(q) = 0 ORDER BY i) FROM t) AS empty,
         (SELECT array_agg(CASE WHEN k = 'phrase' THEN q::text END ORDER BY i) FROM t) AS phrases,
-        (SELECT coalesce((SELECT n FROM package_search_value_counts WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
+        (SELECT coalesce((SELECT n FROM package_search_value_counts_now WHERE class = $3 AND field = 'doc' AND value = x.lexeme), 0)
          FROM x WHERE x.lexeme IS NOT NULL) AS n,
         (SELECT lexeme FROM x) AS lexeme,
         EXISTS (SELECT 1 FROM package_search_counted_words w, x WHERE w.word = x.lexeme AND w.ready) AS counted`,

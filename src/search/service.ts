@@ -6,12 +6,15 @@ import { onPackageChange } from '../model/packages.ts';
 import type { SearchEngine } from './engine.ts';
 import { PostgresSearchEngine } from './postgres-engine.ts';
 import { searchSchemaFields } from './schema-fields.ts';
+import { CountMerger } from './count-merge.ts';
 
 const engines = new WeakMap<object, SearchEngine>();
 
 /** Creates the engine of these services and subscribes it to dataset changes. */
 export function setupSearch(services: Services): SearchEngine {
   const config = services.config;
+  const merger = new CountMerger(services.db);
+  services.onClose.push(() => merger.close());
   const engine = new PostgresSearchEngine({
     // collaborator labels are always indexed: callers hold them only while collaborators are enabled
     collaborators: () => true,
@@ -20,6 +23,7 @@ export function setupSearch(services: Services): SearchEngine {
     countedWordMin: () => config.int('svc.search.counted_word_min'),
     // read at each query: services.scheming is set at start (tests may set it after)
     schemaFields: () => searchSchemaFields(services.scheming),
+    merger,
   });
   engines.set(services, engine);
   // final: the index row's counts (migration 011) lock rows every write shares until the commit

@@ -308,7 +308,7 @@ export class SqlBuilder {
           const pattern = this.param(likePattern(node.value));
           // the values that exist and match (counted lists), then the list's GIN index
           if (COUNTED_COLUMNS.includes(f.column))
-            return `${col} && ARRAY(SELECT value FROM package_search_value_counts
+            return `${col} && ARRAY(SELECT value FROM package_search_value_counts_now
               WHERE class = 'all' AND field = ${this.param(f.column)} AND n > 0 AND value LIKE ${pattern})`;
           return `EXISTS (SELECT 1 FROM unnest(${col}) v WHERE v LIKE ${pattern})`;
         }

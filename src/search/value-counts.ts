@@ -1,6 +1,8 @@
 // The per-value dataset counts of the search index (package_search_value_counts, migration 011),
 // kept exact by triggers in the transaction of every index change. A query that has nothing but
 // the visibility of a counted class reads its count and facets here instead of scanning the index.
+// A count is its kept row plus the pending changes (migration 023): read only through the views
+// package_search_value_counts_now and package_search_field_counts_now.
 import type { Database, Queryable } from '../db/database.ts';
 import { COUNTED_COLUMNS, facetableField } from './fields.ts';
 import { lexemeQuery } from './sql-builder.ts';
@@ -40,8 +42,8 @@ export async function readCounts(
   const r = await db.query<{ i: number; name: string; n: string }>(
     `SELECT f.i::int AS i, c.value AS name, c.n FROM unnest($2::text[], $5::boolean[]) WITH ORDINALITY AS f (field, custom, i)
      CROSS JOIN LATERAL (SELECT value, n FROM (
-         SELECT value, n FROM package_search_value_counts WHERE NOT f.custom AND class = $1 AND field = f.field
-         UNION ALL SELECT value, n FROM package_search_field_counts WHERE f.custom AND class = $1 AND field = f.field) x
+         SELECT value, n FROM package_search_value_counts_now WHERE NOT f.custom AND class = $1 AND field = f.field
+         UNION ALL SELECT value, n FROM package_search_field_counts_now WHERE f.custom AND class = $1 AND field = f.field) x
        WHERE n >= CASE WHEN f.field = '' THEN 0 ELSE $3::bigint END
        ORDER BY n DESC, value LIMIT CASE WHEN f.field = '' OR $4::bigint < 0 THEN NULL ELSE $4::bigint END) c`,
     [cls, columns, Math.max(1, query.facetMincount), query.facetLimit, custom],
@@ -90,8 +92,8 @@ async function earlierWritersEnded(db: Queryable, waitMs: number): Promise<boole
  *   2. wait for the transactions that may have written before the list said so (those of the
  *      database that hold a transaction id after the commit) to end: from then on every write
  *      that a new snapshot does not see counts them;
- *   3. one statement (one snapshot) adds to the counts what a scan of the index finds less what
- *      the triggers had counted in that snapshot, and marks them ready; writes committed after its
+ *   3. one statement (one snapshot) adds to the counts (as pending changes) what a scan of the
+ *      index finds less what the triggers had counted in that snapshot, and marks them ready; writes committed after its
  *      snapshot add their own. Queries read the counts of ready ones only.
  * False when step 2 or 3 took too long: the list stays (the triggers count it), and the query
  * scans; a later one goes on from step 2. Writes in REPEATABLE READ transactions would read an
@@ -105,17 +107,16 @@ export async function countWord(db: Database, word: string, waitMs = 1000): Prom
     if (!(await earlierWritersEnded(db, waitMs))) return false;
     await db.query(
       `WITH ready AS (UPDATE package_search_counted_words SET ready = true WHERE word = $1 AND NOT ready RETURNING word)
-       INSERT INTO package_search_value_counts AS c (class, field, value, n)
+       INSERT INTO package_search_value_deltas (class, field, value, n)
        SELECT class, field, value, sum(n) FROM (
          SELECT 'public:' || $1 AS class, t.field, t.value, count(*) AS n FROM package_search_index r,
            package_search_field_triples(r.state, r.private, r.organization, r.owner_org, r.license_id, r.type, r.tags, r.groups, r.res_format, r.res_type, NULL) t
          WHERE EXISTS (SELECT 1 FROM ready) AND r.state = 'active' AND NOT r.private AND r.doc @@ $2::tsquery AND t.class = 'public'
          GROUP BY 2, 3
          UNION ALL
-         SELECT class, field, value, -n FROM package_search_value_counts WHERE class = 'public:' || $1 AND EXISTS (SELECT 1 FROM ready)
+         SELECT class, field, value, -n FROM package_search_value_counts_now WHERE class = 'public:' || $1 AND EXISTS (SELECT 1 FROM ready)
        ) x
-       GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
-       ON CONFLICT (class, field, value) DO UPDATE SET n = c.n + EXCLUDED.n`,
+       GROUP BY 1, 2, 3 HAVING sum(n) <> 0`,
       [word, lexemeQuery(word)],
     );
     return true;
@@ -134,16 +135,15 @@ export async function countFields(db: Database, fields: string[], waitMs = 1000)
     if (!(await earlierWritersEnded(db, waitMs))) return false;
     await db.query(
       `WITH ready AS (UPDATE package_search_counted_fields SET ready = true WHERE field = ANY($1::text[]) AND NOT ready RETURNING field)
-       INSERT INTO package_search_field_counts AS c (class, field, value, n)
+       INSERT INTO package_search_field_deltas (class, field, value, n)
        SELECT class, field, value, sum(n) FROM (
          SELECT t.class, t.field, t.value, count(*) AS n FROM package_search_index r,
            package_search_custom_triples(r.state, r.private, r.extras) t
          WHERE t.field IN (SELECT field FROM ready) GROUP BY 1, 2, 3
          UNION ALL
-         SELECT class, field, value, -n FROM package_search_field_counts WHERE field IN (SELECT field FROM ready)
+         SELECT class, field, value, -n FROM package_search_field_counts_now WHERE field IN (SELECT field FROM ready)
        ) x
-       GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
-       ON CONFLICT (class, field, value) DO UPDATE SET n = c.n + EXCLUDED.n`,
+       GROUP BY 1, 2, 3 HAVING sum(n) <> 0`,
       [fields],
     );
     return true;
