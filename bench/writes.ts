@@ -87,6 +87,8 @@ async function clients(n: number, fn: (i: number) => Promise<unknown>): Promise<
 
 interface Statement {
   text: string;
+  /** Named statements are replayed named (prepared once per connection), as svc runs them. */
+  name?: string;
   values: unknown[];
 }
 
@@ -98,7 +100,7 @@ async function recording<T>(services: any, fn: () => Promise<T>): Promise<{ resu
   const originalTransaction = db.transaction.bind(db);
   const record = (text: any, values?: unknown[]) => {
     const t = typeof text === 'string' ? text : text.text;
-    if (!/\bjobs\b/.test(t)) statements.push({ text: t, values: values ?? [] });
+    if (!/\bjobs\b/.test(t)) statements.push({ text: t, name: typeof text === 'string' ? undefined : text.name, values: values ?? [] });
   };
   db.query = (text: any, values?: unknown[]) => {
     record(text, values);
@@ -247,7 +249,8 @@ export async function run(): Promise<void> {
         await c.query('BEGIN');
         for (const [k, s] of statements.entries()) {
           const t0 = performance.now();
-          await c.query(s.text, substitute(s.values, swap) as unknown[]);
+          const values = substitute(s.values, swap) as unknown[];
+          await (s.name ? c.query({ name: s.name, text: s.text, values }) : c.query(s.text, values));
           spent[k] += performance.now() - t0;
         }
         const t1 = performance.now();

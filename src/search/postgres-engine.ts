@@ -48,6 +48,9 @@ interface IndexState {
   counted: boolean;
 }
 
+/** Prepared once per connection: planning the statement took 2-3 ms a write. */
+const INDEX_ROWS = { name: 'svc_search_index_rows', text: INDEX_SQL };
+
 type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
 
 /** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
@@ -131,7 +134,7 @@ export class PostgresSearchEngine implements SearchEngine {
       labels[f.id] = packagePermissionLabels(f, this.opts.collaborators());
     }
     await this.remove(db, [...gone]);
-    if (keep.length) await db.query(INDEX_SQL, [keep, JSON.stringify(labels)]);
+    if (keep.length) await db.query(INDEX_ROWS, [keep, JSON.stringify(labels)]);
   }
 
   async remove(db: Queryable, packageIds: string[]): Promise<void> {

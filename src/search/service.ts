@@ -26,7 +26,7 @@ export function setupSearch(services: Services): SearchEngine {
     merger,
   });
   engines.set(services, engine);
-  // final: the index row's counts (migration 011) lock rows every write shares until the commit
+  // final: the index row is written last, after the other listeners' work
   onPackageChange(
     services,
     async (db, packageId, change, afterCommit) => {
