@@ -103,7 +103,7 @@ test('indexes dropped by a process that died during a bulk fill are made again b
   assert.deepEqual(await searchKeys(id, 'word3'), [3]);
 });
 
-test("after a bulk fill no search reads the fill's dead row versions: the table is vacuumed before its indexes are built", {
+test("after a bulk fill no search reads the fill's dead row versions: the pending-rows index is made anew before the other indexes", {
   skip: !onPostgres,
 }, async () => {
   const id = await createTable(records(0, 300));
@@ -114,7 +114,7 @@ test("after a bulk fill no search reads the fill's dead row versions: the table 
   await writeDb().query(`UPDATE "${id}" SET "_full_text" = NULL`);
   assert.equal(await fillRange(writeDb(), id, 0, 1_000_000), 300);
   await restoreFullTextIndexes(writeDb(), id, defs, 2, 16);
-  // The index of pending rows lists no row (before a vacuum it lists the 300 dead versions, and a
+  // The index of pending rows lists no row (the one of the fill lists the 300 dead versions, and a
   // search of a big table then reads all of it); a bitmap scan of an index does not skip dead entries.
   const plan = await writeDb().transaction(async (tx) => {
     for (const scan of ['seqscan', 'indexscan', 'indexonlyscan']) await tx.query(`SET LOCAL enable_${scan} = off`);
@@ -123,7 +123,12 @@ test("after a bulk fill no search reads the fill's dead row versions: the table 
     );
     return r.rows.map((x) => x['QUERY PLAN']).join('\n');
   });
-  assert.equal(/Bitmap Index Scan on \S+_pending \(actual rows=(\d+) /.exec(plan)?.[1], '0', plan);
+  // Unless a transaction elsewhere in the cluster (another test, a bench) still sees those versions: a vacuum would keep them too.
+  const others = await writeDb().query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL)`,
+  );
+  if (!others.rows[0].n) assert.equal(/Bitmap Index Scan on \S+_pending \(actual rows=(\d+) /.exec(plan)?.[1], '0', plan);
+  else assert.match(plan, /Bitmap Index Scan on \S+_pending/, plan);
   // The row vectors' index made again as two halves (two connections), the others as they were.
   assert.deepEqual(
     [...(await fullTextIndexes(id)).keys()],

@@ -20,6 +20,8 @@ const FORCED_PAUSE = 3;
 const RETRY_MS = 5_000;
 /** After filling this many rows the table is vacuumed (dead row versions out of the partial index) and analyzed. */
 const VACUUM_AFTER = 10_000;
+/** Times a bulk fill tries to drop the table's full-text indexes (each waiting up to 2 s for its lock). */
+const DROP_ATTEMPTS = 5;
 /** Rows of `_id` per statement of a bulk fill, in batches. */
 const BULK_RANGE_BATCHES = 5;
 
@@ -132,7 +134,7 @@ export class FullTextFiller {
     for (const [table, since] of [...this.dirty]) {
       this.dirty.delete(table);
       const bulk = await this.bulkFill(table, since);
-      // Vacuumed before its indexes were built (restoreFullTextIndexes); the per-column indexes' expressions get their statistics.
+      // Analyzed before its indexes were built (restoreFullTextIndexes); now the per-column indexes' expressions get their statistics.
       if (bulk && !this.closed) await this.db.exec(`ANALYZE ${qi(table)}`).catch(this.onError);
       if (this.closed) return;
       // Several batches at once where the database has the connections (SKIP LOCKED keeps them apart).
@@ -172,7 +174,10 @@ export class FullTextFiller {
   }
 
   private async fillInBulk(table: string, since: number, first: { minId: number; maxId: number }): Promise<number> {
-    const defs = await dropFullTextIndexes(this.db, table);
+    // Dropping takes the table's lock from the searches reading it (each a sequential scan while
+    // the table is mostly unfilled, seconds on a busy machine): tried again before filling row by row.
+    let defs: string[] | null = null;
+    for (let i = 0; i < DROP_ATTEMPTS && !defs && !this.closed; i++) defs = await dropFullTextIndexes(this.db, table);
     if (!defs) return 0;
     this.bulkFilling.add(table);
     let filled = 0;

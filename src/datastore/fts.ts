@@ -367,7 +367,10 @@ export async function tablesMarkedForRebuild(q: Queryable): Promise<string[]> {
 
 /**
  * Drops the table's full-text indexes but the pending one, marking the table, and returns their
- * definitions; null when the table is not a filled-vector table or is busy (the lock not had at once).
+ * definitions; null when the table is not a filled-vector table or is busy (its lock not had
+ * within 2 s). The pending-rows index stays through the fill: as an index on `_full_text` it keeps the
+ * fill's updates from being HOT ones, whose chains, broken for the indexes built after, would keep
+ * those from being used until every older transaction has ended (indcheckxmin).
  */
 export async function dropFullTextIndexes(db: Database, name: string): Promise<string[] | null> {
   try {
@@ -410,14 +413,15 @@ export async function fillRange(db: Database, name: string, fromId: number, toId
 
 /**
  * Makes the dropped indexes again (each a sorted build with `memoryMb` of maintenance_work_mem),
- * then clears the table's mark. First the table is vacuumed and analyzed: the fill left a dead
- * version of every row, all still in the index of pending rows, and until a vacuum every search
- * reads the whole table through it (and plans with the statistics of a table without vectors).
- * Vacuumed now (cheaper while the full-text indexes are not there to be vacuumed too), plain `q`
- * searches are fast as soon as the row vectors' index is back. That index is most of the work
- * (one process builds a GIN index; more memory does not make it faster): with two connections or
- * more it is built as two halves split at the middle `_id` (rowIndexSplit), one per connection at
- * once, then the per-column indexes on whichever connection is free.
+ * then clears the table's mark. First the pending-rows index is made anew: the fill left a dead
+ * version of every row, all still in it, and a search reads them all through it until a vacuum
+ * (10 s and more for 1,000,000 rows; built again, empty, in about one heap scan). Then ANALYZE
+ * (statistics with vectors: with those of a table without them every search is planned as a
+ * sequential scan). The dead versions are left to autovacuum: no other index a search reads has
+ * them. The row vectors' index is most of the work (one process builds a GIN index; more memory
+ * does not make it faster): with two connections or more it is built as two halves split at the
+ * middle `_id` (rowIndexSplit), one per connection at once, then the per-column indexes on
+ * whichever connection is free.
  */
 export async function restoreFullTextIndexes(
   db: Database,
@@ -426,8 +430,9 @@ export async function restoreFullTextIndexes(
   parallel: number,
   memoryMb: number,
 ): Promise<void> {
-  await db.exec(`VACUUM (ANALYZE) ${qi(name)}`);
   const create = (sql: string) => db.transaction((tx) => tx.query(sql), { settings: { maintenance_work_mem: `${memoryMb}MB` } });
+  await renewPendingIndex(db, name);
+  await db.exec(`ANALYZE ${qi(name)}`);
   const rowDef = defs.find((d) => ROW_INDEX_DEF.test(d));
   const queue = defs.filter((d) => !ROW_INDEX_DEF.test(d));
   // The row vectors' index (whole or halves, as dropped) is made anew: split again at the table's middle.
@@ -471,6 +476,20 @@ async function splitRowIndex(db: Database, name: string, method: string, split: 
 
 /** The definition (dropFullTextIndexes) of the row vectors' index, ds_<oid>_fts, or of one of its halves. */
 const ROW_INDEX_DEF = /^CREATE INDEX IF NOT EXISTS "?ds_\d+_fts(_lo|_hi)?"? ON /;
+
+/** The pending-rows index made again (in one transaction: no search finds it missing); none: nothing done. */
+async function renewPendingIndex(db: Database, name: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const r = await tx.query<{ name: string; def: string }>(
+      `SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 AND indexname LIKE 'ds\\_%\\_fts\\_pending'`,
+      [name],
+    );
+    for (const ix of r.rows) {
+      await tx.query(`DROP INDEX ${qi(ix.name)}`);
+      await tx.query(ix.def);
+    }
+  });
+}
 
 const BULK_LOCK = `hashtextextended('svc.fts_bulk_fill:' || $1, 0)`;
 

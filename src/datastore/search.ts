@@ -3,7 +3,8 @@
 import type { Queryable } from '../db/database.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ReadQueryOptions, ReadQueryResult, SearchInput, SearchResult } from './backend.ts';
-import { countRows, readTable } from './catalog.ts';
+import { countRows, readTable, type Table } from './catalog.ts';
+import { rebuildPendingSince } from './fts.ts';
 import { isDbError, queryError } from './db-errors.ts';
 import { JsonArrayText } from '../json/array-text.ts';
 import { buildSelect, formatRows, readValue } from './select.ts';
@@ -28,83 +29,96 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
   return sessions.readSession(async (q) => {
     const t = await sessions.describe(q, input.resource_id);
     if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
-    const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
-    const plan = await buildSelect(q, t, input, await sessions.textSearch(q, t), textFormat);
-    const out: SearchResult = { fields: plan.fields, records: [] };
-    const unfiltered = !plan.filtered && !input.distinct;
-    // A filtered count comes with the page (one scan) when the page has rows; a full-text one is
-    // counted apart, through the index (with the page it would rank and read every matching row).
-    const totalWithPage = input.include_total !== false && !unfiltered && !plan.textSearch ? plan.sqlWithTotal : null;
-    let counted: number | null = null;
-    if (input.limit > 0) {
-      const p = [...plan.params, input.limit, input.offset ?? 0];
-      const page = totalWithPage
-        ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}`
-        : plan.pageSql(`$${p.length - 1}`, `$${p.length}`);
-      const format = input.records_format ?? 'objects';
-      const fail = (e: unknown) => {
-        throw queryError(e);
-      };
-      if (input.records_as_json && format === 'objects') {
-        const r = await q.query<{ records: string; total: string | null }>(plan.recordsAsJson(page, !!totalWithPage), p).catch(fail);
-        const { records, total } = r.rows[0];
-        if (totalWithPage && total != null) counted = Number(total);
-        out.records = new JsonArrayText(Buffer.from(records));
-      } else {
-        const r = await q.query<Record<string, unknown>>(page, p).catch(fail);
-        if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
-        out.records = formatRows(r.rows, plan, format);
-      }
-    } else {
-      out.records = textFormat ? '' : [];
+    if (!rebuildPendingSince(t)) return searchTable(sessions, q, t, input);
+    // A bulk fill is computing the table's vectors and building its full-text indexes (fts.ts):
+    // searches read it by sequential scans meanwhile, each in one process, not with parallel
+    // workers that would take both cores from the fill for every search.
+    await q.query('SET max_parallel_workers_per_gather = 0');
+    try {
+      return await searchTable(sessions, q, t, input);
+    } finally {
+      await q.query('RESET max_parallel_workers_per_gather').catch(() => undefined);
     }
-    if (counted !== null) {
-      out.total = counted;
-      out.total_was_estimated = false;
-    } else if (input.include_total !== false) {
-      if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
-        const base = t.relkind === 'v' ? (t.aliasOf ?? t.name) : t.name;
-        const est = await q.query<{ n: number }>(
-          `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`,
-          [base],
-        );
-        const n = Number(est.rows[0]?.n ?? -1);
-        if (n >= 0 && n >= input.total_estimation_threshold) {
-          out.total = Math.round(n);
-          out.total_was_estimated = true;
-          return out;
-        }
-      }
-      // A full-text search without filters: the planner's estimate (from the vectors' statistics).
-      const noFilters = !input.filters || !Object.keys(input.filters).length;
-      if (
-        plan.textSearch &&
-        noFilters &&
-        !input.distinct &&
-        input.total_estimation_threshold !== undefined &&
-        input.total_estimation_threshold !== null
-      ) {
-        const n = await plannedRows(q, plan.matchSql, plan.params);
-        if (n >= input.total_estimation_threshold) {
-          out.total = n;
-          out.total_was_estimated = true;
-          return out;
-        }
-      }
-      if (unfiltered) {
-        const base = t.relkind === 'v' ? t.aliasOf : t.name;
-        const bt = base && base !== t.name ? await readTable(q, base) : t;
-        out.total = await countRows(q, bt ?? t);
-      } else {
-        const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => {
-          throw queryError(e);
-        });
-        out.total = Number(r.rows[0].n);
-      }
-      out.total_was_estimated = false;
-    }
-    return out;
   });
+}
+
+async function searchTable(sessions: Sessions, q: Queryable, t: Table, input: SearchInput): Promise<SearchResult> {
+  const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
+  const plan = await buildSelect(q, t, input, await sessions.textSearch(q, t), textFormat);
+  const out: SearchResult = { fields: plan.fields, records: [] };
+  const unfiltered = !plan.filtered && !input.distinct;
+  // A filtered count comes with the page (one scan) when the page has rows; a full-text one is
+  // counted apart, through the index (with the page it would rank and read every matching row).
+  const totalWithPage = input.include_total !== false && !unfiltered && !plan.textSearch ? plan.sqlWithTotal : null;
+  let counted: number | null = null;
+  if (input.limit > 0) {
+    const p = [...plan.params, input.limit, input.offset ?? 0];
+    const page = totalWithPage
+      ? `${totalWithPage} LIMIT $${p.length - 1} OFFSET $${p.length}`
+      : plan.pageSql(`$${p.length - 1}`, `$${p.length}`);
+    const format = input.records_format ?? 'objects';
+    const fail = (e: unknown) => {
+      throw queryError(e);
+    };
+    if (input.records_as_json && format === 'objects') {
+      const r = await q.query<{ records: string; total: string | null }>(plan.recordsAsJson(page, !!totalWithPage), p).catch(fail);
+      const { records, total } = r.rows[0];
+      if (totalWithPage && total != null) counted = Number(total);
+      out.records = new JsonArrayText(Buffer.from(records));
+    } else {
+      const r = await q.query<Record<string, unknown>>(page, p).catch(fail);
+      if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
+      out.records = formatRows(r.rows, plan, format);
+    }
+  } else {
+    out.records = textFormat ? '' : [];
+  }
+  if (counted !== null) {
+    out.total = counted;
+    out.total_was_estimated = false;
+  } else if (input.include_total !== false) {
+    if (unfiltered && input.total_estimation_threshold !== undefined && input.total_estimation_threshold !== null) {
+      const base = t.relkind === 'v' ? (t.aliasOf ?? t.name) : t.name;
+      const est = await q.query<{ n: number }>(
+        `SELECT c.reltuples::float8 AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = 'public' AND c.relname = $1`,
+        [base],
+      );
+      const n = Number(est.rows[0]?.n ?? -1);
+      if (n >= 0 && n >= input.total_estimation_threshold) {
+        out.total = Math.round(n);
+        out.total_was_estimated = true;
+        return out;
+      }
+    }
+    // A full-text search without filters: the planner's estimate (from the vectors' statistics).
+    const noFilters = !input.filters || !Object.keys(input.filters).length;
+    if (
+      plan.textSearch &&
+      noFilters &&
+      !input.distinct &&
+      input.total_estimation_threshold !== undefined &&
+      input.total_estimation_threshold !== null
+    ) {
+      const n = await plannedRows(q, plan.matchSql, plan.params);
+      if (n >= input.total_estimation_threshold) {
+        out.total = n;
+        out.total_was_estimated = true;
+        return out;
+      }
+    }
+    if (unfiltered) {
+      const base = t.relkind === 'v' ? t.aliasOf : t.name;
+      const bt = base && base !== t.name ? await readTable(q, base) : t;
+      out.total = await countRows(q, bt ?? t);
+    } else {
+      const r = await q.query<{ n: string }>(plan.countSql, plan.params).catch((e) => {
+        throw queryError(e);
+      });
+      out.total = Number(r.rows[0].n);
+    }
+    out.total_was_estimated = false;
+  }
+  return out;
 }
 
 /** The number of rows the planner expects a statement to return. */
