@@ -35,12 +35,12 @@
 // SVC_BENCH_FTS_RANK_WINDOW (the app's svc.datastore.fts_rank_window; 0 ranks every match).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
@@ -179,37 +179,38 @@ async function startChild(script: string, env: Record<string, string>): Promise<
   return { child, msg };
 }
 
-/** A keep-alive client for the load: the body goes as given, the answer is read as bytes (not decoded). */
-const loadAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function postRaw(port: number, token: string, action: string, body: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: `/api/3/action/${action}`,
-        method: 'POST',
-        agent: loadAgent,
-        headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: token },
-      },
-      (res) => {
-        // The envelope starts {"help": ..., "success": true, ...}: a failure shows in its first bytes.
-        let head = Buffer.alloc(0);
-        res.on('data', (c: Buffer) => {
-          if (head.length < 500) head = Buffer.concat([head, c]);
-        });
-        res.on('end', () => {
-          if (res.statusCode !== 200 || !head.subarray(0, 300).includes('"success":true'))
-            reject(new Error(`${action}: ${res.statusCode} ${head.subarray(0, 500)}`));
-          else resolve();
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+/**
+ * The load's client (bench/load-thread.mjs) in a worker thread: prepare() hands it the bodies
+ * (moved, not copied, where they own their memory), run() sends them and resolves once all are answered.
+ */
+function loadClient(port: number, token: string) {
+  const worker = new Worker(new URL('./load-thread.mjs', import.meta.url), {
+    execArgv: [],
+    workerData: { port, token, concurrency: LOAD_CONCURRENCY },
   });
+  worker.unref();
+  const answer = (send: () => void) =>
+    new Promise<void>((resolve, reject) => {
+      const done = (m: unknown) => {
+        worker.off('error', reject);
+        if (m === 'ready' || m === 'done') resolve();
+        else reject(new Error(`load client: ${(m as { error?: string }).error ?? String(m)}`));
+      };
+      worker.once('message', done);
+      worker.once('error', reject);
+      send();
+    });
+  return {
+    prepare: (bodies: Buffer[]) =>
+      answer(() =>
+        worker.postMessage(
+          { bodies },
+          bodies.filter((b) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer as ArrayBuffer),
+        ),
+      ),
+    run: () => answer(() => worker.postMessage('go')),
+    close: () => worker.terminate(),
+  };
 }
 
 // --- raw baselines ------------------------------------------------------------------------------
@@ -393,13 +394,14 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
     const fields = FIELDS.map((f) => ({ id: f.id, type: f.type }));
     const body = (id: string, method: string, recs: Buffer) =>
       Buffer.concat([Buffer.from(`{"resource_id":"${id}","method":"${method}","records":`), recs, Buffer.from('}')]);
-    const load = async (bodies: Buffer[]) => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: LOAD_CONCURRENCY }, async () => {
-          while (next < bodies.length) await postRaw(port, token, 'datastore_upsert', bodies[next++]);
-        }),
-      );
+    const client = loadClient(port, token);
+    cleanups.unshift(async () => {
+      await client.close();
+    });
+    /** Sends the bodies, timed from the first request to the last answer (handed to the client before). */
+    const load = async (bodies: Buffer[], time: (send: () => Promise<void>) => Promise<number>) => {
+      await client.prepare(bodies);
+      return time(client.run);
     };
     const seconds = {
       rawInsert: [] as number[],
@@ -434,7 +436,12 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
         insertId = (await api(port, token, 'datastore_create', { resource: { package_id: pkg, name: `covid insert ${round}` }, fields }))
           .resource_id as string;
         log(`${kind}: datastore_upsert insert, ${batches.length} batches (full text only)`);
-        seconds.appInsert.push((await timed(() => load(batches.map((b) => body(insertId, 'insert', b))))).seconds);
+        seconds.appInsert.push(
+          await load(
+            batches.map((b) => body(insertId, 'insert', b)),
+            async (send) => (await timed(send)).seconds,
+          ),
+        );
         break;
       }
       log(`${kind}: round ${round}/${ROUNDS}: raw COPY FROM`);
@@ -462,10 +469,10 @@ async function benchOne(kind: DbKind, n: number): Promise<Record<string, unknown
       log(`${kind}: round ${round}/${ROUNDS}: datastore_upsert insert and upsert, ${batches.length} batches each`);
       const insertBodies = batches.map((b) => body(insertId, 'insert', b));
       await settle(kind);
-      seconds.appInsert.push(await phase('appInsert', server.pid!, () => load(insertBodies)));
+      seconds.appInsert.push(await load(insertBodies, (send) => phase('appInsert', server.pid!, send)));
       const upsertBodies = batches.map((b) => body(keyedId, 'upsert', b));
       await settle(kind);
-      seconds.appUpsert.push(await phase('appUpsert', server.pid!, () => load(upsertBodies)));
+      seconds.appUpsert.push(await load(upsertBodies, (send) => phase('appUpsert', server.pid!, send)));
       const check = await api(port, token, 'datastore_search', { resource_id: keyedId, limit: 0 });
       if (check.total !== n) throw new Error(`upsert table has ${check.total} rows, expected ${n}`);
     }
@@ -874,7 +881,6 @@ export async function run(_args: string[]): Promise<void> {
   const n = Number(process.env.SVC_BENCH_ROWS ?? 1_000_000);
   if (process.env.SVC_BENCH_ONLY === 'sql-memory') return sqlMemory(n);
   const nPglite = Number(process.env.SVC_BENCH_PGLITE_ROWS ?? n);
-  process.on('beforeExit', () => loadAgent.destroy());
   const dbs = (process.env.SVC_BENCH_DB ?? 'postgres,pglite')
     .split(',')
     .map((s) => s.trim())
