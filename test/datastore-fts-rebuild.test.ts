@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
+import { recordingQueries } from './helpers/statements.ts';
 import type { PostgresBackend } from '../src/datastore/postgres.ts';
 import type { Connection, Database } from '../src/db/database.ts';
 import { dropFullTextIndexes, fillRange, restoreFullTextIndexes, withBulkFillLock } from '../src/datastore/fts.ts';
@@ -74,17 +75,7 @@ async function olderTransactionRunning(): Promise<boolean> {
 /** Runs fn noting the statements of the data store's read connections and transactions. */
 async function notingReads<T>(into: string[], fn: () => Promise<T>): Promise<T> {
   const db = readDb();
-  const note = <C extends Connection>(c: C): C =>
-    new Proxy(c, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop, target);
-        if (prop !== 'query' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-        return (q: unknown, params?: unknown[]) => {
-          into.push(typeof q === 'string' ? q : String((q as { text?: string }).text));
-          return v.call(target, q, params);
-        };
-      },
-    });
+  const note = <C extends Connection>(c: C): C => recordingQueries(c, into);
   const { withConnection, transaction } = db;
   db.withConnection = ((f: (c: Connection) => Promise<unknown>) =>
     withConnection.call(db, (c) => f(note(c)))) as Database['withConnection'];
