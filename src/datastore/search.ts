@@ -29,20 +29,25 @@ async function searchOnce(sessions: Sessions, input: SearchInput): Promise<Searc
   return sessions.readSession(async (q) => {
     const t = await sessions.describe(q, input.resource_id);
     if (!t) throw new NotFoundError(`Resource "${input.resource_id}" was not found.`);
-    if (!rebuildPendingSince(t)) return searchTable(sessions, q, t, input);
+    if (!rebuildPendingSince(t)) return searchTable(sessions, q, t, input, false);
     // A bulk fill is computing the table's vectors and building its full-text indexes (fts.ts):
     // searches read it by sequential scans meanwhile, each in one process, not with parallel
     // workers that would take both cores from the fill for every search.
     await q.query('SET max_parallel_workers_per_gather = 0');
     try {
-      return await searchTable(sessions, q, t, input);
+      return await searchTable(sessions, q, t, input, true);
     } finally {
       await q.query('RESET max_parallel_workers_per_gather').catch(() => undefined);
     }
   });
 }
 
-async function searchTable(sessions: Sessions, q: Queryable, t: Table, input: SearchInput): Promise<SearchResult> {
+/**
+ * duringFill: a bulk fill has dropped the table's full-text indexes (searches read it by sequential
+ * scans): a page with fewer rows than asked for gives the exact total itself (offset + its rows:
+ * every match is on it or before it), so the count's second scan of the table is not made.
+ */
+async function searchTable(sessions: Sessions, q: Queryable, t: Table, input: SearchInput, duringFill: boolean): Promise<SearchResult> {
   const textFormat = input.records_format === 'csv' || input.records_format === 'tsv';
   const plan = await buildSelect(q, t, input, await sessions.textSearch(q, t), textFormat);
   const out: SearchResult = { fields: plan.fields, records: [] };
@@ -51,6 +56,9 @@ async function searchTable(sessions: Sessions, q: Queryable, t: Table, input: Se
   // counted apart, through the index (with the page it would rank and read every matching row).
   const totalWithPage = input.include_total !== false && !unfiltered && !plan.textSearch ? plan.sqlWithTotal : null;
   let counted: number | null = null;
+  // The rows of the page, where a short one would give the total (duringFill).
+  const countFromPage = duringFill && input.include_total !== false && !totalWithPage;
+  let pageRows = -1;
   if (input.limit > 0) {
     const p = [...plan.params, input.limit, input.offset ?? 0];
     const page = totalWithPage
@@ -61,15 +69,25 @@ async function searchTable(sessions: Sessions, q: Queryable, t: Table, input: Se
       throw queryError(e);
     };
     if (input.records_as_json && format === 'objects') {
-      const r = await q.query<{ records: string; total: string | null }>(plan.recordsAsJson(page, !!totalWithPage), p).catch(fail);
-      const { records, total } = r.rows[0];
+      const json = plan.recordsAsJson(page, !!totalWithPage);
+      const r = await q
+        .query<{ records: string; total: string | null; n?: number }>(
+          countFromPage ? `SELECT records, json_array_length(records::json) AS n FROM (${json}) AS page_json` : json,
+          p,
+        )
+        .catch(fail);
+      const { records, total, n } = r.rows[0];
       if (totalWithPage && total != null) counted = Number(total);
+      if (countFromPage) pageRows = Number(n);
       out.records = new JsonArrayText(Buffer.from(records));
     } else {
       const r = await q.query<Record<string, unknown>>(page, p).catch(fail);
       if (totalWithPage && r.rows.length) counted = Number(r.rows[0].__total);
+      pageRows = r.rows.length;
       out.records = formatRows(r.rows, plan, format);
     }
+    const offset = input.offset ?? 0;
+    if (countFromPage && pageRows >= 0 && pageRows < input.limit && (pageRows > 0 || offset === 0)) counted = offset + pageRows;
   } else {
     out.records = textFormat ? '' : [];
   }
