@@ -8,19 +8,26 @@ export const boxText = (b: Bbox): string => `(${b.maxx},${b.maxy}),(${b.minx},${
 
 /**
  * The dataset's `spatial` value: a custom field of its schema (scheming) or else its extra of that
- * name; null when it has neither or it is blank.
+ * name; null when it has neither or it is blank. The same statement removes the dataset's extent
+ * when it has no such value (cleared: true), so a dataset without one is kept in one round trip.
  */
-export async function spatialValueOf(db: Queryable, packageId: string): Promise<unknown> {
-  const r = await db.query<{ custom: unknown; extra: string | null }>(
-    `SELECT p.custom_fields -> 'spatial' AS custom,
-       (SELECT e.value FROM package_extras e WHERE e.package_id = p.id AND e.key = 'spatial') AS extra
+export async function spatialValueOf(db: Queryable, packageId: string): Promise<{ value: unknown; cleared: boolean }> {
+  const r = await db.query<{ custom: unknown; extra: string | null; cleared: boolean }>(
+    `WITH v AS (SELECT coalesce(nullif(p.custom_fields -> 'spatial', 'null'::jsonb),
+         to_jsonb((SELECT e.value FROM package_extras e WHERE e.package_id = p.id AND e.key = 'spatial'))) AS value
+       FROM packages p WHERE p.id = $1),
+     gone AS (DELETE FROM package_spatial_extents x WHERE x.package_id = $1 AND NOT EXISTS (SELECT 1 FROM v
+       WHERE v.value IS NOT NULL AND NOT (jsonb_typeof(v.value) = 'string' AND btrim(v.value #>> '{}') = '')))
+     SELECT p.custom_fields -> 'spatial' AS custom,
+       (SELECT e.value FROM package_extras e WHERE e.package_id = p.id AND e.key = 'spatial') AS extra,
+       NOT EXISTS (SELECT 1 FROM v WHERE v.value IS NOT NULL AND NOT (jsonb_typeof(v.value) = 'string' AND btrim(v.value #>> '{}') = '')) AS cleared
      FROM packages p WHERE p.id = $1`,
     [packageId],
   );
   const row = r.rows[0];
-  if (!row) return null;
+  if (!row) return { value: null, cleared: false };
   const value = row.custom ?? row.extra;
-  return typeof value === 'string' && !value.trim() ? null : (value ?? null);
+  return { value: typeof value === 'string' && !value.trim() ? null : (value ?? null), cleared: row.cleared };
 }
 
 /** Stores the dataset's extent (null: it has none). */

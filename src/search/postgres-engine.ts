@@ -8,7 +8,6 @@
 // the cheap order. The order is the same whatever start is, so paging never repeats or skips.
 import { isDatabase, isPool, sideBySide, type Queryable } from '../db/database.ts';
 import { SearchQueryError } from '../errors.ts';
-import { packagePermissionLabels } from '../auth/authz.ts';
 import { columnSql, countedCustomField, resolveField, sortableField, type FieldKind } from './fields.ts';
 import type { SearchSchemaFields } from './schema-fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
@@ -50,8 +49,6 @@ interface IndexState {
 
 /** Prepared once per connection: planning the statement took 2-3 ms a write. */
 const INDEX_ROWS = { name: 'svc_search_index_rows', text: INDEX_SQL };
-
-type Facts = { id: string; owner_org: string | null; private: boolean; state: string; creator_user_id: string | null };
 
 /** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
 function singleWord(node: QueryNode): string | null {
@@ -121,20 +118,9 @@ export class PostgresSearchEngine implements SearchEngine {
 
   async index(db: Queryable, packageIds: string[]): Promise<void> {
     if (!packageIds.length) return;
-    const facts = (
-      await db.query<Facts>('SELECT id, owner_org, private, state, creator_user_id FROM packages WHERE id = ANY($1::text[])', [packageIds])
-    ).rows;
-    const gone = new Set(packageIds);
-    const labels: Record<string, string[]> = {};
-    const keep: string[] = [];
-    for (const f of facts) {
-      if (f.state === 'deleted' && this.opts.removeDeleted()) continue;
-      gone.delete(f.id);
-      keep.push(f.id);
-      labels[f.id] = packagePermissionLabels(f, this.opts.collaborators());
-    }
-    await this.remove(db, [...gone]);
-    if (keep.length) await db.query(INDEX_ROWS, [keep, JSON.stringify(labels)]);
+    // one statement writes the rows (labels in SQL) and answers the ids it wrote none for
+    const r = await db.query<{ unwritten: string[] }>(INDEX_ROWS, [packageIds, this.opts.removeDeleted(), this.opts.collaborators()]);
+    await this.remove(db, r.rows[0].unwritten);
   }
 
   async remove(db: Queryable, packageIds: string[]): Promise<void> {

@@ -87,9 +87,10 @@ export function spatialSortKey(
 export function setupSpatial(services: Services): void {
   onPackageChange(services, async (db, packageId, change) => {
     if (change === 'purged') return;
-    const value = await spatialValueOf(db, packageId);
+    const { value, cleared } = await spatialValueOf(db, packageId);
     if (value === null) {
-      await setSpatialExtent(db, packageId, null);
+      // (removed by the read, unless only JavaScript's trim finds the value blank)
+      if (!cleared) await setSpatialExtent(db, packageId, null);
       return;
     }
     try {
