@@ -4,6 +4,7 @@
 // package-resources.ts.
 import type { ActionContext } from './context.ts';
 import { FileOps, internal, saveResources } from './package-resources.ts';
+import { endsWithItsTransaction } from './registry.ts';
 import { canEditPackage, hasGroupPermission } from '../auth/authz.ts';
 import { denied } from '../auth/rules.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -83,14 +84,34 @@ function coreSchema(create: boolean): Schema {
   return schema;
 }
 
-/** Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. */
+/**
+ * Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. A new
+ * dataset's name in use is found by its insert when that error ends the call (a call of its own;
+ * the insert's error is then the whole answer, as the validation's would be): when anything else
+ * is wrong, the validation runs again with the name checked, for the whole error dict.
+ */
 export async function validatePackage(ctx: ActionContext, sent: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
+  if (pkg || !endsWithItsTransaction(ctx)) return validateDataset(ctx, sent, pkg, false);
+  try {
+    return await validateDataset(ctx, sent, pkg, true);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return validateDataset(ctx, sent, pkg, false);
+  }
+}
+
+async function validateDataset(
+  ctx: ActionContext,
+  sent: Record<string, unknown>,
+  pkg: PackageRow | undefined,
+  nameCheckedByInsert: boolean,
+): Promise<ValidPackage> {
   // A dataset type with a custom schema (svc.scheming.dataset_schemas) is checked by it.
   const custom = datasetSchemaFor(ctx, pkg ? pkg.type : sent.type);
   const input = custom ? schemingInput(sent, custom) : sent;
   const schema = custom ? packageSchemaOf(custom, { create: !pkg }, ctx.config.str('svc.locale_default') || 'en') : coreSchema(!pkg);
   const existing = pkg ? await resourcesOf(ctx.db, [pkg.id]) : [];
-  const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)), input };
+  const vctx: PackageValidationContext = { ctx, pkg, existingResourceIds: new Set(existing.map((r) => r.id)), input, nameCheckedByInsert };
   const { data, errors } = await validate(schema, input, vctx);
 
   // tags: free tags from tag_string too; their errors are flat strings

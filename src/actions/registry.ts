@@ -171,6 +171,17 @@ export interface CallOptions {
   rawJsonAnswer?: boolean;
 }
 
+/**
+ * The contexts of calls that run in a transaction of their own (callAction's; not those of
+ * ctx.call inside another action, whose caller may catch an error and go on in the transaction).
+ */
+const ownTransactions = new WeakSet<ActionContext>();
+
+/** Whether an error thrown in this call ends its transaction and the call with it (nothing catches it inside). */
+export function endsWithItsTransaction(ctx: ActionContext): boolean {
+  return ownTransactions.has(ctx);
+}
+
 /** How many times a write that lost a race to another transaction is run (call-errors.ts). */
 const WRITE_ATTEMPTS = 6;
 
@@ -204,7 +215,11 @@ export async function callAction(services: Services, name: string, input: Record
     const reads = def.sideEffectFree && scope ? services.reads : undefined;
     try {
       result = inTransaction
-        ? await services.db.transaction((tx) => runDefinition(makeContext({ ...base, db: tx }), def, input))
+        ? await services.db.transaction((tx) => {
+            const ctx = makeContext({ ...base, db: tx });
+            ownTransactions.add(ctx);
+            return runDefinition(ctx, def, input);
+          })
         : reads
           ? await reads.read(scope, (db) => runDefinition(makeContext({ ...base, db }), def, input))
           : await runDefinition(makeContext({ ...base, db: services.db }), def, input);

@@ -60,7 +60,8 @@ export function registerViewType(services: Services, type: ViewType): void {
     types = new Map();
     viewTypes.set(services, types);
     onPackageChange(services, async (db, packageId, change) => {
-      if (change !== 'changed') return;
+      // (the dataset's resources are read only when a view type is created by default)
+      if (change !== 'changed' || !defaultViewTypes(services, false).length) return;
       await createDefaultViews(services, db, await resourcesOf(db, [packageId]), false);
     });
   }
@@ -93,6 +94,15 @@ function viewDict(v: ResourceViewRow): Record<string, unknown> {
   };
 }
 
+/** The view types svc.views.default_views names (those of data store tables, or the others). */
+function defaultViewTypes(services: Services, datastoreViews: boolean): ViewType[] {
+  const types = typesOf(services);
+  return services.config
+    .list('svc.views.default_views')
+    .map((n) => types.get(n))
+    .filter((t): t is ViewType => !!t && !!t.requiresDatastore === datastoreViews);
+}
+
 /** Creates the default views a resource lacks; returns them. */
 async function createDefaultViews(
   services: Services,
@@ -100,32 +110,25 @@ async function createDefaultViews(
   resources: ResourceRow[],
   datastoreViews: boolean,
 ): Promise<Record<string, unknown>[]> {
-  const types = typesOf(services);
-  const wanted = services.config
-    .list('svc.views.default_views')
-    .map((n) => types.get(n))
-    .filter((t): t is ViewType => !!t && !!t.requiresDatastore === datastoreViews);
-  if (!wanted.length || !resources.length) return [];
-  const existing = await viewsOf(
-    db,
-    resources.map((r) => r.id),
-  );
+  const wanted = defaultViewTypes(services, datastoreViews);
+  // the views a resource could have by default; its existing views are read only when there are any
+  const candidates = resources.flatMap((r) => wanted.filter((t) => t.canView(r)).map((t) => ({ r, t })));
+  if (!candidates.length) return [];
+  const existing = await viewsOf(db, [...new Set(candidates.map(({ r }) => r.id))]);
   const created: Record<string, unknown>[] = [];
-  for (const r of resources) {
-    for (const t of wanted) {
-      if (!t.canView(r) || existing.some((v) => v.resource_id === r.id && v.view_type === t.name)) continue;
-      let config = await validateOrThrow(compileParams(t.options), {});
-      if (t.prepare) {
-        try {
-          config = await t.prepare(services, r.id, config, db);
-        } catch (e) {
-          if (e instanceof ValidationError) continue;
-          throw e;
-        }
+  for (const { r, t } of candidates) {
+    if (existing.some((v) => v.resource_id === r.id && v.view_type === t.name)) continue;
+    let config = await validateOrThrow(compileParams(t.options), {});
+    if (t.prepare) {
+      try {
+        config = await t.prepare(services, r.id, config, db);
+      } catch (e) {
+        if (e instanceof ValidationError) continue;
+        throw e;
       }
-      const id = await insertView(db, r.id, t.name, { title: t.defaultTitle, description: '', config });
-      created.push(viewDict((await findView(db, id))!));
     }
+    const id = await insertView(db, r.id, t.name, { title: t.defaultTitle, description: '', config });
+    created.push(viewDict((await findView(db, id))!));
   }
   return created;
 }

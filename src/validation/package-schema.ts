@@ -22,6 +22,12 @@ export interface PackageValidationContext {
   upload?: unknown;
   /** The dict as sent (a custom schema's validators may read other fields of it). */
   input?: Record<string, unknown>;
+  /**
+   * A new dataset's name is left to its insert (model/packages.ts insertPackage: a name another
+   * dataset holds fails it with "That URL is already in use."): one round trip less a create.
+   * Only where that failure ends the whole call (validatePackage decides).
+   */
+  nameCheckedByInsert?: boolean;
 }
 
 const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined || v === '';
@@ -33,8 +39,8 @@ export const PACKAGE_VERSION_MAX = 100;
 /** "That URL is already in use." and the length messages (they accumulate with nameValidator's). */
 export const packageNameValidator: Validator = async (v, f) => {
   if (typeof v !== 'string') return v;
-  const { ctx, pkg } = vctx(f);
-  const holder = await packageNameHolder(ctx.db, v);
+  const { ctx, pkg, nameCheckedByInsert } = vctx(f);
+  const holder = nameCheckedByInsert ? undefined : await packageNameHolder(ctx.db, v);
   if (holder && holder.id !== (pkg?.id ?? f.data.id)) throw new Invalid('That URL is already in use.');
   if (v.length < 2) throw new Invalid(`Name "${v}" length is less than minimum 2`);
   if (v.length > PACKAGE_NAME_MAX) throw new Invalid(`Name "${v}" length is more than maximum ${PACKAGE_NAME_MAX}`);
