@@ -22,11 +22,15 @@
 //
 // Environment: SVC_BENCH_DATASETS, SVC_BENCH_CREATE, SVC_BENCH_WRITES, SVC_BENCH_CLIENTS,
 // SVC_BENCH_PLUGINS (comma-separated, instead of the default plugins), SVC_BENCH_SHOW=1 (print the
-// statements of one create), SVC_BENCH_DATABASE_URL, SVC_BENCH_KEEP, SVC_BENCH_REUSE, SVC_BENCH_PROFILE.
+// statements of one create), SVC_BENCH_DATABASE_URL, SVC_BENCH_KEEP, SVC_BENCH_REUSE, SVC_BENCH_PROFILE,
+// SVC_BENCH_CPU_PROF=<dir> (a V8 CPU profile of the server of the HTTP step goes there).
+// The server's CPU per create (HTTP step, from /proc) and this process's (in-process step) are in
+// the results (cpu_ms_per_create).
 // Results: bench/results/writes-postgres.json.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import pg from 'pg';
@@ -45,6 +49,27 @@ const WRITES = Number(process.env.SVC_BENCH_WRITES ?? 2_000);
 const CLIENTS = Number(process.env.SVC_BENCH_CLIENTS ?? 4);
 const REUSE = process.env.SVC_BENCH_REUSE;
 const PROFILE = process.env.SVC_BENCH_PROFILE;
+const CPU_PROF = process.env.SVC_BENCH_CPU_PROF;
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc; ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** startServer's child with a V8 CPU profile written to CPU_PROF when it stops. */
+async function startProfiledServer(config: Record<string, unknown>): Promise<Awaited<ReturnType<typeof startServer>>> {
+  const child = fork(path.join(path.dirname(new URL(import.meta.url).pathname), 'server.ts'), [], {
+    execArgv: ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`],
+    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const msg = await new Promise<any>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`server.ts exited with ${code}`)));
+  });
+  return { child, port: msg.port, token: msg.token };
+}
 
 const WORDS = Array.from({ length: 100 }, (_, i) => `word${i}`);
 const FORMATS = ['CSV', 'JSON', 'XLSX', 'PDF', 'XML'];
@@ -154,7 +179,7 @@ export async function run(): Promise<void> {
       await cloneInSql(client, TOTAL - CREATE);
       await stopChild(server.child);
     } else await client.connect();
-    server = await startServer(config);
+    server = CPU_PROF ? await startProfiledServer(config) : await startServer(config);
     if (!REUSE || (await unindexedCount(client)) > 0) await rebuild(client, dbUrl, storage, results);
     const total = Number((await client.query('SELECT count(*) AS n FROM packages')).rows[0].n);
     results.datasets_before = total;
@@ -169,9 +194,13 @@ export async function run(): Promise<void> {
     for (let i = 0; i < 100; i++) await api(dataset(`${run}-warm`, i, orgs));
 
     const load0 = os.loadavg()[0];
+    const serverCpu0 = cpuMsOf(server.child.pid!);
     const http = await clients(WRITES, (i) => api(dataset(`${run}-http`, i, orgs)));
-    log(`http: ${WRITES} creates in ${http.seconds} s = ${http.per_s}/s (load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`);
-    results.http = { ...http, load_before: load0, load_after: os.loadavg()[0] };
+    const serverMs = +((cpuMsOf(server.child.pid!) - serverCpu0) / WRITES).toFixed(2);
+    log(
+      `http: ${WRITES} creates in ${http.seconds} s = ${http.per_s}/s, server CPU ${serverMs} ms a create (load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
+    );
+    results.http = { ...http, server_cpu_ms_per_create: serverMs, load_before: load0, load_after: os.loadavg()[0] };
     await stopChild(server.child);
     server = undefined;
 
@@ -192,7 +221,10 @@ export async function run(): Promise<void> {
         await session.post('Profiler.start');
       }
       const load1 = os.loadavg()[0];
+      const cpu1 = process.cpuUsage();
       const inproc = await clients(WRITES, (i) => create(dataset(`${run}-in`, i, orgs)));
+      const cpu1d = process.cpuUsage(cpu1);
+      const inprocMs = +((cpu1d.user + cpu1d.system) / 1000 / WRITES).toFixed(2);
       if (session) {
         const { profile } = await session.post('Profiler.stop');
         fs.writeFileSync(PROFILE!, JSON.stringify(profile));
@@ -200,9 +232,9 @@ export async function run(): Promise<void> {
         log(`CPU profile: ${PROFILE}`);
       }
       log(
-        `in-process: ${WRITES} creates in ${inproc.seconds} s = ${inproc.per_s}/s (load ${load1.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
+        `in-process: ${WRITES} creates in ${inproc.seconds} s = ${inproc.per_s}/s, CPU ${inprocMs} ms a create (load ${load1.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
       );
-      results.in_process = { ...inproc, load_before: load1, load_after: os.loadavg()[0] };
+      results.in_process = { ...inproc, cpu_ms_per_create: inprocMs, load_before: load1, load_after: os.loadavg()[0] };
 
       // the statements of one create
       const one = dataset(`${run}-rec`, 0, orgs);
