@@ -33,7 +33,12 @@ export interface PackageDictOptions {
   includePluginData?: boolean;
 }
 
+/** The dict with its keys in code unit order (the object itself when they are already: most dicts are built so). */
 function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(o);
+  let i = 1;
+  while (i < keys.length && keys[i - 1] < keys[i]) i++;
+  if (i >= keys.length) return o;
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
@@ -259,6 +264,8 @@ function assembleDicts(
       isopen: isOpenLicense(license),
       license_id: p.license_id,
       license_title: license ? license.title : p.license_id,
+      // (the keys in order: sortKeys then has nothing to do unless there are custom fields)
+      ...(license?.url ? { license_url: license.url } : undefined),
       maintainer: p.maintainer,
       maintainer_email: p.maintainer_email,
       metadata_created: p.metadata_created,
@@ -269,6 +276,7 @@ function assembleDicts(
       num_tags: pkgTags.length,
       organization: organizationDict(p.owner_org ? orgById.get(p.owner_org) : undefined),
       owner_org: p.owner_org,
+      ...(opts.includePluginData && ctx.identity.sysadmin ? { plugin_data: p.plugin_data ?? {} } : undefined),
       private: p.private,
       relationships_as_object: rels.filter((r) => r.object_package_id === p.id).map(relDict),
       relationships_as_subject: rels.filter((r) => r.subject_package_id === p.id).map(relDict),
@@ -276,13 +284,11 @@ function assembleDicts(
       state: p.state,
       tags: pkgTags.map((t) => ({ display_name: t.name, id: t.id, name: t.name, state: t.state, vocabulary_id: t.vocabulary_id })),
       title: p.title || p.name,
+      ...(opts.includeTracking ? { tracking_summary: { total: 0, recent: 0 } } : undefined),
       type: p.type,
       url: p.url,
       version: p.version,
     });
-    if (license?.url) out.license_url = license.url;
-    if (opts.includeTracking) out.tracking_summary = { total: 0, recent: 0 };
-    if (opts.includePluginData && ctx.identity.sysadmin) out.plugin_data = p.plugin_data ?? {};
     return sortKeys(out);
   });
 }

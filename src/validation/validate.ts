@@ -79,26 +79,99 @@ function isListOf(spec: unknown): spec is ListOf {
   return !!spec && typeof spec === 'object' && !Array.isArray(spec) && 'listOf' in (spec as object);
 }
 
-async function runChain(chain: Validator[], value: unknown, field: FieldContext): Promise<{ value: unknown; messages: string[] }> {
+/**
+ * Validators that do nothing but end the chain, without a message, when the value passes `test`
+ * (ignoreMissing, ignoreEmpty: most fields of a dict are not sent): runChain ends the chain
+ * itself for them instead of having a Stop thrown and caught for every field not sent.
+ */
+const silentStops = new Map<Validator, (v: unknown) => boolean>();
+
+/** Declares validator as one that only throws `new Stop()` when test(value), and returns the value otherwise. */
+export function stopsSilentlyWhen(validator: Validator, test: (v: unknown) => boolean): Validator {
+  silentStops.set(validator, test);
+  return validator;
+}
+
+interface ChainResult {
+  value: unknown;
+  messages: string[];
+}
+
+const isThenable = (x: unknown): x is PromiseLike<unknown> => !!x && typeof (x as { then?: unknown }).then === 'function';
+
+/** What a validator's exception does to the chain: its result, or undefined to go on with the next validator. */
+function signalled(e: unknown, messages: string[]): ChainResult | undefined {
+  if (e instanceof Keep) return { value: e.value, messages };
+  if (e instanceof Stop) {
+    if (e.record) messages.push(e.record);
+    return { value: MISSING, messages };
+  }
+  if (e instanceof Invalid) {
+    messages.push(e.message);
+    return undefined;
+  }
+  // A validator assuming what an earlier one refused (v.trim() after "Must be a string"):
+  // the field has its error already.
+  if (messages.length && e instanceof TypeError) return { value: MISSING, messages };
+  throw e;
+}
+
+/**
+ * Runs a chain; synchronous as long as its validators are (a promise only once one returns a
+ * promise: a microtask per validator of every field was a good part of a dataset's validation).
+ */
+function runChain(chain: Validator[], value: unknown, field: FieldContext): ChainResult | Promise<ChainResult> {
   const messages: string[] = [];
   let v = value;
-  for (const validator of chain) {
+  for (let i = 0; i < chain.length; i++) {
+    const validator = chain[i];
+    const stops = silentStops.get(validator);
+    if (stops) {
+      if (stops(v)) return { value: MISSING, messages };
+      continue;
+    }
+    let r: unknown;
+    try {
+      r = validator(v, field);
+    } catch (e) {
+      const end = signalled(e, messages);
+      if (end) return end;
+      continue;
+    }
+    if (isThenable(r)) return finishChain(chain, i, v, r, messages, field);
+    v = r;
+  }
+  return { value: v, messages };
+}
+
+/** The rest of a chain once chain[i], given the value `given`, has returned a promise (each validator awaited). */
+async function finishChain(
+  chain: Validator[],
+  i: number,
+  given: unknown,
+  pending: PromiseLike<unknown>,
+  messages: string[],
+  field: FieldContext,
+): Promise<ChainResult> {
+  let v = given;
+  try {
+    v = await pending;
+  } catch (e) {
+    const end = signalled(e, messages);
+    if (end) return end;
+  }
+  for (let k = i + 1; k < chain.length; k++) {
+    const validator = chain[k];
+    const stops = silentStops.get(validator);
+    if (stops) {
+      if (stops(v)) return { value: MISSING, messages };
+      continue;
+    }
     try {
       v = await validator(v, field);
     } catch (e) {
-      if (e instanceof Keep) return { value: e.value, messages };
-      if (e instanceof Stop) {
-        if (e.record) messages.push(e.record);
-        return { value: MISSING, messages };
-      }
-      if (e instanceof Invalid) {
-        messages.push(e.message);
-        continue;
-      }
-      // A validator assuming what an earlier one refused (v.trim() after "Must be a string"):
-      // the field has its error already.
-      if (messages.length && e instanceof TypeError) return { value: MISSING, messages };
-      throw e;
+      const end = signalled(e, messages);
+      if (end) return end;
     }
   }
   return { value: v, messages };
@@ -121,7 +194,8 @@ export async function validate(schema: Schema, sent: Record<string, unknown>, co
     if (isListOf(spec)) {
       let list: unknown = raw;
       if (spec.before) {
-        const r = await runChain(spec.before, raw, field);
+        const ran = runChain(spec.before, raw, field);
+        const r = ran instanceof Promise ? await ran : ran;
         if (r.messages.length) errors[key] = r.messages;
         if (r.value === MISSING || r.messages.length) continue;
         list = r.value;
@@ -142,7 +216,8 @@ export async function validate(schema: Schema, sent: Record<string, unknown>, co
       if (itemErrors.some((e) => Object.keys(e).length)) errors[key] = itemErrors;
       continue;
     }
-    const r = await runChain(spec as Validator[], raw, field);
+    const ran = runChain(spec as Validator[], raw, field);
+    const r = ran instanceof Promise ? await ran : ran;
     if (r.messages.length) errors[key] = r.messages;
     if (r.value !== MISSING) data[key] = r.value;
   }

@@ -1,19 +1,20 @@
 // The common validators, with CKAN's exact messages.
-import { Invalid, Keep, MISSING, Stop, type FieldContext, type Validator } from './validate.ts';
+import { Invalid, Keep, MISSING, Stop, stopsSilentlyWhen, type FieldContext, type Validator } from './validate.ts';
 
 const isBlank = (v: unknown) => v === MISSING || v === null || v === undefined;
 
 /** Stops the chain (no key in the output) when the value is missing or null. */
-export const ignoreMissing: Validator = (v) => {
+export const ignoreMissing: Validator = stopsSilentlyWhen((v) => {
   if (isBlank(v)) throw new Stop();
   return v;
-};
+}, isBlank);
 
 /** Like ignoreMissing, but an empty string also counts as missing. */
-export const ignoreEmpty: Validator = (v) => {
-  if (isBlank(v) || v === '') throw new Stop();
+const isBlankOrEmpty = (v: unknown) => isBlank(v) || v === '';
+export const ignoreEmpty: Validator = stopsSilentlyWhen((v) => {
+  if (isBlankOrEmpty(v)) throw new Stop();
   return v;
-};
+}, isBlankOrEmpty);
 
 /** Missing, null or "" is an error: "Missing value". */
 export const notEmpty: Validator = (v) => {
