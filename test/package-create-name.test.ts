@@ -53,7 +53,7 @@ test('package_create: the name is not looked up before the insert; a name in use
 
   // a name too short
   const short = await t.call('package_create', { name: 'c', owner_org: 'cn-org' }, admin());
-  assert.deepEqual(short.body.error.name, ['Must be at least 2 characters long', 'Name "c" length is less than minimum 2']);
+  assert.deepEqual(short.body.error?.name, ['Must be at least 2 characters long', 'Name "c" length is less than minimum 2']);
 
   // a draft holds its name
   await t.ok('package_create', { name: 'cn-draft', owner_org: 'cn-org', state: 'draft' }, admin());
