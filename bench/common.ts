@@ -47,10 +47,13 @@ export const rssBytes = (pid: number): number =>
 
 const benchDir = path.dirname(new URL(import.meta.url).pathname);
 
-/** Starts bench/server.ts as a child with this configuration; resolves once it listens. */
-export async function startServer(config: Record<string, unknown>): Promise<{ child: ChildProcess; port: number; token: string }> {
+/** Starts bench/server.ts as a child with this configuration (and Node options, e.g. --cpu-prof); resolves once it listens. */
+export async function startServer(
+  config: Record<string, unknown>,
+  nodeOptions: string[] = [],
+): Promise<{ child: ChildProcess; port: number; token: string }> {
   const child = fork(path.join(benchDir, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...nodeOptions],
     env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

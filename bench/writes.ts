@@ -30,7 +30,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import pg from 'pg';
@@ -55,20 +54,6 @@ const CPU_PROF = process.env.SVC_BENCH_CPU_PROF;
 function cpuMsOf(pid: number): number {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-/** startServer's child with a V8 CPU profile written to CPU_PROF when it stops. */
-async function startProfiledServer(config: Record<string, unknown>): Promise<Awaited<ReturnType<typeof startServer>>> {
-  const child = fork(path.join(path.dirname(new URL(import.meta.url).pathname), 'server.ts'), [], {
-    execArgv: ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`],
-    env: { ...process.env, SVC_BENCH_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const msg = await new Promise<any>((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`server.ts exited with ${code}`)));
-  });
-  return { child, port: msg.port, token: msg.token };
 }
 
 const WORDS = Array.from({ length: 100 }, (_, i) => `word${i}`);
@@ -179,7 +164,7 @@ export async function run(): Promise<void> {
       await cloneInSql(client, TOTAL - CREATE);
       await stopChild(server.child);
     } else await client.connect();
-    server = CPU_PROF ? await startProfiledServer(config) : await startServer(config);
+    server = await startServer(config, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []);
     if (!REUSE || (await unindexedCount(client)) > 0) await rebuild(client, dbUrl, storage, results);
     const total = Number((await client.query('SELECT count(*) AS n FROM packages')).rows[0].n);
     results.datasets_before = total;

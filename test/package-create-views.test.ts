@@ -6,7 +6,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from './helpers/app.ts';
 import type { Database } from '../src/db/database.ts';
-import { noteTransactionStatements } from './helpers/statements.ts';
+import { countedStatements, noteTransactionStatements } from './helpers/statements.ts';
 
 let t: TestApp;
 const statements: string[] = [];
@@ -22,11 +22,7 @@ after(async () => {
   await t?.close();
 });
 
-async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
-  statements.length = 0;
-  const result = await fn();
-  return { result, sql: statements.splice(0) };
-}
+const counted = <T>(fn: () => Promise<T>) => countedStatements(statements, fn);
 
 const viewTypes = async (resourceId: string) =>
   (await t.ok('resource_view_list', { id: resourceId }, admin())).map((v: { view_type: string }) => v.view_type);

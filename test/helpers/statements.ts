@@ -21,3 +21,10 @@ export function noteTransactionStatements(db: Database, into: string[]): void {
   db.transaction = ((fn: (tx: Queryable) => Promise<unknown>, opts?: unknown) =>
     transaction((tx: Queryable) => fn(recordingQueries(tx, into)), opts as never)) as Database['transaction'];
 }
+
+/** What fn returns, and the statements noted in `statements` while it ran (the list is emptied). */
+export async function countedStatements<T>(statements: string[], fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+  statements.length = 0;
+  const result = await fn();
+  return { result, sql: statements.splice(0) };
+}
