@@ -3,7 +3,8 @@
 // malformed JSON is refused as JSON.parse refuses it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CopyWriter, JsonRecordReader } from '../src/datastore/json-to-copy.ts';
+import { CopyWriter } from '../src/datastore/copy-writer.ts';
+import { JsonRecordReader } from '../src/datastore/json-to-copy.ts';
 import { copyValue, type Kind } from '../src/datastore/types.ts';
 
 const KINDS: Kind[] = ['text', 'number', 'timestamp', 'bool', 'other', 'json', 'array'];

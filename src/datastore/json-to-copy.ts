@@ -21,19 +21,13 @@ import {
   jsonError,
 } from '../json/bytes.ts';
 import { ValidationError } from '../errors.ts';
+import { PLAIN_DECIMAL, PLAIN_INT, writeBinaryDate, writeBinaryFloat8, writeBinaryInteger, writeBinaryTimestamp } from './copy-binary.ts';
+import { Bin, CopyWriter } from './copy-writer.ts';
 import { copyValue, type Kind } from './types.ts';
 
 const N = 0x6e; // n
 const T = 0x74; // t
 const NULL_N = 0x4e; // N, of COPY's \N
-
-/**
- * Numbers written as sent: a short integer is what String(Number(x)) gives; a decimal without
- * exponent is too when plainDecimal says so, and for a float8 column always (the server rounds the
- * text to the same double JavaScript would).
- */
-const PLAIN_INT = 1;
-const PLAIN_DECIMAL = 2;
 
 const enum Token {
   Absent = 0,
@@ -49,83 +43,6 @@ function syntaxError(at: number): never {
   throw jsonError(new SyntaxError(`Unexpected token in JSON at position ${at}`));
 }
 
-/**
- * A growing byte buffer for COPY text, handed out in pieces: a piece is a view of the bytes
- * written since the one before, and stays valid (later bytes go after it, or to a new buffer
- * that takes over only the unfinished part), so pieces cost no copy and no allocation each.
- */
-export class CopyWriter {
-  buf: Buffer;
-  len = 0;
-  private start = 0;
-
-  /** The same bytes, for writing numbers (DataView's setters are cheaper than Buffer's writeInt32BE). */
-  private view: DataView;
-
-  constructor(size = 1 << 16) {
-    this.buf = Buffer.allocUnsafe(size);
-    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
-  }
-
-  /** Bytes written since the last piece. */
-  get pending(): number {
-    return this.len - this.start;
-  }
-
-  ensure(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    const pending = this.len - this.start;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, pending + n));
-    this.buf.copy(next, 0, this.start, this.len);
-    this.buf = next;
-    this.view = new DataView(next.buffer, next.byteOffset, next.length);
-    this.len = pending;
-    this.start = 0;
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.len++] = b;
-  }
-
-  ascii(s: string): void {
-    this.ensure(s.length * 3);
-    this.len += this.buf.write(s, this.len, 'utf8');
-  }
-
-  // Big-endian numbers at the end (room made by ensure() beforehand), or at a given place.
-  int16(v: number): void {
-    this.view.setInt16(this.len, v);
-    this.len += 2;
-  }
-
-  int32(v: number): void {
-    this.view.setInt32(this.len, v);
-    this.len += 4;
-  }
-
-  uint32(v: number): void {
-    this.view.setUint32(this.len, v);
-    this.len += 4;
-  }
-
-  float64(v: number): void {
-    this.view.setFloat64(this.len, v);
-    this.len += 8;
-  }
-
-  int32At(at: number, v: number): void {
-    this.view.setInt32(at, v);
-  }
-
-  /** The bytes written since the last piece. */
-  take(): Buffer {
-    const out = this.buf.subarray(this.start, this.len);
-    this.start = this.len;
-    return out;
-  }
-}
-
 export interface CopyColumn {
   id: string;
   kind: Kind;
@@ -134,126 +51,6 @@ export interface CopyColumn {
   /** How its values go in COPY's binary format (binaryType; 0: they cannot). */
   bin?: Bin;
 }
-
-// --- COPY's binary format ---------------------------------------------------------------------
-// The server takes binary rows for about half the work of text ones (no line and field splitting,
-// no parsing of numbers and dates). A value goes in binary only when its bytes are certain to be
-// what the server makes of its text; any other value ends the binary rows, and the records from
-// it on go as text (writeBinaryLine says false), so every value means what it meant as text.
-
-/** Column types written in binary (0: not). */
-export const enum Bin {
-  None = 0,
-  Int2,
-  Int4,
-  Int8,
-  Float8,
-  Bool,
-  Text,
-  Date,
-  Timestamp,
-}
-
-const BIN_TYPES: Record<string, Bin> = {
-  int2: Bin.Int2,
-  int4: Bin.Int4,
-  int8: Bin.Int8,
-  float8: Bin.Float8,
-  bool: Bin.Bool,
-  text: Bin.Text,
-  date: Bin.Date,
-  timestamp: Bin.Timestamp,
-};
-
-/** The binary writing of a column of this type (pg_type.typname; 0: none). */
-export function binaryType(typname: string): Bin {
-  return BIN_TYPES[typname] ?? Bin.None;
-}
-
-/** Start of COPY binary data: signature, flags, header extension length. */
-const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
-/** End of COPY binary data: a field count of -1. */
-const BINARY_TRAILER = Buffer.from([0xff, 0xff]);
-
-export function writeBinaryHeader(out: CopyWriter): void {
-  out.ensure(BINARY_HEADER.length);
-  out.len += BINARY_HEADER.copy(out.buf, out.len);
-}
-
-export function writeBinaryTrailer(out: CopyWriter): void {
-  out.ensure(2);
-  out.len += BINARY_TRAILER.copy(out.buf, out.len);
-}
-
-/** Days from 1970-01-01 to a proleptic Gregorian date (civil calendar, any year). */
-function daysFromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
-/** PostgreSQL's dates count from 2000-01-01. */
-const PG_EPOCH_DAYS = daysFromCivil(2000, 1, 1);
-/** Exact powers of ten (up to 1e22, the largest a double holds exactly). */
-const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
-
-/**
- * A plain number's value (JSON digits, optional fraction, no exponent) computed exactly as
- * Number() reads it: at most 15 significant digits make an exact integer, divided by an exact
- * power of ten (one correctly rounded division); NaN when it has more digits.
- */
-function plainNumber(b: Buffer, from: number, to: number): number {
-  let j = from;
-  const neg = b[j] === MINUS;
-  if (neg) j++;
-  let m = 0;
-  let digits = 0;
-  let scale = -1;
-  for (; j < to; j++) {
-    const x = b[j];
-    if (x === 0x2e) {
-      scale = 0;
-      continue;
-    }
-    m = m * 10 + (x - 0x30);
-    if (m) digits++;
-    if (scale >= 0) scale++;
-  }
-  if (digits > 15 || scale > 22) return Number.NaN;
-  const v = scale > 0 ? m / POW10[scale] : m;
-  return neg ? -v : v;
-}
-
-function monthDays(y: number, m: number): number {
-  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
-  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
-/** The digits b[from, to) as a number; -1 when any byte is not a digit. */
-function digitsAt(b: Buffer, from: number, to: number): number {
-  let n = 0;
-  for (let j = from; j < to; j++) {
-    const x = b[j] - 0x30;
-    if (x < 0 || x > 9) return -1;
-    n = n * 10 + x;
-  }
-  return n;
-}
-
-/** Days since 2000-01-01 of a YYYY-MM-DD at b[i] (years 1 to 9999), NaN when it is not one. */
-function isoDate(b: Buffer, i: number): number {
-  if (b[i + 4] !== MINUS || b[i + 7] !== MINUS) return NaN;
-  const y = digitsAt(b, i, i + 4);
-  const m = digitsAt(b, i + 5, i + 7);
-  const d = digitsAt(b, i + 8, i + 10);
-  if (y < 1 || m < 1 || m > 12 || d < 1 || d > monthDays(y, m)) return NaN;
-  return daysFromCivil(y, m, d) - PG_EPOCH_DAYS;
-}
-
-const INT_RANGE: Record<number, number> = { [Bin.Int2]: 0x7fff, [Bin.Int4]: 0x7fffffff, [Bin.Int8]: Number.MAX_SAFE_INTEGER };
 
 /**
  * Walks a JSON array of records (the bytes from `[` to `]`), one record at a time. The values of
@@ -598,55 +395,12 @@ export class JsonRecordReader {
     switch (bin) {
       case Bin.Int2:
       case Bin.Int4:
-      case Bin.Int8: {
+      case Bin.Int8:
         // An integer as sent (a number, or a string of digits: the server reads both so).
-        let i = from;
-        let end = to;
-        if (type === Token.String) {
-          if (this.flags[c]) return false;
-          i++;
-          end--;
-        } else if (type !== Token.Number || this.flags[c] !== PLAIN_INT) return false;
-        const neg = b[i] === MINUS;
-        if (neg) i++;
-        if (end - i < 1 || end - i > 15) return false;
-        const digits = digitsAt(b, i, end);
-        if (digits < 0) return false;
-        const v = neg ? -digits : digits;
-        if (v > INT_RANGE[bin] || v < -INT_RANGE[bin] - 1) return false;
-        out.ensure(12);
-        if (bin === Bin.Int2) {
-          out.int32(2);
-          out.int16(v);
-        } else if (bin === Bin.Int4) {
-          out.int32(4);
-          out.int32(v);
-        } else {
-          const hi = Math.floor(v / 0x100000000);
-          out.int32(8);
-          out.int32(hi);
-          out.uint32(v - hi * 0x100000000);
-        }
-        return true;
-      }
-      case Bin.Float8: {
-        // A number: its text is as sent or as JavaScript writes it, and the server rounds either
-        // to the double JavaScript reads (-0 is written 0).
-        if (type !== Token.Number) return false;
-        let v = this.flags[c] ? plainNumber(b, from, to) : Number.NaN;
-        if (Number.isNaN(v)) v = Number(b.toString('latin1', from, to));
-        // As sent, a decimal past a double's range is refused by the server too.
-        if (!Number.isFinite(v) && this.flags[c] === PLAIN_DECIMAL) return false;
-        if (v === 0) {
-          // As sent, a decimal too small for a double is refused by the server: its text says so.
-          if (this.flags[c] === PLAIN_DECIMAL) for (let j = from; j < to; j++) if (b[j] > 0x30 && b[j] <= 0x39) return false;
-          v = 0;
-        }
-        out.ensure(12);
-        out.int32(8);
-        out.float64(v);
-        return true;
-      }
+        if (type === Token.String) return !this.flags[c] && writeBinaryInteger(out, b, from + 1, to - 1, bin);
+        return type === Token.Number && this.flags[c] === PLAIN_INT && writeBinaryInteger(out, b, from, to, bin);
+      case Bin.Float8:
+        return type === Token.Number && writeBinaryFloat8(out, b, from, to, this.flags[c]);
       case Bin.Bool:
         if (type !== Token.True && type !== Token.False) return false;
         out.ensure(5);
@@ -676,56 +430,10 @@ export class JsonRecordReader {
         out.int32At(lenAt, out.len - lenAt - 4);
         return true;
       }
-      case Bin.Date: {
-        if (type !== Token.String || this.flags[c] || to - from !== 12) return false;
-        const days = isoDate(b, from + 1);
-        if (Number.isNaN(days)) return false;
-        out.ensure(8);
-        out.int32(4);
-        out.int32(days);
-        return true;
-      }
-      case Bin.Timestamp: {
-        // YYYY-MM-DD, then T or a space and HH:MM, :SS, .F to .FFFFFF; no zone (the server ignores it).
-        if (type !== Token.String || this.flags[c]) return false;
-        const i = from + 1;
-        const n = to - from - 2;
-        const days = n >= 10 ? isoDate(b, i) : NaN;
-        if (Number.isNaN(days)) return false;
-        let seconds = days * 86400;
-        let micros = 0;
-        if (n > 10) {
-          if ((b[i + 10] !== 0x54 && b[i + 10] !== 0x20) || n < 16 || b[i + 13] !== COLON) return false;
-          const hh = digitsAt(b, i + 11, i + 13);
-          const mm = digitsAt(b, i + 14, i + 16);
-          let ss = 0;
-          if (n > 16) {
-            if (n < 19 || b[i + 16] !== COLON) return false;
-            ss = digitsAt(b, i + 17, i + 19);
-            if (n > 19) {
-              if (n < 21 || n > 26 || b[i + 19] !== 0x2e) return false;
-              const f = digitsAt(b, i + 20, i + n);
-              if (f < 0) return false;
-              micros = f * 10 ** (26 - n);
-            }
-          }
-          if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59) return false;
-          seconds += hh * 3600 + mm * 60 + ss;
-        }
-        // seconds * 1e6 + micros as two 32-bit words, exactly: 1e6 = 15625 * 2^6, and seconds * 15625 < 2^53.
-        const p = seconds * 15625;
-        let hi = Math.floor(p / 0x4000000);
-        let lo = (p - hi * 0x4000000) * 64 + micros;
-        if (lo >= 0x100000000) {
-          hi++;
-          lo -= 0x100000000;
-        }
-        out.ensure(12);
-        out.int32(8);
-        out.int32(hi);
-        out.uint32(lo);
-        return true;
-      }
+      case Bin.Date:
+        return type === Token.String && !this.flags[c] && writeBinaryDate(out, b, from, to);
+      case Bin.Timestamp:
+        return type === Token.String && !this.flags[c] && writeBinaryTimestamp(out, b, from, to);
       default:
         return false;
     }

@@ -8,7 +8,8 @@ import type { RecordInput, RecordSource } from './backend.ts';
 import type { Column, Table } from './catalog.ts';
 import { FTS_COLUMN } from './fts.ts';
 import { isDbError } from './db-errors.ts';
-import { binaryType, CopyWriter, JsonRecordReader, writeBinaryHeader, writeBinaryTrailer } from './json-to-copy.ts';
+import { binaryType, CopyWriter, writeBinaryHeader, writeBinaryTrailer } from './copy-writer.ts';
+import { JsonRecordReader } from './json-to-copy.ts';
 
 export function checkRecordObjects(records: unknown[]): void {
   if (!Array.isArray(records)) throw new ValidationError({ records: ['records must be a list of objects'] });
