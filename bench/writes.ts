@@ -56,6 +56,20 @@ function cpuMsOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * 10;
 }
 
+/** CPU time the database's backends of this bench's database have used (all but the asking one's), in ms. */
+async function dbCpuMs(client: pg.Client): Promise<number> {
+  const pids = (await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows;
+  let ms = 0;
+  for (const { pid } of pids) {
+    try {
+      ms += cpuMsOf(pid);
+    } catch {
+      // (a backend that has exited)
+    }
+  }
+  return ms;
+}
+
 const WORDS = Array.from({ length: 100 }, (_, i) => `word${i}`);
 const FORMATS = ['CSV', 'JSON', 'XLSX', 'PDF', 'XML'];
 
@@ -82,13 +96,13 @@ function dataset(run: string, i: number, orgs: string[]): Record<string, unknown
   };
 }
 
-/** Runs fn(i) for i in [0, n) with `clients` at once; returns datasets/s. */
-async function clients(n: number, fn: (i: number) => Promise<unknown>): Promise<{ seconds: number; per_s: number }> {
+/** Runs fn(i, client) for i in [0, n) with `clients` at once; returns datasets/s. */
+async function clients(n: number, fn: (i: number, client: number) => Promise<unknown>): Promise<{ seconds: number; per_s: number }> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < n) await fn(next++);
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      while (next < n) await fn(next++, client);
     }),
   );
   const seconds = (performance.now() - started) / 1000;
@@ -180,12 +194,20 @@ export async function run(): Promise<void> {
 
     const load0 = os.loadavg()[0];
     const serverCpu0 = cpuMsOf(server.child.pid!);
+    const dbCpu0 = await dbCpuMs(client);
     const http = await clients(WRITES, (i) => api(dataset(`${run}-http`, i, orgs)));
     const serverMs = +((cpuMsOf(server.child.pid!) - serverCpu0) / WRITES).toFixed(2);
+    const httpDbMs = +(((await dbCpuMs(client)) - dbCpu0) / WRITES).toFixed(2);
     log(
-      `http: ${WRITES} creates in ${http.seconds} s = ${http.per_s}/s, server CPU ${serverMs} ms a create (load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
+      `http: ${WRITES} creates in ${http.seconds} s = ${http.per_s}/s, server CPU ${serverMs} ms a create, database ${httpDbMs} ms (load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
     );
-    results.http = { ...http, server_cpu_ms_per_create: serverMs, load_before: load0, load_after: os.loadavg()[0] };
+    results.http = {
+      ...http,
+      server_cpu_ms_per_create: serverMs,
+      db_cpu_ms_per_create: httpDbMs,
+      load_before: load0,
+      load_after: os.loadavg()[0],
+    };
     await stopChild(server.child);
     server = undefined;
 
@@ -207,9 +229,11 @@ export async function run(): Promise<void> {
       }
       const load1 = os.loadavg()[0];
       const cpu1 = process.cpuUsage();
+      const dbCpu1 = await dbCpuMs(client);
       const inproc = await clients(WRITES, (i) => create(dataset(`${run}-in`, i, orgs)));
       const cpu1d = process.cpuUsage(cpu1);
       const inprocMs = +((cpu1d.user + cpu1d.system) / 1000 / WRITES).toFixed(2);
+      const inprocDbMs = +(((await dbCpuMs(client)) - dbCpu1) / WRITES).toFixed(2);
       if (session) {
         const { profile } = await session.post('Profiler.stop');
         fs.writeFileSync(PROFILE!, JSON.stringify(profile));
@@ -217,9 +241,15 @@ export async function run(): Promise<void> {
         log(`CPU profile: ${PROFILE}`);
       }
       log(
-        `in-process: ${WRITES} creates in ${inproc.seconds} s = ${inproc.per_s}/s, CPU ${inprocMs} ms a create (load ${load1.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
+        `in-process: ${WRITES} creates in ${inproc.seconds} s = ${inproc.per_s}/s, CPU ${inprocMs} ms a create, database ${inprocDbMs} ms (load ${load1.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
       );
-      results.in_process = { ...inproc, cpu_ms_per_create: inprocMs, load_before: load1, load_after: os.loadavg()[0] };
+      results.in_process = {
+        ...inproc,
+        cpu_ms_per_create: inprocMs,
+        db_cpu_ms_per_create: inprocDbMs,
+        load_before: load1,
+        load_after: os.loadavg()[0],
+      };
 
       // the statements of one create
       const one = dataset(`${run}-rec`, 0, orgs);
@@ -274,16 +304,16 @@ export async function run(): Promise<void> {
         await c.query('COMMIT');
         spent[statements.length] += performance.now() - t1;
       };
-      let k = 0;
       const load2 = os.loadavg()[0];
-      const pool = [...conns];
-      const sql = await clients(WRITES, async (i) => {
-        const c = pool[k++ % pool.length];
-        await replay(c, i);
-      });
+      const dbCpu2 = await dbCpuMs(client);
+      // each client its own connection (taken in turn, two clients' creates ran in one transaction)
+      const sql = await clients(WRITES, (i, client) => replay(conns[client], i));
+      const sqlDbMs = +(((await dbCpuMs(client)) - dbCpu2) / WRITES).toFixed(2);
       for (const c of conns) await c.end().catch(() => {});
-      log(`sql replay: ${WRITES} creates in ${sql.seconds} s = ${sql.per_s}/s (load ${load2.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`);
-      results.sql = { ...sql, load_before: load2, load_after: os.loadavg()[0] };
+      log(
+        `sql replay: ${WRITES} creates in ${sql.seconds} s = ${sql.per_s}/s, database CPU ${sqlDbMs} ms a create (load ${load2.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)})`,
+      );
+      results.sql = { ...sql, db_cpu_ms_per_create: sqlDbMs, load_before: load2, load_after: os.loadavg()[0] };
       const texts = [...statements.map((x) => x.text.replace(/\s+/g, ' ').trim().slice(0, 90)), 'COMMIT'];
       results.sql_ms_per_create = Object.fromEntries(
         spent.map((ms, k) => [`${k} ${texts[k]}`, +(ms / WRITES).toFixed(2)] as const).sort((a, b) => b[1] - a[1]),

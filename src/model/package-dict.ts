@@ -2,7 +2,7 @@
 // datasets at once. packageDicts(ctx, ids) is the entry point for other parts (groups, users).
 import type { ActionContext } from '../context.ts';
 import type { NamedSql, Queryable } from '../db/database.ts';
-import { jsonListSql } from '../db/sql.ts';
+import { jsonListSql, oneIdSql } from '../db/sql.ts';
 import { siteUrl } from '../config/site-url.ts';
 import type { Config } from '../config/load.ts';
 import { findLicense, isOpenLicense } from './licenses.ts';
@@ -128,6 +128,8 @@ const dictPartsSql = (withRows: boolean): NamedSql => ({
 });
 const DICT_PARTS = dictPartsSql(false);
 const DICT_ROWS_AND_PARTS = dictPartsSql(true);
+/** Of one dataset ($1 its id: planned once per connection, oneIdSql): 0.8 ms of planning a write. */
+const DICT_ROW_AND_PARTS = { name: 'package_dict_row_and_parts', text: oneIdSql(DICT_ROWS_AND_PARTS.text) };
 
 /** Package dicts for the rows, in the same order (no visibility check: callers decide). */
 export async function buildPackageDicts(
@@ -185,7 +187,7 @@ export async function datasetDictOfWrite(
   id: string,
   opts: { keepParts: boolean },
 ): Promise<{ row: PackageRow; dict: Record<string, unknown> } | undefined> {
-  const { rows, ...parts } = (await ctx.db.query<{ parts: DictParts & { rows: PackageRow[] } }>(DICT_ROWS_AND_PARTS, [[id]])).rows[0].parts;
+  const { rows, ...parts } = (await ctx.db.query<{ parts: DictParts & { rows: PackageRow[] } }>(DICT_ROW_AND_PARTS, [id])).rows[0].parts;
   const row = rows[0];
   if (!row) return undefined;
   if (opts.keepParts) keepDictParts(ctx.db, id, { row, parts: { ...parts } } satisfies KeptParts);

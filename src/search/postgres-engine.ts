@@ -12,7 +12,7 @@ import { columnSql, countedCustomField, resolveField, sortableField, type FieldK
 import type { SearchSchemaFields } from './schema-fields.ts';
 import { parseQuery, type QueryNode } from './query-parser.ts';
 import { balanced, phraseRun, SqlBuilder, TS_CONFIG, textQueriesOf, type TextFacts } from './sql-builder.ts';
-import { INDEX_SQL } from './index-rows.ts';
+import { INDEX_ONE_SQL, INDEX_SQL } from './index-rows.ts';
 import { ResultCache } from './result-cache.ts';
 import type { PackageQuery, PackageQueryResult, SearchEngine, SortKey } from './engine.ts';
 import { countFields, countWord, countedColumn, readCounts, type CountedClass, type CountsResult } from './value-counts.ts';
@@ -47,8 +47,9 @@ interface IndexState {
   counted: boolean;
 }
 
-/** Prepared once per connection: planning the statement took 2-3 ms a write. */
+/** Prepared once per connection: planning the statement took 2-3 ms a write (one dataset: index-rows.ts). */
 const INDEX_ROWS = { name: 'svc_search_index_rows', text: INDEX_SQL };
+const INDEX_ONE_ROW = { name: 'svc_search_index_row', text: INDEX_ONE_SQL };
 
 /** The word of a query that is one plain word of the whole text (no field, phrase or wildcard). */
 function singleWord(node: QueryNode): string | null {
@@ -119,7 +120,12 @@ export class PostgresSearchEngine implements SearchEngine {
   async index(db: Queryable, packageIds: string[]): Promise<void> {
     if (!packageIds.length) return;
     // one statement writes the rows (labels in SQL) and answers the ids it wrote none for
-    const r = await db.query<{ unwritten: string[] }>(INDEX_ROWS, [packageIds, this.opts.removeDeleted(), this.opts.collaborators()]);
+    const one = packageIds.length === 1;
+    const r = await db.query<{ unwritten: string[] }>(one ? INDEX_ONE_ROW : INDEX_ROWS, [
+      one ? packageIds[0] : packageIds,
+      this.opts.removeDeleted(),
+      this.opts.collaborators(),
+    ]);
     await this.remove(db, r.rows[0].unwritten);
   }
 
