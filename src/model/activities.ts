@@ -33,8 +33,12 @@ export async function insertActivity(
     params.push(a.firstActivityType);
     type = 'CASE WHEN EXISTS (SELECT 1 FROM activities WHERE object_id = $3) THEN $4 ELSE $7 END';
   }
+  // prepared once per connection (0.1 ms of planning a write)
   await db.query(
-    `INSERT INTO activities (id, user_id, object_id, activity_type, data, permission_labels) VALUES ($1, $2, $3, ${type}, $5, $6::text[])`,
+    {
+      name: a.firstActivityType !== undefined ? 'svc_activity_insert_first' : 'svc_activity_insert',
+      text: `INSERT INTO activities (id, user_id, object_id, activity_type, data, permission_labels) VALUES ($1, $2, $3, ${type}, $5, $6::text[])`,
+    },
     params,
   );
   return id;

@@ -37,9 +37,13 @@ export async function findDatastoreResource(db: Queryable, resourceId: string): 
  * deleted, or (purging) every resource of the dataset.
  */
 export async function datastoreTablesToDrop(db: Queryable, packageId: string, purging: boolean): Promise<string[]> {
+  // prepared once per connection (every dataset write runs it: 0.1 ms of planning)
   const r = await db.query<{ id: string }>(
-    `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
+    {
+      name: 'svc_ds_tables_to_drop',
+      text: `SELECT r.id FROM resources r JOIN packages p ON p.id = r.package_id
      WHERE r.package_id = $1 AND r.datastore_active AND ($2 OR r.state <> 'active' OR p.state = 'deleted')`,
+    },
     [packageId, purging],
   );
   return r.rows.map((x) => x.id);
