@@ -18,13 +18,17 @@
 // Results: bench/results/harvest-postgres.json. Environment: SVC_BENCH_CREATE, SVC_BENCH_CHANGE,
 // SVC_BENCH_DATABASE_URL, SVC_BENCH_CATALOG (see search.ts), SVC_BENCH_IMPORT_CONCURRENCY (the
 // target's svc.harvest.import_concurrency; its default when unset), SVC_BENCH_COPY=0 (no ckanapi-style
-// copies: the harvest runs only).
+// copies: the harvest runs only), SVC_BENCH_CPU_PROF=<dir> (a V8 CPU profile of the target server).
+// The full run's CPU is split between the source server, the target server and the database
+// backends of each (from /proc; backends that end during the run are not counted), with the
+// job's stages (gather, then the imports still running) from harvest_job_show.
 import fs from 'node:fs';
+import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import { agent, benchDatabase, createThroughApi, readCatalog } from './search.ts';
 import { resultsDir } from './data.ts';
-import { adminQuery, api, log, startServer, stopChild } from './common.ts';
+import { ADMIN_URL, adminQuery, api, log, startServer, stopChild } from './common.ts';
 
 const CHANGE = Number(process.env.SVC_BENCH_CHANGE ?? 100);
 const IMPORT_CONCURRENCY = process.env.SVC_BENCH_IMPORT_CONCURRENCY ? Number(process.env.SVC_BENCH_IMPORT_CONCURRENCY) : undefined;
@@ -36,6 +40,40 @@ interface Db {
   dbName: string;
   dbUrl: string;
   storage: string;
+}
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc; ticks of 10 ms); 0 when it is gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of the database backends connected to a database. */
+async function backendPids(dbName: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    const r = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
+    return r.rows.map((x) => x.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU ms of the backends of a database, per pid. */
+async function backendCpu(dbName: string): Promise<Map<number, number>> {
+  return new Map((await backendPids(dbName)).map((pid) => [pid, cpuMsOf(pid)]));
+}
+
+/** CPU ms used since `before` by the backends of a database (new ones counted whole). */
+async function backendCpuSince(dbName: string, before: Map<number, number>): Promise<number> {
+  let ms = 0;
+  for (const [pid, now] of await backendCpu(dbName)) ms += now - (before.get(pid) ?? 0);
+  return ms;
 }
 
 async function database(label: string): Promise<Db> {
@@ -94,12 +132,12 @@ async function drop(db: Db): Promise<void> {
 export async function run(): Promise<void> {
   const dbs: Db[] = [];
   const servers: Server[] = [];
-  const start = async (label: string, plugins: string[], extra: Record<string, unknown> = {}) => {
+  const start = async (label: string, plugins: string[], extra: Record<string, unknown> = {}, nodeOptions: string[] = []) => {
     const db = await database(label);
     dbs.push(db);
-    const server = await startServer(serverConfig(db, plugins, extra));
+    const server = await startServer(serverConfig(db, plugins, extra), nodeOptions);
     servers.push(server);
-    return server;
+    return { ...server, db };
   };
   try {
     log('source: creating the catalog (bench/search.ts createThroughApi)');
@@ -108,11 +146,17 @@ export async function run(): Promise<void> {
     const total = ((await api(source.port, source.token, 'package_list', {})) as string[]).length;
     log(`source: ${total} datasets (package_create at ${rate.toFixed(0)} datasets/s)`);
 
-    const target = await start('harvest_dst', ['harvest'], {
-      'svc.harvest.allow_private_urls': true,
-      'svc.harvest.scheduler': false,
-      ...(IMPORT_CONCURRENCY ? { 'svc.harvest.import_concurrency': IMPORT_CONCURRENCY } : {}),
-    });
+    const cpuProf = process.env.SVC_BENCH_CPU_PROF;
+    const target = await start(
+      'harvest_dst',
+      ['harvest'],
+      {
+        'svc.harvest.allow_private_urls': true,
+        'svc.harvest.scheduler': false,
+        ...(IMPORT_CONCURRENCY ? { 'svc.harvest.import_concurrency': IMPORT_CONCURRENCY } : {}),
+      },
+      cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
+    );
     await api(target.port, target.token, 'organization_create', { name: 'harvested' });
     const created = await api(target.port, target.token, 'harvest_source_create', {
       name: 'bench-source',
@@ -121,7 +165,30 @@ export async function run(): Promise<void> {
       owner_org: 'harvested',
     });
     log('harvest: full run');
+    const load0 = os.loadavg()[0];
+    const cpu0 = {
+      source: cpuMsOf(source.child.pid!),
+      target: cpuMsOf(target.child.pid!),
+      sourceDb: await backendCpu(source.db.dbName),
+      targetDb: await backendCpu(target.db.dbName),
+    };
     const full = await harvestRun(target, created.id);
+    const cpu = {
+      source_server: cpuMsOf(source.child.pid!) - cpu0.source,
+      target_server: cpuMsOf(target.child.pid!) - cpu0.target,
+      source_database: await backendCpuSince(source.db.dbName, cpu0.sourceDb),
+      target_database: await backendCpuSince(target.db.dbName, cpu0.targetDb),
+    };
+    const at = (t: string | null) => (t ? Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(t) ? t : `${t}Z`) : NaN);
+    const stages = {
+      gather_s: +((at(full.job.gather_finished) - at(full.job.gather_started)) / 1000).toFixed(2),
+      imports_after_gather_s: +((at(full.job.finished) - at(full.job.gather_finished)) / 1000).toFixed(2),
+    };
+    log(
+      `  CPU s: source server ${(cpu.source_server / 1000).toFixed(1)}, its database ${(cpu.source_database / 1000).toFixed(1)}, ` +
+        `target server ${(cpu.target_server / 1000).toFixed(1)}, its database ${(cpu.target_database / 1000).toFixed(1)}; ` +
+        `gather ${stages.gather_s} s, imports after it ${stages.imports_after_gather_s} s; load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)}`,
+    );
     log('harvest: unchanged run');
     const unchanged = await harvestRun(target, created.id);
     const names = ((await api(source.port, source.token, 'package_list', {})) as string[]).slice(0, CHANGE);
@@ -149,7 +216,15 @@ export async function run(): Promise<void> {
       datasets: total,
       source_create_datasets_per_s: Math.round(rate),
       harvest: {
-        full: { seconds: full.seconds, stats: full.job.stats, datasets_per_s: fullRate, goal_datasets_per_s: 100 },
+        full: {
+          seconds: full.seconds,
+          stats: full.job.stats,
+          datasets_per_s: fullRate,
+          goal_datasets_per_s: 100,
+          cpu_ms: cpu,
+          stages,
+          load_before: load0,
+        },
         unchanged: { seconds: unchanged.seconds, stats: unchanged.job.stats, goal_seconds: 10 },
         changed: { remote_changes: names.length, seconds: changed.seconds, stats: changed.job.stats },
       },

@@ -11,6 +11,7 @@ import { compileParams, helpText, type ParamValues, type Params } from '../valid
 import { schemingHelpNotes } from '../scheming/json-schema.ts';
 import { currentRequest } from '../metrics/request-context.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
+import { savepoint, type Connection } from '../db/database.ts';
 
 /** Throws AuthorizationError when the caller may not do it. */
 export type AuthFunction = (ctx: ActionContext, params: Record<string, any>) => void | Promise<void>;
@@ -243,6 +244,52 @@ export async function callAction(services: Services, name: string, input: Record
     if (services.datastoreReads && !def.sideEffectFree) await noteDatastoreWrite(services.datastoreReads);
     return result;
   }
+}
+
+export interface InTransactionOptions {
+  identity: Identity;
+  /** The caller's transaction: the call runs in a savepoint of it. */
+  tx: Connection;
+  /** Takes the call's work after commit: the caller runs it once its transaction has committed. */
+  afterCommit: (fn: AfterCommit) => void;
+}
+
+/**
+ * Calls a writing action from outside (a job) inside the caller's transaction, in a savepoint of
+ * its own: an error undoes this call's writes alone (the savepoint is rolled back, the caller's
+ * transaction goes on) and is thrown as callAction throws it (database refusals as Validation
+ * Errors), except a race (call-errors.ts isRace), thrown as it is: the caller runs its transaction
+ * again. The call counts as one that ends with its transaction (endsWithItsTransaction): its
+ * savepoint ends with its error. Not for calls in a request's scope (no read-your-writes note).
+ */
+export async function callActionInTransaction(
+  services: Services,
+  name: string,
+  input: Record<string, unknown>,
+  opts: InTransactionOptions,
+): Promise<unknown> {
+  const def = services.registry.get(name);
+  checkInput(input);
+  const sp = await savepoint(opts.tx);
+  const ctx = makeContext({
+    services,
+    config: services.config,
+    identity: opts.identity,
+    db: opts.tx,
+    ignoreAuth: false,
+    afterCommit: opts.afterCommit,
+  });
+  ownTransactions.add(ctx);
+  let result: unknown;
+  try {
+    result = await runDefinition(ctx, def, input);
+  } catch (e) {
+    await sp.rollback();
+    if (isRace(e)) throw e;
+    throw overflowAsValidation(databaseErrorAsValidation(e, input), def.lazyLists);
+  }
+  await sp.release();
+  return result;
 }
 
 /** Keeps the primary's WAL position after a write in the request's scope: the caller's next reads must see it. */

@@ -66,6 +66,13 @@ function substitute(value: string, fields: Record<string, string>): string {
   });
 }
 
+/** The names of the tags a record's dataset gets with the source's config (default_tags, clean_tags) applied. */
+export function appliedTagNames(tags: unknown, config: HarvestSourceConfig): string[] {
+  const d: Record<string, unknown> = { tags: Array.isArray(tags) ? tags : [] };
+  applyTags(d, config);
+  return (d.tags as unknown[]).map(tagName).filter((n): n is string => typeof n === 'string' && n !== '');
+}
+
 function applyTags(dataset: Record<string, unknown>, config: HarvestSourceConfig): void {
   const tags = Array.isArray(dataset.tags) ? [...(dataset.tags as unknown[])] : [];
   const present = new Set(tags.map(tagName));

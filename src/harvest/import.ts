@@ -24,7 +24,7 @@ const NOT_SHAPING = new Set(['force_all', 'keep_deleted', 'user', 'q', 'fq', 're
 
 /** The hash that decides whether a record changed: its content and the source settings that shape the dataset. */
 export function contentHash(content: string, source: HarvestSourceRow): string {
-  const shaping = Object.entries(parseConfig(source.config))
+  const shaping = Object.entries(parseSourceConfig(source.config))
     .filter(([k]) => !NOT_SHAPING.has(k))
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return createHash('sha256')
@@ -32,7 +32,8 @@ export function contentHash(content: string, source: HarvestSourceRow): string {
     .digest('hex');
 }
 
-function parseConfig(config: string | null): HarvestSourceConfig {
+/** A source's config (JSON text); {} when it is none or unreadable. */
+export function parseSourceConfig(config: string | null): HarvestSourceConfig {
   try {
     const c = config ? JSON.parse(config) : {};
     return c && typeof c === 'object' && !Array.isArray(c) ? c : {};
@@ -105,7 +106,7 @@ async function writeDataset(ctx: ActionContext, read: ObjectToImport, source: Im
   const o: HarvestObjectRow = read.object;
   const remote = o.payload?.dataset;
   if (!remote) throw new ValidationError({ content: ['the record could not be read as a dataset'] });
-  const config = parseConfig(source.config);
+  const config = parseSourceConfig(source.config);
   const organization = (o.payload?.organization ?? null) as RemoteOrganization | null;
   // The remote id is kept when it is free here and the import user may set ids (sysadmins).
   let id = existing;

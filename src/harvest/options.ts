@@ -30,3 +30,11 @@ declareOption({
   default: '',
   description: 'User-Agent sent to harvest sources (default svc-harvest/<version> (+<site url>))',
 });
+declareOption({
+  name: 'svc.harvest.import_transaction',
+  type: 'int',
+  default: 20,
+  validate: (v: number) => (v >= 1 && v <= 50 ? undefined : 'must be between 1 and 50'),
+  description:
+    'Harvest objects imported per transaction (each in a savepoint: a refused record is an error of its own object; one commit for all)',
+});

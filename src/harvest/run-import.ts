@@ -1,14 +1,23 @@
-// An import job: a batch of a harvest job's objects, each imported in its own transaction
-// (harvest_objects_import) as the source's config.user or the site user, a few at once on
-// PostgreSQL. A record the catalog refuses is an error of its object, recorded with the message;
-// the job goes on. The last batch to end finishes the harvest job.
-import type { Identity, Services } from '../actions/context.ts';
-import { callAction } from '../actions/registry.ts';
+// An import job: a batch of a harvest job's objects, imported (harvest_objects_import) as the
+// source's config.user or the site user, svc.harvest.import_transaction objects per transaction,
+// each in a savepoint of it, a few transactions at once on PostgreSQL. A record the catalog
+// refuses is an error of its object, recorded with the message in the same transaction; the job
+// goes on. The work after commit of a transaction's imports (search index generation, queued
+// jobs' wake-ups) runs once it has committed. A transaction that loses a race to another is run
+// again; one that still fails is run again one object per transaction, as a call of its own each.
+// A kill before a commit leaves that transaction's objects WAITING and none of their datasets.
+// The last batch to end finishes the harvest job.
+import type { AfterCommit, Identity, Services } from '../actions/context.ts';
+import { callAction, callActionInTransaction } from '../actions/registry.ts';
+import { backoff, isRace } from '../actions/call-errors.ts';
 import { ensureSiteUser } from '../actions/site-user.ts';
 import { findUser } from '../model/users.ts';
 import { findHarvestSource } from '../model/harvest-sources.ts';
 import { findHarvestJob, finishJobIfDone } from '../model/harvest-jobs.ts';
-import { failObject } from '../model/harvest-objects.ts';
+import { failObject, makeFreeTags, waitingRecordTags } from '../model/harvest-objects.ts';
+import { deleteUnusedTags } from '../model/tags.ts';
+import { appliedTagNames } from './config-apply.ts';
+import { parseSourceConfig } from './import.ts';
 import { ActionError, ValidationError } from '../errors.ts';
 import { sourceSpec } from './run-gather.ts';
 
@@ -57,24 +66,122 @@ export async function runImportBatch(
   if (!job || job.status !== 'Running') return { ...out, skipped: objectIds.length };
   const identity = await importIdentity(services, job.source_id);
   const parallel = services.db.kind === 'postgres' ? services.config.int('svc.harvest.import_concurrency') : 1;
+  const size = services.config.int('svc.harvest.import_transaction');
+  const groups: string[][] = [];
+  for (let i = 0; i < objectIds.length; i += size) groups.push(objectIds.slice(i, i + size));
   let next = 0;
   const lane = async () => {
-    while (next < objectIds.length) {
+    while (next < groups.length) {
       signal.throwIfAborted();
-      const id = objectIds[next++];
-      try {
-        const r = (await callAction(services, 'harvest_objects_import', { harvest_object_id: id }, { identity })) as {
-          outcome: keyof ImportBatchOutcome;
-        };
-        out[r.outcome]++;
-      } catch (e) {
-        if (signal.aborted) throw e;
-        await failObject(services.db, id, errorMessage(e));
-        out.errored++;
-      }
+      await importTogether(services, identity, groups[next++], out, signal);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallel, objectIds.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(parallel, groups.length) }, lane));
   await finishJobIfDone(services.db, jobId);
   return out;
+}
+
+/** How many times a transaction of several imports that lost a race is run before its objects are imported one by one. */
+const TOGETHER_ATTEMPTS = 3;
+
+/** Imports objects in one transaction, each in a savepoint; their counts are added to `out` once it commits. */
+async function importTogether(
+  services: Services,
+  identity: Identity,
+  ids: string[],
+  out: ImportBatchOutcome,
+  signal: AbortSignal,
+): Promise<void> {
+  if (ids.length === 1) return importAlone(services, identity, ids[0], out, signal);
+  // (PGlite runs one transaction at a time: nothing can race or wait there)
+  const postgres = services.db.kind === 'postgres';
+  const made = postgres ? await makeTagsAhead(services, ids) : [];
+  try {
+    await importInOne(services, identity, ids, out, signal, postgres ? TOGETHER_ATTEMPTS : 1);
+  } finally {
+    // (those no import took: a record refused, or a name the validation changed)
+    if (made.length) await deleteUnusedTags(services.db, made).catch((e) => services.logger.warn({ err: e }, 'unused tags not removed'));
+  }
+}
+
+/**
+ * The free tags of the objects' datasets, made before their transaction (one statement): tags
+ * new to the catalog are common to many records, and a transaction of several imports that made
+ * one would keep the other transactions needing it waiting until its commit (and deadlocking
+ * when two need each other's). Returns the ids of the tags made.
+ */
+async function makeTagsAhead(services: Services, ids: string[]): Promise<string[]> {
+  const names = new Set<string>();
+  for (const r of await waitingRecordTags(services.db, ids))
+    for (const n of appliedTagNames(r.tags, parseSourceConfig(r.config))) if (n.length <= 100) names.add(n);
+  return makeFreeTags(services.db, [...names]);
+}
+
+async function importInOne(
+  services: Services,
+  identity: Identity,
+  ids: string[],
+  out: ImportBatchOutcome,
+  signal: AbortSignal,
+  attempts: number,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const counts: ImportBatchOutcome = { added: 0, updated: 0, deleted: 0, errored: 0, skipped: 0 };
+    const committed: AfterCommit[] = [];
+    try {
+      await services.db.transaction(async (tx) => {
+        for (const id of ids) {
+          signal.throwIfAborted();
+          try {
+            const r = (await callActionInTransaction(
+              services,
+              'harvest_objects_import',
+              { harvest_object_id: id },
+              { identity, tx, afterCommit: (fn) => committed.push(fn) },
+            )) as { outcome: keyof ImportBatchOutcome };
+            counts[r.outcome]++;
+          } catch (e) {
+            if (signal.aborted || isRace(e)) throw e;
+            // (its savepoint is undone: the object is still WAITING, and the others' writes stand)
+            await failObject(tx, id, errorMessage(e));
+            counts.errored++;
+          }
+        }
+      });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      if (isRace(e) && attempt < attempts) {
+        await backoff(attempt);
+        continue;
+      }
+      // one by one, each a call of its own with its own retries (as an import was before)
+      for (const id of ids) await importAlone(services, identity, id, out, signal);
+      return;
+    }
+    for (const k of Object.keys(counts) as (keyof ImportBatchOutcome)[]) out[k] += counts[k];
+    for (const fn of committed) {
+      try {
+        await fn();
+      } catch (e) {
+        // The database has the change already: report, do not fail the import.
+        services.logger.error({ err: e, action: 'harvest_objects_import' }, 'work after commit failed');
+      }
+    }
+    return;
+  }
+}
+
+/** Imports one object in a transaction of its own (harvest_objects_import called as from outside). */
+async function importAlone(services: Services, identity: Identity, id: string, out: ImportBatchOutcome, signal: AbortSignal) {
+  signal.throwIfAborted();
+  try {
+    const r = (await callAction(services, 'harvest_objects_import', { harvest_object_id: id }, { identity })) as {
+      outcome: keyof ImportBatchOutcome;
+    };
+    out[r.outcome]++;
+  } catch (e) {
+    if (signal.aborted) throw e;
+    await failObject(services.db, id, errorMessage(e));
+    out.errored++;
+  }
 }

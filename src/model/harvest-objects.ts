@@ -264,3 +264,29 @@ export async function packagesOfSource(db: Queryable, sourceId: string): Promise
   );
   return r.rows.map((x) => x.package_id);
 }
+
+/** The tags of waiting objects' records, each with its source's config (what the import makes of them). */
+export async function waitingRecordTags(db: Queryable, ids: string[]): Promise<{ tags: unknown; config: string | null }[]> {
+  const r = await db.query<{ tags: unknown; config: string | null }>(
+    `SELECT o.payload -> 'dataset' -> 'tags' AS tags, s.config FROM harvest_object o JOIN harvest_source s ON s.id = o.harvest_source_id
+     WHERE o.id = ANY($1::text[]) AND o.state = 'WAITING' AND o.operation <> 'delete'`,
+    [ids],
+  );
+  return r.rows;
+}
+
+/**
+ * Free tags (no vocabulary) made ahead of a transaction of imports, in a statement of their own
+ * and in name order: the imports find them there and do not wait for each other's uncommitted
+ * new tags until their commits. Returns the ids of those made here.
+ */
+export async function makeFreeTags(db: Queryable, names: string[]): Promise<string[]> {
+  const sorted = [...new Set(names)].sort();
+  if (!sorted.length) return [];
+  const r = await db.query<{ id: string }>(
+    `INSERT INTO tags (id, name, vocabulary_id) SELECT gen_random_uuid()::text, n, NULL FROM unnest($1::text[]) WITH ORDINALITY AS w(n, i)
+     ORDER BY w.i ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING RETURNING id`,
+    [sorted],
+  );
+  return r.rows.map((x) => x.id);
+}
