@@ -11,37 +11,49 @@ export interface FacetItem {
 }
 
 /**
- * One facet field's values of a row (alias s) as a text[] expression: a list's values each once
- * (a dataset counts once per value, as Solr's facets). A custom field's value is read from the
- * row's extras once: extras is often stored out of line (TOAST), and each mention of it in an
- * expression fetches it again (three fetches a row made a facet over 11,000 matches twice as slow).
+ * One facet field's values of a row (alias s): a text[] expression (a list column, a value), or
+ * for a custom field its jsonb value (`json`), whose items the facet's query takes apart (see
+ * jsonItems). A custom field's value is read from the row's extras once: extras is often stored
+ * out of line (TOAST), and each mention of it in an expression fetches it again (three fetches a
+ * row made a facet over 11,000 matches twice as slow).
  */
-function valuesArray(field: string, b: SqlBuilder): string {
+function valuesOf(field: string, b: SqlBuilder): { sql: string; json: boolean } {
   const f = facetableField(field);
   if (!f) throw new SearchQueryError(`Can not facet on field "${field}"`);
   switch (f.type) {
     case 'strings':
-      return columnSql(f.column);
+      return { sql: columnSql(f.column), json: false };
     case 'extra':
-      // lax [*]: an array's items, or the value itself when it is not an array (none when missing)
-      return `ARRAY(SELECT DISTINCT x #>> '{}' FROM jsonb_path_query(jsonb_build_object('v', s.extras -> ${b.param(f.key)}::text), 'lax $.v[*]') x)`;
+      return { sql: `s.extras -> ${b.param(f.key)}::text`, json: true };
     case 'vocab':
-      return `ARRAY(${vocabularyTagsSql(b.param(f.vocabulary))})`;
+      return { sql: `ARRAY(${vocabularyTagsSql(b.param(f.vocabulary))})`, json: false };
     case 'fulltext':
     case 'constant':
       throw new SearchQueryError(`Can not facet on field "${field}"`);
     default:
       // capacity is an expression over private
-      return `ARRAY[${columnSql(f.column)}::text]`;
+      return { sql: `ARRAY[${columnSql(f.column)}::text]`, json: false };
   }
 }
 
 /**
+ * The facet values of a custom field's jsonb value v: an array's items, or the value itself when
+ * it is not an array (a JSON null or a missing value: one NULL), each as text (`#>> '{}'`), as
+ * `jsonb_path_query(jsonb_build_object('v', v), 'lax $.v[*]')` gives them. A set-returning
+ * expression for the FROM list: a dataset counts once per value when its (row, value) pairs are
+ * made distinct by one hash over all of them. Before, each row made its own array of distinct
+ * values (a subquery with a hash table of its own per row): 11,492 matches of `q=data AND
+ * theme:health` with the theme facet spent about 10 µs a row there, 2-4 times the rest.
+ */
+const jsonItems = (v: string) =>
+  `jsonb_array_elements_text(CASE WHEN jsonb_typeof(${v}) = 'array' THEN ${v} ELSE jsonb_build_array(${v}) END)`;
+
+/**
  * Facets computed from the matching rows once they are read: the values of each field as columns
- * f1, f2, ... of the rows (arrays: what a CTE m of the matches materializes), and per field a
- * UNION ALL branch over m giving (field number, value, count) and then `extra` (more columns, to
- * match the statement's first row), the values found at least mincount times, most frequent
- * first, at most limit (negative: all).
+ * f1, f2, ... of the rows (what a CTE m of the matches materializes, with the row's ctid as t),
+ * and per field a UNION ALL branch over m giving (field number, value, count) and then `extra`
+ * (more columns, to match the statement's first row), the values found at least mincount times,
+ * most frequent first, at most limit (negative: all).
  */
 export function facetsOfMatches(
   fields: string[],
@@ -51,13 +63,18 @@ export function facetsOfMatches(
 ): { columns: string[]; branches: string[] } {
   // (no parameter is bound that the statement would not use: it would have no type)
   if (!fields.length) return { columns: [], branches: [] };
-  const columns = fields.map((field, i) => `${valuesArray(field, b)} AS f${i + 1}`);
+  const values = fields.map((field) => valuesOf(field, b));
+  const columns = values.map((v, i) => `${v.sql} AS f${i + 1}`);
   const min = b.param(Math.max(1, query.facetMincount));
   const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
-  const branches = fields.map(
-    (_, i) => `UNION ALL (SELECT ${i + 1}, v, count(*)${extra} FROM m, unnest(m.f${i + 1}) v WHERE v IS NOT NULL AND v <> ''
-      GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit})`,
-  );
+  const branches = values.map((v, i) => {
+    const f = `m.f${i + 1}`;
+    const from = v.json
+      ? `(SELECT DISTINCT m.t, v FROM m, ${jsonItems(f)} v WHERE ${f} IS NOT NULL AND v IS NOT NULL AND v <> '') d`
+      : `m, unnest(${f}) v WHERE v IS NOT NULL AND v <> ''`;
+    return `UNION ALL (SELECT ${i + 1}, v, count(*)${extra} FROM ${from}
+      GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit})`;
+  });
   return { columns, branches };
 }
 
@@ -91,7 +108,7 @@ export async function scanCountAndFacets(
   const b = new SqlBuilder(p);
   const { columns, branches } = facetsOfMatches(fields, b, query);
   const r = await db.query<{ f: number; name: string | null; n: string }>(
-    `WITH m AS MATERIALIZED (SELECT ${columns.join(', ') || 'NULL'} FROM package_search_index s WHERE ${where})
+    `WITH m AS MATERIALIZED (SELECT ${['s.ctid AS t', ...columns].join(', ')} FROM package_search_index s WHERE ${where})
      SELECT 0 AS f, NULL::text AS name, count(*) AS n FROM m
      ${branches.join('\n     ')}`,
     p,
@@ -109,11 +126,15 @@ export async function scanFacet(
 ): Promise<FacetItem[]> {
   const p = [...params];
   const b = new SqlBuilder(p);
-  const values = valuesArray(field, b);
+  const values = valuesOf(field, b);
   const min = b.param(Math.max(1, query.facetMincount));
   const limit = query.facetLimit < 0 ? '' : ` LIMIT ${b.param(query.facetLimit)}`;
   const r = await db.query<{ name: string; n: string }>(
-    `SELECT v AS name, count(*) AS n FROM package_search_index s, unnest(${values}) v WHERE ${where} AND v IS NOT NULL AND v <> ''
+    values.json
+      ? `WITH m AS MATERIALIZED (SELECT s.ctid AS t, ${values.sql} AS f FROM package_search_index s WHERE ${where})
+     SELECT v AS name, count(*) AS n FROM (SELECT DISTINCT m.t, v FROM m, ${jsonItems('m.f')} v WHERE m.f IS NOT NULL AND v IS NOT NULL AND v <> '') d
+     GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`
+      : `SELECT v AS name, count(*) AS n FROM package_search_index s, unnest(${values.sql}) v WHERE ${where} AND v IS NOT NULL AND v <> ''
      GROUP BY v HAVING count(*) >= ${min} ORDER BY count(*) DESC, v${limit}`,
     p,
   );
