@@ -67,16 +67,18 @@ export async function runImportBatch(
   const identity = await importIdentity(services, job.source_id);
   const parallel = services.db.kind === 'postgres' ? services.config.int('svc.harvest.import_concurrency') : 1;
   const size = services.config.int('svc.harvest.import_transaction');
-  const groups: string[][] = [];
-  for (let i = 0; i < objectIds.length; i += size) groups.push(objectIds.slice(i, i + size));
   let next = 0;
   const lane = async () => {
-    while (next < groups.length) {
+    while (next < objectIds.length) {
       signal.throwIfAborted();
-      await importTogether(services, identity, groups[next++], out, signal);
+      // near the end, smaller transactions, so that every lane has some of what is left
+      const take = Math.min(size, Math.ceil((objectIds.length - next) / parallel));
+      const ids = objectIds.slice(next, next + take);
+      next += take;
+      await importTogether(services, identity, ids, out, signal);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallel, groups.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(parallel, objectIds.length) }, lane));
   await finishJobIfDone(services.db, jobId);
   return out;
 }
