@@ -112,6 +112,8 @@ interface ReadReplicaOptions {
   logger: Logger;
   /** What the replicas are, in log lines (default: "read replica"). */
   label?: string;
+  /** Session settings of the replicas' connections (name -> value), with the default open. */
+  settings?: Record<string, string>;
   /** Opens a replica's pool (default: poolSize connections with default_transaction_read_only). */
   open?: (url: string) => Database;
 }
@@ -155,7 +157,10 @@ export class ReadReplicas {
       max: this.opts.poolSize,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // A replica refuses writes anyway; a primary named as a replica must refuse them too.
-      options: '-c default_transaction_read_only=on',
+      options: [
+        '-c default_transaction_read_only=on',
+        ...Object.entries(this.opts.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`),
+      ].join(' '),
     });
     absorbConnectionLoss(pool);
     return new PostgresDatabase(pool);
