@@ -102,7 +102,10 @@ async function importTogether(
     await importInOne(services, identity, ids, out, signal, postgres ? TOGETHER_ATTEMPTS : 1);
   } finally {
     // (those no import took: a record refused, or a name the validation changed)
-    if (made.length) await deleteUnusedTags(services.db, made).catch((e) => services.logger.warn({ err: e }, 'unused tags not removed'));
+    if (made.length)
+      await services.db
+        .transaction((tx) => deleteUnusedTags(tx, made))
+        .catch((e) => services.logger.warn({ err: e }, 'unused tags not removed'));
   }
 }
 

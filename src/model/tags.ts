@@ -76,10 +76,16 @@ export const tagsOfSql: ListSql = {
   order: 'name',
 };
 
-/** Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay). */
-export async function deleteUnusedTags(db: Queryable, tagIds: string[]): Promise<void> {
+/**
+ * Deletes free tags (of the given ids) that no dataset uses any more (vocabulary tags stay); in a
+ * transaction (READ COMMITTED). The tags are locked first: that waits for the writes linking them
+ * at this moment to end, and the next statement sees their links. A DELETE alone waits for them
+ * too, then deletes the tag it had found unused, and its cascade their new links.
+ */
+export async function deleteUnusedTags(tx: Queryable, tagIds: string[]): Promise<void> {
   if (!tagIds.length) return;
-  await db.query(
+  await tx.query('SELECT 1 FROM tags WHERE id = ANY($1::text[]) AND vocabulary_id IS NULL ORDER BY id FOR UPDATE', [tagIds]);
+  await tx.query(
     'DELETE FROM tags t WHERE t.id = ANY($1::text[]) AND t.vocabulary_id IS NULL AND NOT EXISTS (SELECT 1 FROM package_tags pt WHERE pt.tag_id = t.id)',
     [tagIds],
   );
