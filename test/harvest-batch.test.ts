@@ -98,8 +98,10 @@ test('objects imported in one transaction: a refused record is its own error, th
     assert.equal(activity[0].activity_type, 'new package');
     assert.equal((await t.ok('tag_show', { id: `batch-own-${name}` })).name, `batch-own-${name}`);
   }
-  // the refused record's own tag is nowhere
-  assert.equal((await t.call('tag_show', { id: 'batch-own-delta' })).status, 404);
+  // the refused record's own tag is on no dataset, so neither listed nor found
+  assert.ok(!(await t.ok('tag_list', { query: 'batch-own' })).includes('batch-own-delta'));
+  assert.ok((await t.ok('tag_list', { query: 'batch-own' })).includes('batch-own-alpha'));
+  assert.equal((await t.ok('package_search', { fq: 'tags:batch-own-delta' })).count, 0);
   assert.equal((await t.call('package_show', { id: 'delta' })).status, 404);
 });
 

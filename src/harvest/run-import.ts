@@ -15,7 +15,6 @@ import { findUser } from '../model/users.ts';
 import { findHarvestSource } from '../model/harvest-sources.ts';
 import { findHarvestJob, finishJobIfDone } from '../model/harvest-jobs.ts';
 import { failObject, makeFreeTags, waitingRecordTags } from '../model/harvest-objects.ts';
-import { deleteUnusedTags } from '../model/tags.ts';
 import { appliedTagNames } from './config-apply.ts';
 import { parseSourceConfig } from './import.ts';
 import { ActionError, ValidationError } from '../errors.ts';
@@ -97,25 +96,20 @@ async function importTogether(
   if (ids.length === 1) return importAlone(services, identity, ids[0], out, signal);
   // (PGlite runs one transaction at a time: nothing can race or wait there)
   const postgres = services.db.kind === 'postgres';
-  const made = postgres ? await makeTagsAhead(services, ids) : [];
-  try {
-    await importInOne(services, identity, ids, out, signal, postgres ? TOGETHER_ATTEMPTS : 1);
-  } finally {
-    // (those no import took: a record refused, or a name the validation changed)
-    if (made.length)
-      await services.db
-        .transaction((tx) => deleteUnusedTags(tx, made))
-        .catch((e) => services.logger.warn({ err: e }, 'unused tags not removed'));
-  }
+  if (postgres) await makeTagsAhead(services, ids);
+  await importInOne(services, identity, ids, out, signal, postgres ? TOGETHER_ATTEMPTS : 1);
 }
 
 /**
  * The free tags of the objects' datasets, made before their transaction (one statement): tags
  * new to the catalog are common to many records, and a transaction of several imports that made
  * one would keep the other transactions needing it waiting until its commit (and deadlocking
- * when two need each other's). Returns the ids of the tags made.
+ * when two need each other's). A tag no import takes (its record refused) stays, linked to
+ * nothing, as a tag does when its last dataset drops it: tag_list and searches list only tags in
+ * use. Deleting it raced with the other batches linking it (a cascade lost their links, or a
+ * deadlock).
  */
-async function makeTagsAhead(services: Services, ids: string[]): Promise<string[]> {
+async function makeTagsAhead(services: Services, ids: string[]): Promise<void> {
   const names = new Set<string>();
   for (const r of await waitingRecordTags(services.db, ids))
     for (const n of appliedTagNames(r.tags, parseSourceConfig(r.config))) if (n.length <= 100) names.add(n);

@@ -278,15 +278,14 @@ export async function waitingRecordTags(db: Queryable, ids: string[]): Promise<{
 /**
  * Free tags (no vocabulary) made ahead of a transaction of imports, in a statement of their own
  * and in name order: the imports find them there and do not wait for each other's uncommitted
- * new tags until their commits. Returns the ids of those made here.
+ * new tags until their commits.
  */
-export async function makeFreeTags(db: Queryable, names: string[]): Promise<string[]> {
+export async function makeFreeTags(db: Queryable, names: string[]): Promise<void> {
   const sorted = [...new Set(names)].sort();
-  if (!sorted.length) return [];
-  const r = await db.query<{ id: string }>(
+  if (!sorted.length) return;
+  await db.query(
     `INSERT INTO tags (id, name, vocabulary_id) SELECT gen_random_uuid()::text, n, NULL FROM unnest($1::text[]) WITH ORDINALITY AS w(n, i)
-     ORDER BY w.i ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING RETURNING id`,
+     ORDER BY w.i ON CONFLICT (name, coalesce(vocabulary_id, '')) DO NOTHING`,
     [sorted],
   );
-  return r.rows.map((x) => x.id);
 }
