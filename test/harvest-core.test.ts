@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { onPostgres, startApp, type TestApp } from './helpers/app.ts';
 import { as, asSysadmin, organizationWithTeam, type TestUser } from './helpers/fixtures.ts';
 import { Worker } from '../src/jobs/worker.ts';
 import { claimJob } from '../src/jobs/queue.ts';
@@ -258,6 +258,8 @@ describe('harvest runs', () => {
     await remote.ok('package_patch', { id: 'wells', title: 'Wells and springs' }, asSysadmin(remote));
     await remote.ok('package_create', { name: 'springs', title: 'Springs', owner_org: 'remote-org' }, asSysadmin(remote));
     t.services.config.set('svc.harvest.import_batch', 1);
+    // the import jobs do the imports (not the gather as it goes)
+    t.services.config.set('svc.harvest.import_while_gathering', false);
     try {
       const job = await t.ok('harvest_job_create', { source_id: 'remote-ckan' }, as(admin));
       const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
@@ -279,6 +281,39 @@ describe('harvest runs', () => {
       assert.equal(done.stats.added, 1);
       const springs = await sql(`SELECT count(*)::int AS n FROM packages WHERE title = 'Springs'`);
       assert.equal(springs[0].n, 1);
+    } finally {
+      t.services.config.set('svc.harvest.import_batch', 100);
+      t.services.config.set('svc.harvest.import_while_gathering', true);
+    }
+  });
+
+  test('on PostgreSQL the gather imports each batch as it goes; the queued import jobs then find nothing to do', async () => {
+    await remote.ok('package_create', { name: 'ponds', title: 'Ponds', owner_org: 'remote-org' }, asSysadmin(remote));
+    await remote.ok('package_create', { name: 'weirs', title: 'Weirs', owner_org: 'remote-org' }, asSysadmin(remote));
+    t.services.config.set('svc.harvest.import_batch', 1);
+    try {
+      const job = await t.ok('harvest_job_create', { source_id: 'remote-ckan' }, as(admin));
+      const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
+        queues: ['default'],
+        pollMs: 50,
+        leaseMs: 60_000,
+        keepDays: 7,
+      });
+      assert.ok(await w.runOnce(), 'the gather ran');
+      const imported = await sql(`SELECT count(*)::int AS n FROM packages WHERE title IN ('Ponds', 'Weirs')`);
+      const shown = await t.ok('harvest_job_show', { id: job.id }, as(admin));
+      if (onPostgres) {
+        assert.equal(imported[0].n, 2, 'both imported by the gather');
+        assert.equal(shown.status, 'Finished');
+      } else {
+        assert.equal(imported[0].n, 0, 'the embedded database leaves them to the import jobs');
+        assert.equal(shown.status, 'Running');
+      }
+      await drain();
+      const done = await t.ok('harvest_job_show', { id: job.id }, as(admin));
+      assert.equal(done.status, 'Finished');
+      assert.equal(done.stats.added, 2);
+      assert.equal((await sql(`SELECT count(*)::int AS n FROM packages WHERE title IN ('Ponds', 'Weirs')`))[0].n, 2);
     } finally {
       t.services.config.set('svc.harvest.import_batch', 100);
     }

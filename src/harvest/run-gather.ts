@@ -3,7 +3,9 @@
 // current object) is counted "not modified" and never imported; each batch of objects to import
 // is queued as an import job in the transaction that adds them. Then the guids that disappeared
 // over there become delete objects. Run again after a kill, it adds only the guids the job does not
-// have yet (objects are unique per job and guid) and so queues no import twice.
+// have yet (objects are unique per job and guid) and so queues no import twice. On PostgreSQL the
+// gather also imports each batch while it reads the next (svc.harvest.import_while_gathering):
+// a single worker would otherwise run the import jobs only once the gather is done.
 import type { Services } from '../actions/context.ts';
 import { findHarvestSource, type HarvestSourceRow } from '../model/harvest-sources.ts';
 import {
@@ -57,8 +59,28 @@ export function sourceSpec(source: HarvestSourceRow): HarvestSourceSpec {
   return { id: source.id, url: source.url, source_type: source.source_type as HarvestSourceType, config };
 }
 
-export async function runGather(services: Services, deps: HarvestDeps, jobId: string, signal: AbortSignal): Promise<GatherOutcome> {
+/**
+ * Imports a batch of the job's objects while the gather goes on (the import jobs queued for them
+ * then find them done); an error leaves them to those jobs.
+ */
+export type ImportWhileGathering = (objectIds: string[]) => Promise<unknown>;
+
+export async function runGather(
+  services: Services,
+  deps: HarvestDeps,
+  jobId: string,
+  signal: AbortSignal,
+  importNow?: ImportWhileGathering,
+): Promise<GatherOutcome> {
   const outcome: GatherOutcome = { objects: 0, not_modified: 0, deleted: 0 };
+  // one batch imported at a time, in the order gathered (each with its own parallel lanes)
+  let importing: Promise<unknown> = Promise.resolve();
+  const gathered = (ids: string[]) => {
+    if (!importNow || !ids.length) return;
+    importing = importing.then(() =>
+      importNow(ids).catch((e) => services.logger.warn({ err: e, job: jobId }, 'import while gathering failed: the import jobs do it')),
+    );
+  };
   const job = await startGather(services.db, jobId);
   if (!job) return outcome; // aborted before it started
   const source = await findHarvestSource(services.db, { id: job.source_id });
@@ -83,16 +105,18 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
       else if (!highWater || record.modified > highWater) highWater = record.modified;
       batch.push(record);
       if (batch.length >= batchSize) {
-        await addBatch(services, source, jobId, batch, outcome);
+        gathered(await addBatch(services, source, jobId, batch, outcome));
         batch = [];
       }
     }
-    await addBatch(services, source, jobId, batch, outcome);
+    gathered(await addBatch(services, source, jobId, batch, outcome));
     if (!spec.config.keep_deleted) {
       const guids = await reader.listGuids(spec, { signal, fetch, dcat });
-      await addDeletions(services, source, jobId, guids, outcome);
+      gathered(await addDeletions(services, source, jobId, guids, outcome));
     }
+    await importing;
   } catch (e) {
+    await importing;
     if (e instanceof Aborted) return outcome;
     if (signal.aborted) throw e;
     // The source failed as a whole (down, an error status after retries, not a catalog): the job ends with it.
@@ -112,11 +136,18 @@ export async function runGather(services: Services, deps: HarvestDeps, jobId: st
   return outcome;
 }
 
-async function addBatch(services: Services, source: HarvestSourceRow, jobId: string, batch: RemoteDataset[], out: GatherOutcome) {
-  if (!batch.length) return;
+/** Adds a batch of records as objects; returns the ids of those to import. */
+async function addBatch(
+  services: Services,
+  source: HarvestSourceRow,
+  jobId: string,
+  batch: RemoteDataset[],
+  out: GatherOutcome,
+): Promise<string[]> {
+  if (!batch.length) return [];
   if ((await jobStatus(services.db, jobId)) !== 'Running') throw new Aborted();
   const wakes: (() => void)[] = [];
-  await services.db.transaction(async (tx) => {
+  const added = await services.db.transaction(async (tx) => {
     const current = await currentCopies(
       tx,
       source.id,
@@ -165,13 +196,22 @@ async function addBatch(services: Services, source: HarvestSourceRow, jobId: str
     out.objects += waiting.length;
     out.not_modified += objects.filter((x) => x.operation === 'skip').length;
     await enqueueImports(services, tx, jobId, waiting, wakes);
+    return waiting;
   });
   for (const wake of wakes) wake();
+  return added;
 }
 
-async function addDeletions(services: Services, source: HarvestSourceRow, jobId: string, guids: Set<string>, out: GatherOutcome) {
+/** Adds a delete object for each current copy whose guid is gone over there; returns their ids. */
+async function addDeletions(
+  services: Services,
+  source: HarvestSourceRow,
+  jobId: string,
+  guids: Set<string>,
+  out: GatherOutcome,
+): Promise<string[]> {
   const wakes: (() => void)[] = [];
-  await services.db.transaction(async (tx) => {
+  const deleted = await services.db.transaction(async (tx) => {
     const gone = await currentObjectsMissing(tx, source.id, jobId, [...guids]);
     const objects: NewObject[] = gone.map((g) => ({
       guid: g.guid,
@@ -188,8 +228,10 @@ async function addDeletions(services: Services, source: HarvestSourceRow, jobId:
     const waiting = await insertObjects(tx, jobId, source.id, objects);
     out.deleted += waiting.length;
     await enqueueImports(services, tx, jobId, waiting, wakes);
+    return waiting;
   });
   for (const wake of wakes) wake();
+  return deleted;
 }
 
 /** Import jobs of at most svc.harvest.import_batch objects, visible once tx commits (then call `wakes`). */

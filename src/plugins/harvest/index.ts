@@ -41,8 +41,14 @@ declareOption({
   type: 'int',
   default: 4,
   validate: (v: number) => (v >= 1 && v <= 16 ? undefined : 'must be between 1 and 16'),
+  description: 'PostgreSQL: transactions of one import job run at once (the embedded database runs one at a time)',
+});
+declareOption({
+  name: 'svc.harvest.import_while_gathering',
+  type: 'bool',
+  default: true,
   description:
-    'PostgreSQL: datasets of one import job written at once, each in its own transaction (the embedded database writes one at a time)',
+    'PostgreSQL: the gather imports each batch it adds while it reads the next ones (the queued import jobs then find them done; off: only the import jobs import, after the gather when one worker runs)',
 });
 declareOption({ name: 'svc.harvest.queue', type: 'string', default: 'default', description: 'Job queue of harvest gathers and imports' });
 
@@ -62,7 +68,14 @@ export const harvestPlugin: Plugin = {
     services.plugins.harvest = shared;
     services.registry.defineAll([...sourceActions, ...jobActions, ...objectActions]);
     const jobData = (data: Record<string, unknown>) => String(data.harvest_job_id);
-    services.jobs.registerJobType(GATHER_JOB_TYPE, ({ job, signal }) => runGather(services, shared.deps, jobData(job.data), signal));
+    services.jobs.registerJobType(GATHER_JOB_TYPE, ({ job, signal }) => {
+      const jobId = jobData(job.data);
+      const importNow =
+        services.db.kind === 'postgres' && services.config.bool('svc.harvest.import_while_gathering')
+          ? (ids: string[]) => runImportBatch(services, jobId, ids, signal)
+          : undefined;
+      return runGather(services, shared.deps, jobId, signal, importNow);
+    });
     services.jobs.registerJobType(IMPORT_JOB_TYPE, ({ job, signal }) =>
       runImportBatch(services, jobData(job.data), (job.data.object_ids as string[]) ?? [], signal),
     );
