@@ -29,14 +29,18 @@ let transit: http.Server;
 let transitVersion = 'v1';
 const remoteIds: Record<string, string> = {};
 
-/** Runs the queued jobs until none is left (the in-process worker is off: the tests decide when jobs run). */
-async function drain(app = t): Promise<void> {
-  const w = new Worker(app.services.db, app.services.jobs.types, app.services.logger, {
+/** A worker of the default queue, run by the test (the in-process worker is off: the tests decide when jobs run). */
+const testWorker = (app = t) =>
+  new Worker(app.services.db, app.services.jobs.types, app.services.logger, {
     queues: ['default'],
     pollMs: 50,
     leaseMs: 60_000,
     keepDays: 7,
   });
+
+/** Runs the queued jobs until none is left. */
+async function drain(app = t): Promise<void> {
+  const w = testWorker(app);
   while (await w.runOnce());
 }
 
@@ -262,12 +266,7 @@ describe('harvest runs', () => {
     t.services.config.set('svc.harvest.import_while_gathering', false);
     try {
       const job = await t.ok('harvest_job_create', { source_id: 'remote-ckan' }, as(admin));
-      const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
-        queues: ['default'],
-        pollMs: 50,
-        leaseMs: 60_000,
-        keepDays: 7,
-      });
+      const w = testWorker();
       assert.ok(await w.runOnce(), 'the gather ran');
       // A worker takes an import job, commits its object's dataset, and dies (its lease runs out).
       const taken = await claimJob(t.services.db, ['default'], 'dead-worker', 1);
@@ -293,12 +292,7 @@ describe('harvest runs', () => {
     t.services.config.set('svc.harvest.import_batch', 1);
     try {
       const job = await t.ok('harvest_job_create', { source_id: 'remote-ckan' }, as(admin));
-      const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
-        queues: ['default'],
-        pollMs: 50,
-        leaseMs: 60_000,
-        keepDays: 7,
-      });
+      const w = testWorker();
       assert.ok(await w.runOnce(), 'the gather ran');
       const imported = await sql(`SELECT count(*)::int AS n FROM packages WHERE title IN ('Ponds', 'Weirs')`);
       const shown = await t.ok('harvest_job_show', { id: job.id }, as(admin));
