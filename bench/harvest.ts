@@ -18,7 +18,8 @@
 // Results: bench/results/harvest-postgres.json. Environment: SVC_BENCH_CREATE, SVC_BENCH_CHANGE,
 // SVC_BENCH_DATABASE_URL, SVC_BENCH_CATALOG (see search.ts), SVC_BENCH_IMPORT_CONCURRENCY (the
 // target's svc.harvest.import_concurrency; its default when unset), SVC_BENCH_IMPORT_WHILE_GATHERING=0|1
-// (the target's svc.harvest.import_while_gathering; default when unset), SVC_BENCH_COPY=0 (no ckanapi-style
+// (the target's svc.harvest.import_while_gathering; default when unset), SVC_BENCH_IMPORT_TRANSACTION
+// (the target's svc.harvest.import_transaction), SVC_BENCH_COPY=0 (no ckanapi-style
 // copies: the harvest runs only), SVC_BENCH_CPU_PROF=<dir> (a V8 CPU profile of the target server).
 // The full run's CPU is split between the source server, the target server and the database
 // backends of each (from /proc; backends that end during the run are not counted), with the
@@ -34,6 +35,7 @@ import { ADMIN_URL, adminQuery, api, log, startServer, stopChild } from './commo
 const CHANGE = Number(process.env.SVC_BENCH_CHANGE ?? 100);
 const IMPORT_CONCURRENCY = process.env.SVC_BENCH_IMPORT_CONCURRENCY ? Number(process.env.SVC_BENCH_IMPORT_CONCURRENCY) : undefined;
 const WHILE_GATHERING = process.env.SVC_BENCH_IMPORT_WHILE_GATHERING;
+const IMPORT_TRANSACTION = process.env.SVC_BENCH_IMPORT_TRANSACTION ? Number(process.env.SVC_BENCH_IMPORT_TRANSACTION) : undefined;
 const STRIPPED = ['id', 'owner_org', 'organization', 'groups', 'revision_id', 'metadata_created', 'metadata_modified', 'creator_user_id'];
 
 type Server = Awaited<ReturnType<typeof startServer>>;
@@ -157,6 +159,7 @@ export async function run(): Promise<void> {
         'svc.harvest.scheduler': false,
         ...(IMPORT_CONCURRENCY ? { 'svc.harvest.import_concurrency': IMPORT_CONCURRENCY } : {}),
         ...(WHILE_GATHERING ? { 'svc.harvest.import_while_gathering': WHILE_GATHERING === '1' } : {}),
+        ...(IMPORT_TRANSACTION ? { 'svc.harvest.import_transaction': IMPORT_TRANSACTION } : {}),
       },
       cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
     );
@@ -234,6 +237,7 @@ export async function run(): Promise<void> {
       ckanapi_style: copies,
       import_concurrency: IMPORT_CONCURRENCY ?? 'default',
       import_while_gathering: WHILE_GATHERING ? WHILE_GATHERING === '1' : 'default',
+      import_transaction: IMPORT_TRANSACTION ?? 'default',
       ratio_harvest_to_ckanapi_1: copies.clients_1 ? Number((fullRate / copies.clients_1.datasets_per_s).toFixed(2)) : null,
       ratio_harvest_to_ckanapi_3: copies.clients_3 ? Number((fullRate / copies.clients_3.datasets_per_s).toFixed(2)) : null,
     };
