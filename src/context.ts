@@ -85,6 +85,17 @@ export interface ActionContext {
    * committed, so a request that fails never touches them; at once when there is no transaction.
    */
   afterCommit?: (fn: AfterCommit) => void;
-  /** Calls another action in the same transaction with the same caller (auth checked unless ignoreAuth). */
-  call: (name: string, input: Record<string, unknown>, opts?: { ignoreAuth?: boolean; files?: ActionContext['files'] }) => Promise<any>;
+  /** The caller reads only the answer's id: a write may answer {id} instead of building its dict (ctx.call's idAnswer). */
+  idAnswer?: boolean;
+  /**
+   * Calls another action in the same transaction with the same caller (auth checked unless
+   * ignoreAuth). idAnswer: only the answer's id is read. endsWithCaller: the caller lets any error
+   * of the call end its own call (nothing catches it), so the call ends with the caller's
+   * transaction when the caller does (endsWithItsTransaction).
+   */
+  call: (
+    name: string,
+    input: Record<string, unknown>,
+    opts?: { ignoreAuth?: boolean; files?: ActionContext['files']; idAnswer?: boolean; endsWithCaller?: boolean },
+  ) => Promise<any>;
 }

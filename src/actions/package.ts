@@ -106,6 +106,9 @@ async function bulkUpdate(ctx: ActionContext, p: { datasets: string[]; org_id: s
   return null;
 }
 
+/** A write's answer: the saved dataset's dict, or its id alone when that is all the caller reads (a harvest import). */
+const answer = (ctx: ActionContext, row: PackageRow) => (ctx.idAnswer ? { id: row.id } : showPackage(ctx, row));
+
 // --- declarations ---------------------------------------------------------------------------
 
 /** A dataset named by id, or by name when no id is sent (CKAN accepts both). */
@@ -155,7 +158,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     extras: 'keep',
     validatedBy: 'handler',
     returns: datasetReturns('the new dataset'),
-    handler: async (ctx, input: Record<string, unknown>) => showPackage(ctx, await createPackage(ctx, input)),
+    handler: async (ctx, input: Record<string, unknown>) => answer(ctx, await createPackage(ctx, input)),
   }),
   defineAction({
     name: 'package_show',
@@ -188,7 +191,7 @@ export const packageActions: ActionDefinition<any, any>[] = [
     returns: datasetReturns('the updated dataset'),
     handler: async (ctx, input: Record<string, unknown>) => {
       const pkg = await targetPackage(ctx, input);
-      return showPackage(ctx, await updatePackageFrom(ctx, pkg, input));
+      return answer(ctx, await updatePackageFrom(ctx, pkg, input));
     },
   }),
   defineAction({

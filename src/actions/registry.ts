@@ -332,7 +332,9 @@ function makeContext(base: Omit<ActionContext, 'call'>): ActionContext {
         ignoreAuth: opts?.ignoreAuth ?? ctx.ignoreAuth,
         files: opts?.files ?? undefined,
         rawJsonAnswer: undefined,
+        idAnswer: opts?.idAnswer,
       });
+      if (opts?.endsWithCaller && ownTransactions.has(ctx)) ownTransactions.add(child);
       return runDefinition(child, def, input);
     },
   };

@@ -147,10 +147,12 @@ async function writeDataset(ctx: ActionContext, read: ObjectToImport, source: Im
   const wanted = typeof dataset.name === 'string' && dataset.name ? dataset.name : nameFrom(dataset, o.guid);
   const name = await freeName(ctx.db, wanted, existing, source.id, o.guid);
   const dict = { ...dataset, id, name, extras };
+  // (only the id is read; an error ends the import: a new dataset's taken name is then found by its insert)
+  const opts = { idAnswer: true, endsWithCaller: true };
   if (existing) {
-    const result = (await ctx.call('package_update', { ...dict, state: 'active' })) as { id: string };
+    const result = (await ctx.call('package_update', { ...dict, state: 'active' }, opts)) as { id: string };
     return result.id;
   }
-  const result = (await ctx.call('package_create', dict)) as { id: string };
+  const result = (await ctx.call('package_create', dict, opts)) as { id: string };
   return result.id;
 }
