@@ -1,7 +1,8 @@
 // A harvest import writes its dataset through package_create / package_update, reading only the
 // id of their answer: the dataset's dict is not built for it (no activity plugin: nothing else
 // reads it), and a new dataset's name, made free by the import itself, is checked by its insert
-// (an error of the write ends the import's savepoint), not looked up again by the validation.
+// (an error of the write ends the import's savepoint), not looked up again by the validation,
+// nor its id.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
@@ -70,6 +71,7 @@ test('harvest imports: no dataset dict built, the name checked by the insert', a
   assert.equal(matching(sql, /^\s*INSERT INTO packages|INSERT INTO packages \(/), 3);
   assert.equal(matching(sql, /json_build_object/), 0, 'no dict read for the answer');
   assert.equal(matching(sql, /FROM packages WHERE name = \$1 AND state <> 'deleted'/), 0, 'no second look-up of the name');
+  assert.equal(matching(sql, /^\s*SELECT 1 FROM packages WHERE id = \$1/), 0, 'no look-up of the id');
 
   const names = (await t.ok('package_list', {})).sort();
   assert.equal(names.length, 4);

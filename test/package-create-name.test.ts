@@ -4,6 +4,7 @@
 // name freed.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from './helpers/app.ts';
 import type { Database } from '../src/db/database.ts';
 import { noteTransactionStatements } from './helpers/statements.ts';
@@ -74,4 +75,35 @@ test('package_create: the name is not looked up before the insert; a name in use
     activities.map((a: { activity_type: string }) => a.activity_type),
     ['new package'],
   );
+});
+
+test('package_create: a sent id is not looked up before the insert either; an id in use is answered as before', async () => {
+  const first = await t.ok('package_create', { name: 'cn-id-first', owner_org: 'cn-org' }, admin());
+  const ownId = randomUUID();
+  statements.length = 0;
+  const fresh = await t.ok('package_create', { id: ownId, name: 'cn-id-second', owner_org: 'cn-org' }, admin());
+  assert.equal(fresh.id, ownId);
+  assert.equal(statements.filter((s) => /^SELECT 1 FROM packages WHERE id = \$1/.test(s.trim())).length, 0, 'no lookup of the id');
+
+  // the id alone, with its own dataset's name, with another's name, with another error: the whole dict, in order
+  const answers = [];
+  for (const sent of [
+    { id: first.id, name: 'cn-id-third', owner_org: 'cn-org' },
+    { id: first.id, name: 'cn-id-first', owner_org: 'cn-org' },
+    { id: first.id, name: 'cn-id-second', owner_org: 'cn-org' },
+    { id: ownId, name: 'cn-id-fourth', owner_org: 'cn-org', author_email: 'nope' },
+  ]) {
+    const r = await t.call('package_create', sent, admin());
+    assert.equal(r.status, 409);
+    answers.push(JSON.stringify(r.body.error));
+  }
+  assert.deepEqual(answers, [
+    '{"id":["Dataset id already exists"],"__type":"Validation Error","message":"Validation Error: id: Dataset id already exists"}',
+    '{"id":["Dataset id already exists"],"__type":"Validation Error","message":"Validation Error: id: Dataset id already exists"}',
+    '{"id":["Dataset id already exists"],"name":["That URL is already in use."],"__type":"Validation Error","message":"Validation Error: id: Dataset id already exists; name: That URL is already in use."}',
+    '{"id":["Dataset id already exists"],"author_email":["Email nope is not a valid format"],"__type":"Validation Error","message":"Validation Error: id: Dataset id already exists; author_email: Email nope is not a valid format"}',
+  ]);
+  // nothing was written by the refused creates
+  assert.equal((await t.call('package_show', { id: 'cn-id-third' }, admin())).status, 404);
+  assert.equal((await t.ok('package_show', { id: first.id }, admin())).name, 'cn-id-first');
 });

@@ -64,6 +64,8 @@ export interface ValidPackage {
   existing: ResourceRow[];
   /** The resources named by the ids sent, by id (any dataset's, any state). */
   sentResources: Map<string, ResourceRow>;
+  /** A new dataset's name and id were not looked up: its insert finds them taken (insertPackage's unlessTaken). */
+  keysLeftToInsert: boolean;
 }
 
 function flattenTagErrors(errs: unknown): string[] {
@@ -86,9 +88,11 @@ function coreSchema(create: boolean): Schema {
 
 /**
  * Validates a dataset dict; throws the whole error dict (CKAN's shape) when anything is wrong. A new
- * dataset's name in use is found by its insert when that error ends the call (a call of its own;
- * the insert's error is then the whole answer, as the validation's would be): when anything else
- * is wrong, the validation runs again with the name checked, for the whole error dict.
+ * dataset's name and id in use are found by its insert when an error ends the call (a call of its
+ * own, or one whose caller lets its errors end it: ctx.call's endsWithCaller): the insert then
+ * writes nothing and the validation runs again with them looked up, for the whole error dict (a
+ * name taken by a concurrent create fails the insert: "That URL is already in use."). When
+ * anything else is wrong, the validation runs again with them checked, for the whole error dict.
  */
 export async function validatePackage(ctx: ActionContext, sent: Record<string, unknown>, pkg?: PackageRow): Promise<ValidPackage> {
   if (pkg || !endsWithItsTransaction(ctx)) return validateDataset(ctx, sent, pkg, false);
@@ -212,7 +216,7 @@ async function validateDataset(
       delete data[k];
     }
   }
-  return { data, custom: customFields, existing, sentResources };
+  return { data, custom: customFields, existing, sentResources, keysLeftToInsert: nameCheckedByInsert };
 }
 
 /** A form's repeating subfields (field-0-subfield keys) as lists, in the dataset and its resources. */
@@ -311,6 +315,18 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
   if (pkg && data.name !== pkg.name) await freeDeletedName(ctx.db, data.name, pkg.id);
   const fileOps = new FileOps(ctx);
   const customFields = Object.keys(custom).length ? custom : null;
+  const newRow: Parameters<typeof insertPackage>[1] = {
+    ...coreColumns(data),
+    id: data.id,
+    name: data.name,
+    state: data.state ?? 'active',
+    type: data.type || 'dataset',
+    owner_org: data.owner_org ?? null,
+    private: data.private ?? false,
+    creator_user_id: ctx.identity.user?.id ?? null,
+    plugin_data: data.plugin_data ?? null,
+    custom_fields: customFields,
+  };
   const row = pkg
     ? await updatePackage(ctx.db, pkg.id, {
         ...coreColumns(data),
@@ -321,18 +337,7 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
         plugin_data: data.plugin_data ?? pkg.plugin_data,
         custom_fields: customFields,
       })
-    : await insertPackage(ctx.db, {
-        ...coreColumns(data),
-        id: data.id,
-        name: data.name,
-        state: data.state ?? 'active',
-        type: data.type || 'dataset',
-        owner_org: data.owner_org ?? null,
-        private: data.private ?? false,
-        creator_user_id: ctx.identity.user?.id ?? null,
-        plugin_data: data.plugin_data ?? null,
-        custom_fields: customFields,
-      });
+    : ((await insertPackage(ctx.db, newRow, { unlessTaken: valid.keysLeftToInsert })) ?? (await insertChecked(ctx, input, newRow)));
   const id = pkg?.id ?? row.id;
   const isNew = !pkg;
   await setExtras(
@@ -348,6 +353,15 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
   await notifyPackageChange(ctx, id);
   await fileOps.run();
   return row;
+}
+
+/**
+ * The insert left the name and id to found one taken: the validation with them looked up throws
+ * the whole error dict. (Freed since by another transaction: inserted now.)
+ */
+async function insertChecked(ctx: ActionContext, input: Record<string, unknown>, row: Parameters<typeof insertPackage>[1]) {
+  await validateDataset(ctx, input, undefined, false);
+  return (await insertPackage(ctx.db, row))!;
 }
 
 export function createPackage(ctx: ActionContext, input: Record<string, unknown>): Promise<PackageRow> {

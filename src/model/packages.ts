@@ -115,8 +115,14 @@ export type PackageWrite = Partial<Omit<PackageRow, 'metadata_created' | 'metada
 /**
  * Inserts a dataset; a deleted dataset holding the name gets its id as name first, in the same
  * statement (freeDeletedName): the insert reads the count of that update, so it runs after it.
+ * unlessTaken: nothing is inserted (undefined) when a dataset has the id, or the name other than
+ * a deleted one (the validation left both to the insert; the transaction goes on, no error).
  */
-export async function insertPackage(db: Queryable, p: PackageWrite & { name: string }): Promise<PackageRow> {
+export async function insertPackage(
+  db: Queryable,
+  p: PackageWrite & { name: string },
+  opts: { unlessTaken?: boolean } = {},
+): Promise<PackageRow | undefined> {
   const row = {
     id: p.id ?? randomUUID(),
     name: p.name,
@@ -142,12 +148,16 @@ export async function insertPackage(db: Queryable, p: PackageWrite & { name: str
     .query<PackageRow>(
       `WITH freed AS (UPDATE packages SET name = id WHERE name = $2 AND state = 'deleted' AND id <> $1 RETURNING 1)
      INSERT INTO packages (${cols.join(', ')}, metadata_created, metadata_modified)
-     SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW} FROM (SELECT count(*) FROM freed) AS f RETURNING *`,
+     SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}, ${NOW}, ${NOW} FROM (SELECT count(*) FROM freed) AS f${opts.unlessTaken ? UNLESS_TAKEN : ''} RETURNING *`,
       Object.values(row).map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
     )
     .catch(nameTaken);
   return r.rows[0];
 }
+
+// (the statement's snapshot: a deleted holder of the name is renamed by freed, not seen renamed here)
+const UNLESS_TAKEN = ` WHERE NOT EXISTS (SELECT 1 FROM packages WHERE id = $1)
+       AND NOT EXISTS (SELECT 1 FROM packages WHERE name = $2 AND state <> 'deleted')`;
 
 const UPDATABLE = new Set<string>([
   ...PACKAGE_TEXT_FIELDS,

@@ -23,9 +23,9 @@ export interface PackageValidationContext {
   /** The dict as sent (a custom schema's validators may read other fields of it). */
   input?: Record<string, unknown>;
   /**
-   * A new dataset's name is left to its insert (model/packages.ts insertPackage: a name another
-   * dataset holds fails it with "That URL is already in use."): one round trip less a create.
-   * Only where that failure ends the whole call (validatePackage decides).
+   * A new dataset's name and id are left to its insert (model/packages.ts insertPackage: a name or
+   * id another dataset holds makes it write nothing, and the validation runs again with them looked
+   * up): a round trip or two less a create. Only where a failure ends the whole call (validatePackage decides).
    */
   nameCheckedByInsert?: boolean;
 }
@@ -81,6 +81,8 @@ const stateValidator: Validator = async (v, f) => {
 };
 
 const packageIdFree: Validator = async (v, f) => {
+  // (left to the insert as the name is: insertPackage's unlessTaken)
+  if (vctx(f).nameCheckedByInsert) return v;
   const r = await vctx(f).ctx.db.query('SELECT 1 FROM packages WHERE id = $1', [v]);
   if (r.rows.length) throw new Invalid('Dataset id already exists');
   return v;
