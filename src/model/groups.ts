@@ -46,7 +46,11 @@ export async function activeGroupsByRefs(db: Queryable, refs: string[], organiza
   if (!refs.length) return [];
   return (
     await db.query<{ id: string; name: string }>(
-      `SELECT id, name FROM groups WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND is_organization = $2 AND state = 'active'`,
+      {
+        // (named: one a harvest import; planned once per connection)
+        name: 'svc_active_groups_by_refs',
+        text: `SELECT id, name FROM groups WHERE (id = ANY($1::text[]) OR name = ANY($1::text[])) AND is_organization = $2 AND state = 'active'`,
+      },
       [refs, organizations],
     )
   ).rows;

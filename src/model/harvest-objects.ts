@@ -151,15 +151,18 @@ export async function currentObjectsMissing(db: Queryable, sourceId: string, job
  * written once per statement, hence not the object itself there).
  */
 export async function completeObject(db: Queryable, o: HarvestObjectRow, packageId: string | null, reportStatus: string): Promise<void> {
-  await db.query(
-    `WITH previous AS (UPDATE harvest_object SET current = false WHERE harvest_source_id = $5 AND guid = $6 AND current AND id <> $1 RETURNING 1)
+  await db.query(COMPLETE_OBJECT, [o.id, reportStatus, packageId, o.operation !== 'delete', o.harvest_source_id, o.guid]);
+}
+
+/** completeObject's statement, named: planned once per connection (one a harvest import). */
+const COMPLETE_OBJECT = {
+  name: 'svc_harvest_object_complete',
+  text: `WITH previous AS (UPDATE harvest_object SET current = false WHERE harvest_source_id = $5 AND guid = $6 AND current AND id <> $1 RETURNING 1)
      UPDATE harvest_object SET state = 'COMPLETE', report_status = $2, package_id = $3, current = $4,
        import_started = coalesce(import_started, ${NOW}), import_finished = ${NOW}
      FROM (SELECT count(*) FROM previous) AS p
      WHERE id = $1`,
-    [o.id, reportStatus, packageId, o.operation !== 'delete', o.harvest_source_id, o.guid],
-  );
-}
+};
 
 /** The import of an object failed: recorded with its message (the object only; the job goes on). */
 export async function failObject(db: Queryable, objectId: string, message: string): Promise<void> {

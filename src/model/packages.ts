@@ -95,9 +95,23 @@ export async function packageNameHolder(db: Queryable, name: string): Promise<Pa
   return (await db.query<PackageRow>("SELECT * FROM packages WHERE name = $1 AND state <> 'deleted'", [name])).rows[0];
 }
 
+// Statements of every harvest import or create, named: planned once per connection (docs/performance.md "Planned once").
+const ID_OF_NAME = { name: 'svc_package_id_of_name', text: 'SELECT id FROM packages WHERE name = $1' };
+const EXTRAS_OF_NEW = {
+  name: 'svc_package_extras_new',
+  text: 'INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)',
+};
+const EXTRAS_REPLACED = {
+  name: 'svc_package_extras_replace',
+  // (the two parts touch different keys, so their order within the statement does not matter)
+  text: `WITH gone AS (DELETE FROM package_extras WHERE package_id = $1 AND NOT (key = ANY($2::text[])))
+     INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
+     ON CONFLICT (package_id, key) DO UPDATE SET value = EXCLUDED.value WHERE package_extras.value IS DISTINCT FROM EXCLUDED.value`,
+};
+
 /** The id of the dataset holding a name, in any state (deleted ones too). */
 export async function packageIdOfName(db: Queryable, name: string): Promise<string | undefined> {
-  return (await db.query<{ id: string }>('SELECT id FROM packages WHERE name = $1', [name])).rows[0]?.id;
+  return (await db.query<{ id: string }>(ID_OF_NAME, [name])).rows[0]?.id;
 }
 
 /** A dataset's state by its id (undefined: no such dataset). */
@@ -231,20 +245,10 @@ export async function setExtras(
   const keys = extras.map((e) => e.key);
   const values = extras.map((e) => e.value);
   if (opts.isNew) {
-    await db.query('INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)', [
-      packageId,
-      keys,
-      values,
-    ]);
+    await db.query(EXTRAS_OF_NEW, [packageId, keys, values]);
     return;
   }
-  // (the two parts touch different keys, so their order within the statement does not matter)
-  await db.query(
-    `WITH gone AS (DELETE FROM package_extras WHERE package_id = $1 AND NOT (key = ANY($2::text[])))
-     INSERT INTO package_extras (package_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
-     ON CONFLICT (package_id, key) DO UPDATE SET value = EXCLUDED.value WHERE package_extras.value IS DISTINCT FROM EXCLUDED.value`,
-    [packageId, keys, values],
-  );
+  await db.query(EXTRAS_REPLACED, [packageId, keys, values]);
 }
 
 /** The extras of the datasets of $1, by key. */

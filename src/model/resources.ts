@@ -102,14 +102,17 @@ export async function insertResources(db: Queryable, packageId: string, list: (R
     for (const k of [...RESOURCE_FIELDS, 'extras', 'position', 'datastore_active'] as const) if (r[k] !== undefined) rec[k] = r[k];
     return rec;
   });
-  const column = (k: string) => (k === 'url' ? "coalesce(n.url, '')" : k === 'created' ? `coalesce(n.created, ${NOW})` : `n.${k}`);
-  await db.query(
-    `INSERT INTO resources (id, package_id, ${RESOURCE_FIELDS.join(', ')}, extras, position, datastore_active, metadata_modified)
+  await db.query(INSERT_RESOURCES, [packageId, JSON.stringify(records)]);
+}
+
+const column = (k: string) => (k === 'url' ? "coalesce(n.url, '')" : k === 'created' ? `coalesce(n.created, ${NOW})` : `n.${k}`);
+/** insertResources' statement, named: planned once per connection (no RETURNING: a column added later changes no result type). */
+const INSERT_RESOURCES = {
+  name: 'svc_resources_insert',
+  text: `INSERT INTO resources (id, package_id, ${RESOURCE_FIELDS.join(', ')}, extras, position, datastore_active, metadata_modified)
      SELECT n.id, $1, ${RESOURCE_FIELDS.map(column).join(', ')}, n.extras, coalesce(n.position, 0), coalesce(n.datastore_active, false), ${NOW}
      FROM json_populate_recordset(NULL::resources, $2::json) WITH ORDINALITY AS n ORDER BY n.ordinality`,
-    [packageId, JSON.stringify(records)],
-  );
-}
+};
 
 /** Sets the given columns (state active) and metadata_modified. */
 export async function updateResource(db: Queryable, id: string, changes: ResourceWrite): Promise<ResourceRow> {

@@ -44,11 +44,15 @@ export async function setPackageTags(
          AND NOT EXISTS (SELECT 1 FROM ${WANTED} JOIN tags t ON ${SAME_TAG} WHERE t.id = pt.tag_id)),`;
   const missing = (
     await db.query<{ name: string; vocabulary: string }>(
-      `WITH ${unlink} linked AS (INSERT INTO package_tags (package_id, tag_id, state)
+      {
+        // (two texts, two names: planned once per connection each)
+        name: opts.isNew ? 'svc_package_tags_link_new' : 'svc_package_tags_link',
+        text: `WITH ${unlink} linked AS (INSERT INTO package_tags (package_id, tag_id, state)
          SELECT $1, t.id, 'active' FROM ${WANTED} JOIN tags t ON ${SAME_TAG}
          ON CONFLICT (package_id, tag_id) DO UPDATE SET state = 'active' WHERE package_tags.state <> 'active')
        SELECT w.name, w.vocabulary FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS w(name, vocabulary, n)
        WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE ${SAME_TAG}) ORDER BY w.n`,
+      },
       [packageId, names, vocabularies],
     )
   ).rows;
