@@ -356,8 +356,8 @@ async function saveDataset(ctx: ActionContext, input: Record<string, unknown>, p
 }
 
 /**
- * The insert left the name and id to found one taken: the validation with them looked up throws
- * the whole error dict. (Freed since by another transaction: inserted now.)
+ * The insert, left the name and the id, found one of them taken: the validation with them looked
+ * up throws the whole error dict. (Freed since by another transaction: inserted now.)
  */
 async function insertChecked(ctx: ActionContext, input: Record<string, unknown>, row: Parameters<typeof insertPackage>[1]) {
   await validateDataset(ctx, input, undefined, false);
