@@ -345,7 +345,30 @@ export class PostgresDatabase implements Database {
       ...(options ? { options } : {}),
     });
     absorbConnectionLoss(pool);
-    return new PostgresDatabase(pool);
+    const db = new PostgresDatabase(pool);
+    db.openBounded = (ms) => PostgresDatabase.open(url, { ...opts, statementTimeoutMs: ms });
+    return db;
+  }
+
+  /** Opens a pool like this one whose sessions stop each statement after ms (set by open()). */
+  private openBounded?: (ms: number) => PostgresDatabase;
+  private readonly boundedPools = new Map<number, PostgresDatabase>();
+
+  /**
+   * Statements stopped after ms. A query() runs on a pool of its own whose sessions carry that
+   * statement_timeout, opened on first use: one round trip, where a transaction of its own with
+   * SET LOCAL (boundedDatabase) takes three (a search runs two to four such statements).
+   */
+  withStatementTimeout(ms: number): Database {
+    const view = boundedDatabase(this, ms);
+    if (!this.openBounded) return view;
+    let bounded = this.boundedPools.get(ms);
+    if (!bounded) {
+      bounded = this.openBounded(ms);
+      this.boundedPools.set(ms, bounded);
+    }
+    const pool = bounded;
+    return { ...view, query: (text, params) => pool.query(text, params) };
   }
 
   async query<R>(text: string | NamedSql, params?: unknown[]): Promise<QueryResult<R>> {
@@ -391,7 +414,8 @@ export class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    await this.raw.end();
+    await Promise.all([this.raw.end(), ...[...this.boundedPools.values()].map((b) => b.close())]);
+    this.boundedPools.clear();
   }
 }
 
