@@ -313,11 +313,25 @@ async function recordStatements(
       };
       return fn(new Proxy(tx, { get: (target, prop) => (prop === 'query' ? query : Reflect.get(target, prop)) }));
     }, opts);
+  // and those bounded by svc.search.timeout on a pool of their own (PostgresDatabase.withStatementTimeout)
+  const originalBounded = db.withStatementTimeout;
+  if (originalBounded)
+    db.withStatementTimeout = (ms: number) => {
+      const view = originalBounded.call(db, ms);
+      return {
+        ...view,
+        query: (text: any, values?: unknown[]) => {
+          record(text, values);
+          return view.query(text, values);
+        },
+      };
+    };
   try {
     await callAction(services, 'package_search', params, { identity: { user: null, sysadmin: false, via: 'anonymous' } as any });
   } finally {
     db.query = original;
     db.transaction = originalTransaction;
+    db.withStatementTimeout = originalBounded;
   }
   void dbUrl;
   return seen;
