@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { asSysadmin } from './helpers/fixtures.ts';
-import { Worker } from '../src/jobs/worker.ts';
+import { harvestNow } from './helpers/harvest.ts';
 import { readerFor } from '../src/harvest/readers.ts';
 import type { HarvestService } from '../src/plugins/harvest/index.ts';
 import type { SourceReader } from '../src/harvest/types.ts';
@@ -15,22 +15,6 @@ import type { SourceReader } from '../src/harvest/types.ts';
 let remote: TestApp;
 let t: TestApp;
 const NAMES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf'];
-
-async function drain(): Promise<void> {
-  const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
-    queues: ['default'],
-    pollMs: 50,
-    leaseMs: 60_000,
-    keepDays: 7,
-  });
-  while (await w.runOnce());
-}
-
-async function run(source: string): Promise<any> {
-  const job = await t.ok('harvest_job_create', { source_id: source }, asSysadmin(t));
-  await drain();
-  return t.ok('harvest_job_show', { id: job.id }, asSysadmin(t));
-}
 
 before(async () => {
   remote = await startApp({ plugins: [], config: { 'svc.jobs.in_process_worker': false } });
@@ -82,7 +66,7 @@ after(async () => {
 });
 
 test('objects imported in one transaction: a refused record is its own error, the others are there and found', async () => {
-  const job = await run('batch-src');
+  const job = await harvestNow(t, 'batch-src');
   assert.equal(job.status, 'Finished');
   assert.deepEqual(job.stats, { added: NAMES.length - 1, updated: 0, deleted: 0, 'not modified': 0, errored: 1 });
   assert.match(job.object_error_summary[0].message, /^Validation Error: name: /);
@@ -107,7 +91,7 @@ test('objects imported in one transaction: a refused record is its own error, th
 
 test('a second run with nothing changed over there writes nothing', async () => {
   const before = await t.ok('package_show', { id: 'alpha' });
-  const job = await run('batch-src');
+  const job = await harvestNow(t, 'batch-src');
   assert.equal(job.status, 'Finished');
   assert.equal(job.stats.added + job.stats.updated + job.stats.deleted, 0);
   assert.equal((await t.ok('package_show', { id: 'alpha' })).metadata_modified, before.metadata_modified);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { asSysadmin } from './helpers/fixtures.ts';
-import { Worker } from '../src/jobs/worker.ts';
+import { harvestNow } from './helpers/harvest.ts';
 import type { Database } from '../src/db/database.ts';
 import { countedStatements, noteTransactionStatements } from './helpers/statements.ts';
 
@@ -16,18 +16,6 @@ let remote: TestApp;
 let t: TestApp;
 const statements: string[] = [];
 const NAMES = ['his-one', 'his-two', 'his-three'];
-
-async function run(source: string): Promise<any> {
-  const job = await t.ok('harvest_job_create', { source_id: source }, asSysadmin(t));
-  const w = new Worker(t.services.db, t.services.jobs.types, t.services.logger, {
-    queues: ['default'],
-    pollMs: 50,
-    leaseMs: 60_000,
-    keepDays: 7,
-  });
-  while (await w.runOnce());
-  return t.ok('harvest_job_show', { id: job.id }, asSysadmin(t));
-}
 
 before(async () => {
   remote = await startApp({ plugins: [], config: { 'svc.jobs.in_process_worker': false } });
@@ -66,7 +54,7 @@ after(async () => {
 const matching = (sql: string[], re: RegExp) => sql.filter((s) => re.test(s)).length;
 
 test('harvest imports: no dataset dict built, the name checked by the insert', async () => {
-  const { result: job, sql } = await countedStatements(statements, () => run('his-src'));
+  const { result: job, sql } = await countedStatements(statements, () => harvestNow(t, 'his-src'));
   assert.equal(job.stats.added, 3, JSON.stringify(job));
   assert.equal(matching(sql, /^\s*INSERT INTO packages|INSERT INTO packages \(/), 3);
   assert.equal(matching(sql, /json_build_object/), 0, 'no dict read for the answer');
@@ -93,7 +81,7 @@ test('harvest imports: no dataset dict built, the name checked by the insert', a
 
 test('an import update reads no dict either', async () => {
   await remote.ok('package_patch', { id: 'his-one', notes: 'changed over there' }, asSysadmin(remote));
-  const { result: job, sql } = await countedStatements(statements, () => run('his-src'));
+  const { result: job, sql } = await countedStatements(statements, () => harvestNow(t, 'his-src'));
   assert.equal(job.stats.updated, 1, JSON.stringify(job));
   assert.equal(matching(sql, /json_build_object/), 0);
   assert.equal((await t.ok('package_show', { id: 'his-one' }, asSysadmin(t))).notes, 'changed over there');
