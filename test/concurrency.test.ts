@@ -69,6 +69,14 @@ test('the same dataset name created at once: one wins, the others get the sequen
   oneWinner(answers, 'name', 'That URL is already in use.');
 });
 
+test('the same dataset id created at once under different names: one wins, the others get the sequential Validation Error', {
+  skip,
+}, async () => {
+  const id = '6f1c2a3b-0d4e-4f5a-9b6c-7d8e9f0a1b2c';
+  const answers = await parallel(N, (i) => t.call('package_create', { id, name: `conc-id-${i}`, owner_org: 'conc-org' }, admin()));
+  oneWinner(answers, 'id', 'Dataset id already exists');
+});
+
 test('the same user name created at once: one wins, the others are 409', { skip }, async () => {
   const answers = await parallel(N, (i) =>
     t.call('user_create', { name: 'conc-user', email: `conc${i}@example.org`, password: 'long enough pass' }, admin()),
